@@ -1,0 +1,122 @@
+/* backend.h: the tensor operations the encoder and decoder are written
+ * against. Two implementations: backend-cpu.c (OpenBLAS + OpenMP) and the
+ * CUDA module (engine/backend-cuda*.c + kernels/, loaded at run time).
+ *
+ * Conventions:
+ * - Every `float *` an op takes or returns is backend memory (host memory for
+ *   the CPU backend, device memory for CUDA), allocated with ops->alloc.
+ * - Matrices are row-major; a "stride" is the distance in floats between two
+ *   consecutive rows.
+ * - Ops are queued in order on the backend's single stream; ops->sync waits
+ *   for all of them. Host<->backend copies (upload/download) are ordered
+ *   with the ops.
+ * - fp32 everywhere except weight matrices, which a backend may keep in
+ *   fp16 (CUDA); GEMMs accumulate in fp32.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+/* Bump when the table changes: the CUDA module checks it at load time. */
+#define WHISPER_BACKEND_ABI_VERSION 1
+
+typedef struct _WhisperBackend WhisperBackend;
+
+/* A weight matrix [rows, cols] in the backend's preferred storage. */
+typedef struct {
+  void *data;
+  int rows;
+  int cols;
+  int dtype; /* backend-private */
+} WhisperWeight;
+
+typedef enum {
+  WHISPER_LINEAR_DEFAULT = 0,
+  WHISPER_LINEAR_ACCUMULATE = 1 << 0, /* y += x W^T + b (residual add) */
+  WHISPER_LINEAR_GELU = 1 << 1,       /* y = gelu(x W^T + b), exact erf */
+} WhisperLinearFlags;
+
+typedef struct {
+  int abi_version;
+  const char *name;
+
+  void (*destroy) (WhisperBackend *be);
+
+  /* memory */
+  float *(*alloc) (WhisperBackend *be, size_t n_floats, GError **error);
+  void (*free) (WhisperBackend *be, void *ptr);
+  void (*upload) (WhisperBackend *be, void *dst, const void *src, size_t bytes);
+  void (*download) (WhisperBackend *be, void *dst, const void *src, size_t bytes);
+  void (*sync) (WhisperBackend *be);
+
+  /* Weights: host float32 [rows, cols] in; the backend stores them as it
+   * likes (the host array stays owned by the caller and may be freed after
+   * the call on backends that copy). */
+  gboolean (*weight_upload) (WhisperBackend *be, WhisperWeight *w, const float *host, int rows,
+                             int cols, GError **error);
+  void (*weight_free) (WhisperBackend *be, WhisperWeight *w);
+
+  /* y[n, w->rows] (row stride y_stride) = x[n, w->cols] (x_stride) W^T + bias,
+   * with the flags above. bias may be NULL. */
+  void (*linear) (WhisperBackend *be, float *y, int y_stride, const float *x, int x_stride,
+                  const WhisperWeight *w, const float *bias, int n, WhisperLinearFlags flags);
+
+  /* y[n, d] = layernorm(x[n, d]) * gamma + beta, eps given (contiguous rows). */
+  void (*layer_norm) (WhisperBackend *be, float *y, const float *x, const float *gamma,
+                      const float *beta, int n, int d, float eps);
+
+  /* Conv1d with kernel 3, padding 1, then + bias, then exact GELU.
+   * x is time-major [n_in_frames, c_in]; w is [c_out, c_in * 3] (PyTorch
+   * [c_out, c_in, 3] flattened); y is time-major [n_out_frames, c_out] with
+   * n_out_frames = (n_in_frames - 1) / stride + 1. scratch holds at least
+   * n_out_frames * c_in * 3 floats. */
+  void (*conv1d_gelu) (WhisperBackend *be, float *y, const float *x, int n_in_frames, int c_in,
+                       const WhisperWeight *w, const float *bias, int stride, float *scratch);
+
+  /* y[n, d] += pos[n, d] (positional embedding add). */
+  void (*add) (WhisperBackend *be, float *y, const float *x, size_t n);
+
+  /* x[i, :] = embedding[tokens[i], :] + positional[pos0 + i, :].
+   * tokens is a host array; embedding is a weight matrix [n_vocab, d]. */
+  void (*embed) (WhisperBackend *be, float *x, const WhisperWeight *embedding,
+                 const float *positional, const int32_t *tokens, int n, int pos0, int d);
+
+  /* Multi-head attention, softmax(q k^T / sqrt(d_head)) v, per head.
+   * q[n_q, n_head*d_head] (q_stride), k and v [n_kv, n_head*d_head]
+   * (kv_stride), out [n_q, n_head*d_head] (out_stride). With causal >= 0,
+   * query i sees keys 0 .. causal + i only; causal < 0: no mask. */
+  void (*attention) (WhisperBackend *be, float *out, int out_stride, const float *q, int q_stride,
+                     const float *k, const float *v, int kv_stride, int n_q, int n_kv,
+                     int n_head, int d_head, int causal);
+
+  /* dst rows (dst_stride) = src rows (src_stride), n_rows x n_cols floats. */
+  void (*copy_rows) (WhisperBackend *be, float *dst, int dst_stride, const float *src,
+                     int src_stride, int n_rows, int n_cols);
+} WhisperBackendOps;
+
+struct _WhisperBackend {
+  const WhisperBackendOps *ops;
+  int n_threads;
+};
+
+WhisperBackend *whisper_backend_cpu_new (int n_threads, GError **error);
+
+/* Loads the CUDA module (libwhisper-engine-cuda.so) and creates a backend on
+ * GPU 0. Fails with a clear error when the module, the driver or a device is
+ * missing. */
+WhisperBackend *whisper_backend_cuda_new (GError **error);
+
+/* Entry point the CUDA module exports (name: whisper_backend_cuda_module_new). */
+typedef WhisperBackend *(*WhisperBackendModuleNewFunc) (int abi_version, GError **error);
+
+static inline void
+whisper_backend_destroy (WhisperBackend *be)
+{
+  if (be)
+    be->ops->destroy (be);
+}
+
+G_END_DECLS

@@ -1,0 +1,180 @@
+/* whisper-engine.h: public API of libwhisper-engine.
+ *
+ * A WhisperEngine holds a loaded model on one device (weights uploaded once)
+ * and every per-model constant, resolved once when it is created. A
+ * WhisperStream is one transcription: its KV caches (sized from the engine's
+ * cached constants), its prompt history and its options. Streams of one
+ * engine may run in different threads; one stream is used by one thread at a
+ * time (except whisper_stream_cancel(), which any thread may call).
+ *
+ * Audio is 16 kHz mono float32 in [-1, 1].
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define WHISPER_SAMPLE_RATE 16000
+#define WHISPER_ENGINE_ERROR (whisper_engine_error_quark ())
+GQuark whisper_engine_error_quark (void);
+
+typedef enum {
+  WHISPER_ENGINE_ERROR_DEVICE,     /* requested device unavailable */
+  WHISPER_ENGINE_ERROR_SETTING,    /* an option has an invalid value */
+  WHISPER_ENGINE_ERROR_AUDIO,      /* audio cannot be read or is invalid */
+  WHISPER_ENGINE_ERROR_CANCELLED,  /* whisper_stream_cancel() was called */
+  WHISPER_ENGINE_ERROR_FAILED,     /* anything else */
+} WhisperEngineError;
+
+typedef enum {
+  WHISPER_DEVICE_AUTO,   /* CUDA when the module loads and a GPU exists, else CPU */
+  WHISPER_DEVICE_CPU,
+  WHISPER_DEVICE_CUDA,
+} WhisperDevice;
+
+typedef struct {
+  const char *model_path;  /* CTranslate2 directory or ggml file; NULL = default model */
+  WhisperDevice device;
+  int n_threads;           /* CPU threads; 0 = every core */
+  int encoder_context;     /* encoder frames (1..n_audio_ctx); 0 = the model's n_audio_ctx */
+} WhisperEngineOptions;
+
+void whisper_engine_options_init (WhisperEngineOptions *options);
+
+typedef struct _WhisperEngine WhisperEngine;
+
+WhisperEngine *whisper_engine_new (const WhisperEngineOptions *options, GError **error);
+WhisperEngine *whisper_engine_ref (WhisperEngine *engine);
+void whisper_engine_unref (WhisperEngine *engine);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WhisperEngine, whisper_engine_unref)
+
+/* The constants resolved when the engine was created. */
+typedef struct {
+  int n_mels;
+  int n_vocab;
+  int max_encoder_length;  /* encoder frames per window (n_audio_ctx or the override) */
+  int n_audio_ctx;         /* the model's own value */
+  int n_text_ctx;
+  int n_audio_state, n_audio_head, n_audio_layer;
+  int n_text_state, n_text_head, n_text_layer;
+  int window_samples;      /* audio per window: 2 * max_encoder_length * 160 */
+  int sample_len;          /* maximum new tokens per window (n_text_ctx / 2) */
+  gboolean is_multilingual;
+  int token_eot, token_sot, token_translate, token_transcribe, token_sot_lm,
+      token_sot_prev, token_no_speech, token_no_timestamps, token_timestamp_begin;
+  const char *device_name; /* "cpu" or "cuda" */
+  const char *model_path;
+} WhisperEngineInfo;
+
+const WhisperEngineInfo *whisper_engine_get_info (const WhisperEngine *engine);
+
+/* Text of token ids: bytes of all tokens joined, then UTF-8 decoded
+ * (invalid sequences become U+FFFD). Special and timestamp tokens are
+ * skipped. */
+char *whisper_engine_decode_tokens (const WhisperEngine *engine, const gint32 *ids, gsize n_ids);
+/* Raw bytes of one token (special tokens: their "<|...|>" name), or NULL. */
+GBytes *whisper_engine_token_bytes (const WhisperEngine *engine, gint32 id);
+
+/* ---------------------------------------------------------------------- */
+
+typedef struct {
+  double start, end;        /* seconds, relative to the start of the audio given */
+  char *text;               /* UTF-8, as the reference decodes it (leading space kept) */
+  gint32 *tokens;           /* including timestamp tokens */
+  gsize n_tokens;
+  double avg_logprob;
+  double no_speech_prob;
+  double compression_ratio;
+  double temperature;
+} WhisperSegment;
+
+void whisper_segment_free (WhisperSegment *segment);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WhisperSegment, whisper_segment_free)
+
+/* Fired after every decode step, with the token that step chose. */
+typedef struct {
+  gint32 id;
+  const char *piece;        /* UTF-8 text the token completes ("" for special and
+                               timestamp tokens, or when it ends inside a
+                               multi-byte character, which a later piece completes) */
+  gboolean is_timestamp;
+  double time;              /* seconds from the start of the audio given: for a
+                               timestamp token its time; for a text token the time
+                               of the timestamp that opened its segment */
+  double window_start;      /* seconds: start of the 30-s window being decoded */
+  float logprob;            /* log probability of the token */
+  int step;                 /* 0 for the first sampled token of the window */
+} WhisperTokenEvent;
+
+/* Return FALSE to stop the transcription (it then fails with CANCELLED). */
+typedef gboolean (*WhisperTokenFunc) (const WhisperTokenEvent *event, gpointer user_data);
+/* Called for each segment as soon as it is complete; the segment belongs to
+ * the callee. Return FALSE to stop. */
+typedef gboolean (*WhisperSegmentFunc) (WhisperSegment *segment, gpointer user_data);
+
+typedef struct {
+  gboolean condition_on_previous_text;  /* default TRUE */
+  double no_speech_threshold;           /* default 0.6; < 0 disables the skip */
+  double logprob_threshold;             /* default -1.0 */
+  double max_initial_timestamp;         /* seconds, default 1.0 */
+  gboolean suppress_blank;              /* default TRUE */
+  gboolean suppress_non_speech;         /* default TRUE (suppress_tokens = [-1]) */
+} WhisperDecodeOptions;
+
+void whisper_decode_options_init (WhisperDecodeOptions *options);
+
+typedef struct _WhisperStream WhisperStream;
+
+WhisperStream *whisper_stream_new (WhisperEngine *engine, GError **error);
+void whisper_stream_free (WhisperStream *stream);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WhisperStream, whisper_stream_free)
+
+void whisper_stream_set_options (WhisperStream *stream, const WhisperDecodeOptions *options);
+void whisper_stream_set_token_callback (WhisperStream *stream, WhisperTokenFunc func,
+                                        gpointer user_data);
+
+/* Long-form transcription of `pcm` (reference §4.4): 30-s windows (or the
+ * shorter window of a reduced encoder context), seek by the last timestamp,
+ * segments split on consecutive timestamps, conditioned on previous text.
+ * The prompt history carries over between calls on the same stream, so
+ * consecutive chunks of one recording can be given one after the other;
+ * whisper_stream_reset() forgets it. Segments go to `segment_func` as they
+ * are complete (may be NULL) and are also returned, in order, in
+ * `segments_out` (may be NULL). */
+gboolean whisper_stream_transcribe (WhisperStream *stream, const float *pcm, gsize n_samples,
+                                    WhisperSegmentFunc segment_func, gpointer user_data,
+                                    GPtrArray **segments_out, GError **error);
+
+/* Forget the prompt history. */
+void whisper_stream_reset (WhisperStream *stream);
+/* Thread-safe: makes a running whisper_stream_transcribe() return
+ * WHISPER_ENGINE_ERROR_CANCELLED after its current step. The flag clears
+ * when the next transcription starts. */
+void whisper_stream_cancel (WhisperStream *stream);
+
+/* What the stream was sized with and what it last used (for tests and
+ * diagnostics). */
+typedef struct {
+  int cross_cache_length;     /* rows of the cross-attention K/V cache */
+  int self_cache_length;      /* rows of the self-attention K/V cache */
+  int last_cross_key_length;  /* key length of the last cross-attention call */
+  guint64 windows;            /* encoder windows run */
+  guint64 decode_steps;       /* decoder forward passes run */
+  double mel_seconds, encoder_seconds, decoder_seconds;  /* time spent, cumulative */
+} WhisperStreamStats;
+
+void whisper_stream_get_stats (const WhisperStream *stream, WhisperStreamStats *stats);
+
+/* ---------------------------------------------------------------------- */
+
+/* Reads an audio file in any format libsndfile reads, mixes to mono (or
+ * takes one channel: channel >= 0) and resamples to 16 kHz with
+ * libsamplerate. */
+float *whisper_audio_load_file (const char *path, int channel, gsize *n_samples, GError **error);
+
+/* Default model directory (see README): $WHISPER_MODEL if set, else
+ * $XDG_DATA_HOME/gst-whisper/models/tiny.en. */
+char *whisper_engine_default_model_path (void);
+
+G_END_DECLS

@@ -1,0 +1,147 @@
+/* whisper-model.h: the in-memory Whisper model (internal to the engine).
+ *
+ * Both loaders (CTranslate2 directory, whisper.cpp ggml file) produce this
+ * same structure. All weights are host float32 arrays owned by the model,
+ * in PyTorch layout (a linear weight is [n_out, n_in], row-major).
+ *
+ * Hyper-parameters are private: code outside whisper-model*.c reads them
+ * only through whisper_model_lookup(), which counts every call. The engine
+ * looks them up once when it is created and caches them; the tests check
+ * that the counter does not move while audio is transcribed.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define WHISPER_MODEL_ERROR (whisper_model_error_quark ())
+GQuark whisper_model_error_quark (void);
+
+typedef enum {
+  WHISPER_MODEL_ERROR_NOT_FOUND,   /* path does not exist / cannot be opened */
+  WHISPER_MODEL_ERROR_FORMAT,      /* malformed, truncated, inconsistent file */
+  WHISPER_MODEL_ERROR_UNSUPPORTED, /* valid file, feature not supported (e.g. quantized ggml) */
+} WhisperModelError;
+
+typedef enum {
+  WHISPER_HPARAM_N_VOCAB,
+  WHISPER_HPARAM_N_AUDIO_CTX,
+  WHISPER_HPARAM_N_AUDIO_STATE,
+  WHISPER_HPARAM_N_AUDIO_HEAD,
+  WHISPER_HPARAM_N_AUDIO_LAYER,
+  WHISPER_HPARAM_N_TEXT_CTX,
+  WHISPER_HPARAM_N_TEXT_STATE,
+  WHISPER_HPARAM_N_TEXT_HEAD,
+  WHISPER_HPARAM_N_TEXT_LAYER,
+  WHISPER_HPARAM_N_MELS,
+  WHISPER_HPARAM_COUNT
+} WhisperHParam;
+
+typedef enum {
+  WHISPER_MODEL_FORMAT_CT2,
+  WHISPER_MODEL_FORMAT_GGML,
+} WhisperModelFormat;
+
+/* A linear layer: y = x W^T + b. weight is [n_out, n_in]; bias may be NULL
+ * (no bias). Fused projections keep CTranslate2's layout:
+ *   self-attention qkv: weight [3d, d], bias [bq; 0; bv]
+ *   cross-attention kv: weight [2d, d], bias [0; bv]                    */
+typedef struct {
+  float *weight;
+  float *bias;
+  int n_out;
+  int n_in;
+} WhisperLinearWeights;
+
+typedef struct {
+  float *gamma;
+  float *beta;
+} WhisperLayerNormWeights;
+
+typedef struct {
+  WhisperLayerNormWeights attn_ln;
+  WhisperLinearWeights attn_qkv;   /* [3d, d] */
+  WhisperLinearWeights attn_out;   /* [d, d] */
+  WhisperLayerNormWeights cross_ln;  /* decoder only */
+  WhisperLinearWeights cross_q;      /* decoder only, [d, d] */
+  WhisperLinearWeights cross_kv;     /* decoder only, [2d, d] */
+  WhisperLinearWeights cross_out;    /* decoder only, [d, d] */
+  WhisperLayerNormWeights mlp_ln;
+  WhisperLinearWeights mlp_fc1;    /* [4d, d] */
+  WhisperLinearWeights mlp_fc2;    /* [d, 4d] */
+} WhisperLayerWeights;
+
+typedef struct {
+  float *conv1_weight;   /* [d, n_mels, 3] */
+  float *conv1_bias;     /* [d] */
+  float *conv2_weight;   /* [d, d, 3] */
+  float *conv2_bias;     /* [d] */
+  float *positional;     /* [n_audio_ctx, d] */
+  WhisperLayerWeights *layers;  /* n_audio_layer */
+  WhisperLayerNormWeights ln_post;
+} WhisperEncoderWeights;
+
+typedef struct {
+  float *token_embedding;  /* [n_vocab, d]; also the (tied) output projection */
+  float *positional;       /* [n_text_ctx, d] */
+  WhisperLayerWeights *layers;  /* n_text_layer */
+  WhisperLayerNormWeights ln;
+} WhisperDecoderWeights;
+
+typedef struct _WhisperModel WhisperModel;
+
+struct _WhisperModel {
+  /* private: read through whisper_model_lookup() */
+  int hparams_[WHISPER_HPARAM_COUNT];
+
+  WhisperModelFormat format;
+  char *path;
+
+  WhisperEncoderWeights encoder;
+  WhisperDecoderWeights decoder;
+
+  /* Vocabulary: n_tokens raw byte strings (GPT-2 byte-level strings of a
+   * CTranslate2 vocabulary are already mapped back to bytes), id = index.
+   * Special tokens are kept as their ASCII names ("<|endoftext|>").
+   * n_tokens may be smaller than n_vocab (ggml files): missing ids have
+   * no text. */
+  GBytes **tokens;
+  int n_tokens;
+
+  /* CTranslate2 config.json, when present (NULL otherwise). */
+  int *suppress_ids;
+  int n_suppress_ids;
+  int *suppress_ids_begin;
+  int n_suppress_ids_begin;
+
+  /* Everything the weight pointers point into (freed with the model). */
+  GPtrArray *allocations;
+};
+
+WhisperModel *whisper_model_load (const char *path, GError **error);
+void whisper_model_free (WhisperModel *model);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WhisperModel, whisper_model_free)
+
+/* The only way to read a hyper-parameter; every call is counted. */
+int whisper_model_lookup (const WhisperModel *model, WhisperHParam param);
+guint64 whisper_model_lookup_count (void);
+
+/* Default model location: $WHISPER_MODEL if set, else
+ * $XDG_DATA_HOME/gst-whisper/models/tiny.en (~/.local/share/...). */
+char *whisper_model_default_path (void);
+
+/* Loader internals shared by whisper-model-ct2.c and whisper-model-ggml.c. */
+WhisperModel *whisper_model_new_empty (const char *path, WhisperModelFormat format);
+float *whisper_model_alloc_floats (WhisperModel *model, gsize n, GError **error);
+void whisper_model_set_hparam (WhisperModel *model, WhisperHParam param, int value);
+/* Checks hyper-parameters for consistency and that every weight is set. */
+gboolean whisper_model_validate (WhisperModel *model, GError **error);
+
+WhisperModel *whisper_model_load_ct2 (const char *dir, GError **error);
+WhisperModel *whisper_model_load_ggml (const char *file, GError **error);
+
+/* IEEE half to float. */
+float whisper_half_to_float (guint16 h);
+
+G_END_DECLS

