@@ -39,6 +39,38 @@ typedef enum {
   WHISPER_LINEAR_GELU = 1 << 1,       /* y = gelu(x W^T + b), exact erf */
 } WhisperLinearFlags;
 
+/* Logit processing of one greedy decode step (reference §4.3), constant per
+ * engine. whisper-logits.c is the host implementation; a backend may provide
+ * the same on the device (ops->logits_select) so that a step copies back
+ * only the chosen token and its log probability. */
+typedef struct {
+  int n_vocab;
+  int eot;
+  int no_timestamps;
+  int timestamp_begin;         /* first timestamp token; all ids >= it are timestamps */
+  int blank;                   /* id of " " (SuppressBlank) */
+  gboolean suppress_blank;
+  const int32_t *suppress_ids; /* SuppressTokens list (sorted, unique) */
+  int n_suppress_ids;
+  gboolean timestamps;         /* apply ApplyTimestampRules */
+  int max_initial_timestamp_index; /* < 0: no limit */
+  void *backend_cache;         /* a backend may keep device copies here (owned by it,
+                                  released by ops->logits_release) */
+} WhisperLogitConfig;
+
+/* What the rules need to know about the tokens sampled so far in the window. */
+typedef struct {
+  int n_sampled;               /* tokens sampled after the prompt */
+  gboolean last_is_timestamp;
+  gboolean penultimate_is_timestamp; /* TRUE when fewer than 2 tokens were sampled */
+  int last_timestamp;          /* last timestamp token sampled, -1 if none */
+} WhisperLogitState;
+
+typedef struct {
+  int32_t token;               /* argmax of the filtered logits */
+  float logprob;               /* its log-softmax value (filtered logits) */
+} WhisperLogitChoice;
+
 typedef struct {
   int abi_version;
   const char *name;
@@ -95,6 +127,13 @@ typedef struct {
   /* dst rows (dst_stride) = src rows (src_stride), n_rows x n_cols floats. */
   void (*copy_rows) (WhisperBackend *be, float *dst, int dst_stride, const float *src,
                      int src_stride, int n_rows, int n_cols);
+
+  /* Optional (NULL: the engine downloads the logits and runs
+   * whisper_logits_select() on the host). Same contract as that function:
+   * logits[n_vocab] (backend memory, may be modified) in, choice out. */
+  void (*logits_select) (WhisperBackend *be, float *logits, WhisperLogitConfig *config,
+                         const WhisperLogitState *state, WhisperLogitChoice *choice);
+  void (*logits_release) (WhisperBackend *be, WhisperLogitConfig *config);
 } WhisperBackendOps;
 
 struct _WhisperBackend {
