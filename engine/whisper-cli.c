@@ -1,0 +1,219 @@
+/* whisper-cli.c: whisper-transcribe, the engine's command-line program:
+ * audio file in, timestamped segments out. */
+#include "whisper-engine.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+static char *opt_model;
+static char *opt_device = "auto";
+static int opt_threads;
+static int opt_encoder_context;
+static int opt_channel = -1;
+static char *opt_dump_pcm;
+static char *opt_format = "segments";
+static gboolean opt_stats;
+static gboolean opt_no_condition;
+static double opt_no_speech_threshold = 0.6;
+
+static GOptionEntry entries[] = {
+  { "model", 'm', 0, G_OPTION_ARG_FILENAME, &opt_model,
+    "CTranslate2 model directory or whisper.cpp ggml file (default: the installed tiny.en)", "PATH" },
+  { "device", 'd', 0, G_OPTION_ARG_STRING, &opt_device, "auto, cpu or cuda (default auto)", "DEV" },
+  { "threads", 't', 0, G_OPTION_ARG_INT, &opt_threads, "CPU threads (default: every core)", "N" },
+  { "encoder-context", 0, 0, G_OPTION_ARG_INT, &opt_encoder_context,
+    "encoder frames per window, 1..1500 (default: the model's; shorter is faster)", "N" },
+  { "channel", 'c', 0, G_OPTION_ARG_INT, &opt_channel,
+    "take this channel (0 = left) instead of mixing all to mono", "N" },
+  { "dump-pcm", 0, 0, G_OPTION_ARG_FILENAME, &opt_dump_pcm,
+    "write the 16-kHz mono float32 samples to FILE and exit", "FILE" },
+  { "format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "segments, text, srt or json", "FMT" },
+  { "no-condition", 0, 0, G_OPTION_ARG_NONE, &opt_no_condition,
+    "do not condition each window on the previous text", NULL },
+  { "no-speech-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_no_speech_threshold,
+    "skip windows whose no-speech probability exceeds this (default 0.6; < 0: never)", "P" },
+  { "stats", 's', 0, G_OPTION_ARG_NONE, &opt_stats, "print timings to stderr", NULL },
+  { NULL }
+};
+
+static gboolean
+parse_device (const char *name, WhisperDevice *device, GError **error)
+{
+  if (g_str_equal (name, "auto"))
+    *device = WHISPER_DEVICE_AUTO;
+  else if (g_str_equal (name, "cpu"))
+    *device = WHISPER_DEVICE_CPU;
+  else if (g_str_equal (name, "cuda"))
+    *device = WHISPER_DEVICE_CUDA;
+  else {
+    g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                 "--device: '%s' is not one of auto, cpu, cuda", name);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void
+format_time (char *buf, gsize size, double t, char sep)
+{
+  const gint64 ms = (gint64) (t * 1000.0 + 0.5);
+  g_snprintf (buf, size, "%02d:%02d:%02d%c%03d", (int) (ms / 3600000), (int) (ms / 60000 % 60),
+              (int) (ms / 1000 % 60), sep, (int) (ms % 1000));
+}
+
+static void
+print_json_string (const char *s)
+{
+  g_autoptr (GString) out = g_string_new ("\"");
+  for (const char *p = s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      g_string_append_printf (out, "\\%c", *p);
+    else if ((guchar) *p < 0x20)
+      g_string_append_printf (out, "\\u%04x", (guchar) *p);
+    else
+      g_string_append_c (out, *p);
+  }
+  g_string_append_c (out, '"');
+  fputs (out->str, stdout);
+}
+
+static void
+print_segments (GPtrArray *segments)
+{
+  const gboolean json = g_str_equal (opt_format, "json");
+  if (json)
+    printf ("[\n");
+  for (guint i = 0; i < segments->len; i++) {
+    const WhisperSegment *s = g_ptr_array_index (segments, i);
+    char a[32], b[32];
+    if (g_str_equal (opt_format, "text")) {
+      printf ("%s", s->text);
+    } else if (g_str_equal (opt_format, "srt")) {
+      format_time (a, sizeof a, s->start, ',');
+      format_time (b, sizeof b, s->end, ',');
+      g_autofree char *text = g_strstrip (g_strdup (s->text));
+      printf ("%u\n%s --> %s\n%s\n\n", i + 1, a, b, text);
+    } else if (json) {
+      printf ("  {\"start\": %.3f, \"end\": %.3f, \"text\": ", s->start, s->end);
+      print_json_string (s->text);
+      printf (", \"avg_logprob\": %.6f, \"no_speech_prob\": %.6f, \"tokens\": [", s->avg_logprob,
+              s->no_speech_prob);
+      for (gsize k = 0; k < s->n_tokens; k++)
+        printf ("%s%d", k ? ", " : "", s->tokens[k]);
+      printf ("]}%s\n", i + 1 < segments->len ? "," : "");
+    } else {
+      format_time (a, sizeof a, s->start, '.');
+      format_time (b, sizeof b, s->end, '.');
+      printf ("[%s --> %s]%s\n", a, b, s->text);
+    }
+  }
+  if (json)
+    printf ("]\n");
+  else if (g_str_equal (opt_format, "text"))
+    printf ("\n");
+}
+
+static gboolean
+dump_pcm (const float *pcm, gsize n, GError **error)
+{
+  return g_file_set_contents (opt_dump_pcm, (const char *) pcm, (gssize) (n * sizeof (float)),
+                              error);
+}
+
+int
+main (int argc, char **argv)
+{
+  setlocale (LC_ALL, "");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("AUDIO-FILE - transcribe speech");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_description (ctx,
+      "Reads any format libsndfile reads (WAV, FLAC, Ogg, MP3, ...), resamples to 16 kHz mono\n"
+      "and prints the segments with their times. Greedy decoding, timestamps on.\n");
+  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
+    g_printerr ("whisper-transcribe: %s\n", error->message);
+    return 2;
+  }
+  if (argc != 2) {
+    g_printerr ("whisper-transcribe: give exactly one audio file (see --help)\n");
+    return 2;
+  }
+  if (!g_str_equal (opt_format, "segments") && !g_str_equal (opt_format, "text") &&
+      !g_str_equal (opt_format, "srt") && !g_str_equal (opt_format, "json")) {
+    g_printerr ("whisper-transcribe: --format: '%s' is not one of segments, text, srt, json\n",
+                opt_format);
+    return 2;
+  }
+
+  gsize n_samples;
+  gint64 t_start = g_get_monotonic_time ();
+  g_autofree float *pcm = whisper_audio_load_file (argv[1], opt_channel, &n_samples, &error);
+  if (!pcm) {
+    g_printerr ("whisper-transcribe: %s\n", error->message);
+    return 1;
+  }
+  if (opt_dump_pcm) {
+    if (!dump_pcm (pcm, n_samples, &error)) {
+      g_printerr ("whisper-transcribe: %s\n", error->message);
+      return 1;
+    }
+    return 0;
+  }
+
+  WhisperEngineOptions options;
+  whisper_engine_options_init (&options);
+  options.model_path = opt_model;
+  options.n_threads = opt_threads;
+  options.encoder_context = opt_encoder_context;
+  if (!parse_device (opt_device, &options.device, &error)) {
+    g_printerr ("whisper-transcribe: %s\n", error->message);
+    return 2;
+  }
+
+  gint64 t_load = g_get_monotonic_time ();
+  g_autoptr (WhisperEngine) engine = whisper_engine_new (&options, &error);
+  if (!engine) {
+    g_printerr ("whisper-transcribe: %s\n", error->message);
+    return 1;
+  }
+  g_autoptr (WhisperStream) stream = whisper_stream_new (engine, &error);
+  if (!stream) {
+    g_printerr ("whisper-transcribe: %s\n", error->message);
+    return 1;
+  }
+  WhisperDecodeOptions decode;
+  whisper_decode_options_init (&decode);
+  decode.condition_on_previous_text = !opt_no_condition;
+  decode.no_speech_threshold = opt_no_speech_threshold;
+  whisper_stream_set_options (stream, &decode);
+
+  gint64 t_run = g_get_monotonic_time ();
+  g_autoptr (GPtrArray) segments = NULL;
+  if (!whisper_stream_transcribe (stream, pcm, n_samples, NULL, NULL, &segments, &error)) {
+    g_printerr ("whisper-transcribe: %s: %s\n", argv[1], error->message);
+    return 1;
+  }
+  gint64 t_end = g_get_monotonic_time ();
+  print_segments (segments);
+
+  fflush (stdout);
+  if (opt_stats) {
+    WhisperStreamStats st;
+    whisper_stream_get_stats (stream, &st);
+    const WhisperEngineInfo *info = whisper_engine_get_info (engine);
+    const double tokens = st.decode_steps - st.windows;  /* one prompt pass per window */
+    g_printerr ("device %s, %d threads, audio %.2f s\n", info->device_name,
+                opt_threads ? opt_threads : (int) g_get_num_processors (),
+                n_samples / (double) WHISPER_SAMPLE_RATE);
+    g_printerr ("load audio %.3f s, load model %.3f s, transcribe %.3f s\n",
+                (t_load - t_start) / 1e6, (t_run - t_load) / 1e6, (t_end - t_run) / 1e6);
+    g_printerr ("mel %.3f s; encoder %.3f s per window (%" G_GUINT64_FORMAT " windows); "
+                "decoder %.3f ms per step (%" G_GUINT64_FORMAT " steps)\n",
+                st.mel_seconds, st.windows ? st.encoder_seconds / st.windows : 0.0, st.windows,
+                st.decode_steps ? 1e3 * st.decoder_seconds / st.decode_steps : 0.0,
+                st.decode_steps);
+    (void) tokens;
+  }
+  return 0;
+}

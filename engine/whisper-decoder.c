@@ -1,0 +1,120 @@
+/* whisper-decoder.c: the text decoder, written against the backend table
+ * (reference §4.2): token + positional embedding, pre-LN layers with causal
+ * self-attention over the KV cache and cross-attention over the cached
+ * encoder K/V, final LayerNorm, logits through the tied embedding. */
+#include "whisper-engine-internal.h"
+
+#define LN_EPS 1e-5f
+
+gboolean
+whisper_decoder_state_init (WhisperDecoderState *st, WhisperEngine *e, GError **error)
+{
+  WhisperBackend *be = e->backend;
+  const size_t d = e->d, ctx = e->n_text_ctx;
+
+  st->n_layers = e->n_text_layer;
+  st->self_len = e->n_text_ctx;
+  st->cross_len = e->max_encoder_length;
+  st->self_kv = g_new0 (float *, st->n_layers);
+  st->cross_kv = g_new0 (float *, st->n_layers);
+  for (int l = 0; l < st->n_layers; l++) {
+    st->self_kv[l] = be->ops->alloc (be, (size_t) st->self_len * 2 * d, error);
+    if (!st->self_kv[l])
+      return FALSE;
+    st->cross_kv[l] = be->ops->alloc (be, (size_t) st->cross_len * 2 * d, error);
+    if (!st->cross_kv[l])
+      return FALSE;
+  }
+  struct { float **p; size_t n; } plan[] = {
+    { &st->x, ctx * d }, { &st->h, ctx * d }, { &st->qkv, ctx * 3 * d },
+    { &st->attn, ctx * d }, { &st->q, ctx * d }, { &st->ffn, ctx * 4 * d },
+    { &st->sel, 2 * d }, { &st->logits, 2 * (size_t) e->n_vocab },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (plan); i++) {
+    *plan[i].p = be->ops->alloc (be, plan[i].n, error);
+    if (!*plan[i].p)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+void
+whisper_decoder_state_clear (WhisperDecoderState *st, WhisperEngine *e)
+{
+  WhisperBackend *be = e->backend;
+  for (int l = 0; l < st->n_layers; l++) {
+    if (st->self_kv && st->self_kv[l])
+      be->ops->free (be, st->self_kv[l]);
+    if (st->cross_kv && st->cross_kv[l])
+      be->ops->free (be, st->cross_kv[l]);
+  }
+  g_clear_pointer (&st->self_kv, g_free);
+  g_clear_pointer (&st->cross_kv, g_free);
+  float **all[] = { &st->x, &st->h, &st->qkv, &st->attn, &st->q, &st->ffn, &st->sel,
+                    &st->logits };
+  for (gsize i = 0; i < G_N_ELEMENTS (all); i++) {
+    if (*all[i])
+      be->ops->free (be, *all[i]);
+    *all[i] = NULL;
+  }
+}
+
+void
+whisper_decoder_set_audio (WhisperDecoderState *st, WhisperEngine *e)
+{
+  WhisperBackend *be = e->backend;
+  const int d = e->d;
+  for (int l = 0; l < st->n_layers; l++) {
+    const WhisperDeviceLayer *L = &e->weights->decoder_layers[l];
+    be->ops->linear (be, st->cross_kv[l], 2 * d, e->enc.h, d, &L->cross_kv.w, L->cross_kv.bias,
+                     st->cross_len, WHISPER_LINEAR_DEFAULT);
+  }
+}
+
+void
+whisper_decoder_forward (WhisperDecoderState *st, WhisperEngine *e, const gint32 *tokens, int n,
+                         int pos0, const int *rows, int n_rows)
+{
+  WhisperBackend *be = e->backend;
+  const WhisperBackendOps *op = be->ops;
+  const WhisperDeviceWeights *w = e->weights;
+  const int d = e->d, n_head = e->n_text_head, d_head = d / n_head;
+
+  g_return_if_fail (pos0 + n <= st->self_len && n_rows <= 2);
+
+  op->embed (be, st->x, &w->token_embedding, w->decoder_positional, tokens, n, pos0, d);
+  for (int l = 0; l < st->n_layers; l++) {
+    const WhisperDeviceLayer *L = &w->decoder_layers[l];
+    float *kv = st->self_kv[l];
+
+    op->layer_norm (be, st->h, st->x, L->attn_ln.gamma, L->attn_ln.beta, n, d, LN_EPS);
+    op->linear (be, st->qkv, 3 * d, st->h, d, &L->attn_qkv.w, L->attn_qkv.bias, n,
+                WHISPER_LINEAR_DEFAULT);
+    op->copy_rows (be, kv + (size_t) pos0 * 2 * d, 2 * d, st->qkv + d, 3 * d, n, 2 * d);
+    op->attention (be, st->attn, d, st->qkv, 3 * d, kv, kv + d, 2 * d, n, pos0 + n, n_head,
+                   d_head, pos0);
+    op->linear (be, st->x, d, st->attn, d, &L->attn_out.w, L->attn_out.bias, n,
+                WHISPER_LINEAR_ACCUMULATE);
+
+    op->layer_norm (be, st->h, st->x, L->cross_ln.gamma, L->cross_ln.beta, n, d, LN_EPS);
+    op->linear (be, st->q, d, st->h, d, &L->cross_q.w, L->cross_q.bias, n,
+                WHISPER_LINEAR_DEFAULT);
+    op->attention (be, st->attn, d, st->q, d, st->cross_kv[l], st->cross_kv[l] + d, 2 * d, n,
+                   st->cross_len, n_head, d_head, -1);
+    st->last_cross_key_length = st->cross_len;
+    op->linear (be, st->x, d, st->attn, d, &L->cross_out.w, L->cross_out.bias, n,
+                WHISPER_LINEAR_ACCUMULATE);
+
+    op->layer_norm (be, st->h, st->x, L->mlp_ln.gamma, L->mlp_ln.beta, n, d, LN_EPS);
+    op->linear (be, st->ffn, 4 * d, st->h, d, &L->mlp_fc1.w, L->mlp_fc1.bias, n,
+                WHISPER_LINEAR_GELU);
+    op->linear (be, st->x, d, st->ffn, 4 * d, &L->mlp_fc2.w, L->mlp_fc2.bias, n,
+                WHISPER_LINEAR_ACCUMULATE);
+  }
+
+  for (int r = 0; r < n_rows; r++)
+    op->copy_rows (be, st->sel + (size_t) r * d, d, st->x + (size_t) rows[r] * d, d, 1, d);
+  op->layer_norm (be, st->h, st->sel, w->ln.gamma, w->ln.beta, n_rows, d, LN_EPS);
+  op->linear (be, st->logits, e->n_vocab, st->h, d, &w->token_embedding, NULL, n_rows,
+              WHISPER_LINEAR_DEFAULT);
+}

@@ -1,0 +1,90 @@
+/* whisper-engine-internal.h: the engine's and the stream's state, shared by
+ * whisper-engine.c, whisper-stream.c, whisper-encoder.c and whisper-decoder.c. */
+#pragma once
+
+#include "backend.h"
+#include "whisper-engine.h"
+#include "whisper-mel.h"
+#include "whisper-weights.h"
+
+G_BEGIN_DECLS
+
+/* Encoder work buffers (backend memory), sized once from the cached
+ * maximum encoder length. Used under the engine's compute lock. */
+typedef struct {
+  float *mel;       /* [2T, n_mels] time-major input window */
+  float *conv1;     /* [2T, d] */
+  float *scratch;   /* im2col: [2T, max(n_mels, d) * 3] */
+  float *x;         /* [T, d] residual stream */
+  float *h;         /* [T, d] normed / output */
+  float *qkv;       /* [T, 3d] */
+  float *attn;      /* [T, d] */
+  float *ffn;       /* [T, 4d] */
+} WhisperEncoderBuffers;
+
+struct _WhisperEngine {
+  gint ref_count;
+  WhisperEngineInfo info;  /* every per-model constant, resolved once */
+  char *model_path;
+  char *device_name;
+
+  /* Cached copies of info fields the hot paths use. */
+  int d, n_mels, max_encoder_length, n_text_ctx, n_vocab;
+  int n_audio_head, n_text_head, n_audio_layer, n_text_layer;
+
+  WhisperBackend *backend;
+  WhisperDeviceWeights *weights;
+  WhisperMel *mel;
+
+  GBytes **tokens;   /* n_vocab entries (NULL where the vocabulary has none) */
+  int n_tokens;
+
+  WhisperLogitConfig logit_config;
+  gint32 *suppress_ids;
+  int n_suppress_ids;
+
+  GMutex compute_lock;  /* one stream computes on the backend at a time */
+  WhisperEncoderBuffers enc;
+};
+
+/* Decoder state of one stream: KV caches and work buffers, backend memory,
+ * sized from the engine's cached constants when the stream is created. */
+typedef struct {
+  int n_layers;
+  int self_len;              /* rows of each self-attention cache (n_text_ctx) */
+  int cross_len;             /* rows of each cross-attention cache (max_encoder_length) */
+  float **self_kv;           /* per layer [self_len, 2d]: k | v */
+  float **cross_kv;          /* per layer [cross_len, 2d]: k | v */
+  float *x, *h, *qkv, *attn, *q, *ffn;  /* [n_text_ctx, d|3d|4d] */
+  float *sel;                /* [2, d] rows whose logits are wanted */
+  float *logits;             /* [2, n_vocab] */
+  int last_cross_key_length;
+} WhisperDecoderState;
+
+gboolean whisper_encoder_buffers_init (WhisperEngine *engine, GError **error);
+void whisper_encoder_buffers_clear (WhisperEngine *engine);
+/* Runs the encoder on engine->enc.mel; the output is left in engine->enc.h.
+ * Caller holds the compute lock. */
+void whisper_encoder_run (WhisperEngine *engine);
+
+/* Copies mel[:, first:first+n_frames] (mel is [n_mels, stride] row-major)
+ * into the encoder's time-major input window (through host_window, which
+ * holds 2 * max_encoder_length * n_mels floats), zero-padded in the log-mel
+ * domain. Caller holds the compute lock. */
+void whisper_engine_load_window (WhisperEngine *e, const float *mel, gsize stride, gsize first,
+                                 int n_frames, float *host_window);
+
+gboolean whisper_decoder_state_init (WhisperDecoderState *st, WhisperEngine *engine,
+                                     GError **error);
+void whisper_decoder_state_clear (WhisperDecoderState *st, WhisperEngine *engine);
+/* Cross-attention K/V of every layer from the encoder output in
+ * engine->enc.h. Caller holds the compute lock. */
+void whisper_decoder_set_audio (WhisperDecoderState *st, WhisperEngine *engine);
+/* Forward pass of n tokens at positions pos0.. (appends to the self-attention
+ * caches). Logits of rows `rows[0..n_rows)` (n_rows <= 2, indices into
+ * tokens) are left in st->logits. Caller holds the compute lock. */
+void whisper_decoder_forward (WhisperDecoderState *st, WhisperEngine *engine,
+                              const gint32 *tokens, int n, int pos0, const int *rows,
+                              int n_rows);
+
+G_END_DECLS

@@ -1,0 +1,124 @@
+/* whisper-logits.c: logit filters and the greedy choice (reference §4.3). */
+#include "whisper-logits.h"
+
+#include <math.h>
+
+static void
+suppress_range (float *logits, int from, int to)
+{
+  for (int i = MAX (from, 0); i < to; i++)
+    logits[i] = -INFINITY;
+}
+
+/* log(sum(exp(x[from..to)))) - log(sum(exp(x[0..n)))) etc. are computed from
+ * these two primitives in double precision. */
+static double
+log_sum_exp (const float *x, int from, int to, float max)
+{
+  if (max == -INFINITY)
+    return -INFINITY;
+  double sum = 0.0;
+  for (int i = from; i < to; i++)
+    sum += exp ((double) x[i] - max);
+  return max + log (sum);
+}
+
+static float
+range_max (const float *x, int from, int to, int *arg)
+{
+  float max = -INFINITY;
+  int best = from;
+  for (int i = from; i < to; i++)
+    if (x[i] > max) {
+      max = x[i];
+      best = i;
+    }
+  if (arg)
+    *arg = best;
+  return max;
+}
+
+static void
+apply_timestamp_rules (float *logits, const WhisperLogitConfig *c, const WhisperLogitState *s)
+{
+  const int begin = c->timestamp_begin;
+  const int n = c->n_vocab;
+
+  logits[c->no_timestamps] = -INFINITY;
+
+  if (s->last_is_timestamp) {
+    if (s->penultimate_is_timestamp)
+      suppress_range (logits, begin, n);     /* after a pair: text or EOT */
+    else
+      suppress_range (logits, 0, c->eot);    /* after a single one: timestamp or EOT */
+  }
+
+  if (s->last_timestamp >= 0) {
+    /* Timestamps never decrease; a segment cannot have zero length. */
+    const int limit = (s->last_is_timestamp && !s->penultimate_is_timestamp)
+                          ? s->last_timestamp
+                          : s->last_timestamp + 1;
+    suppress_range (logits, begin, MIN (limit, n));
+  }
+
+  if (s->n_sampled == 0) {
+    suppress_range (logits, 0, begin);
+    if (c->max_initial_timestamp_index >= 0)
+      suppress_range (logits, begin + c->max_initial_timestamp_index + 1, n);
+  }
+
+  /* If the timestamps together are more likely than any single text token,
+   * a timestamp must come. Compared in log-softmax space, where the common
+   * normaliser cancels: logsumexp(ts) > max(text). */
+  const float max_all = range_max (logits, 0, n, NULL);
+  const double ts_lse = log_sum_exp (logits, begin, n, max_all);
+  const float text_max = range_max (logits, 0, begin, NULL);
+  if (ts_lse > (double) text_max)
+    suppress_range (logits, 0, begin);
+}
+
+void
+whisper_logits_apply_filters (float *logits, const WhisperLogitConfig *config,
+                              const WhisperLogitState *state)
+{
+  if (config->suppress_blank && state->n_sampled == 0) {
+    logits[config->blank] = -INFINITY;
+    logits[config->eot] = -INFINITY;
+  }
+  for (int i = 0; i < config->n_suppress_ids; i++)
+    logits[config->suppress_ids[i]] = -INFINITY;
+  if (config->timestamps)
+    apply_timestamp_rules (logits, config, state);
+}
+
+void
+whisper_logits_select (float *logits, const WhisperLogitConfig *config,
+                       const WhisperLogitState *state, WhisperLogitChoice *choice)
+{
+  whisper_logits_apply_filters (logits, config, state);
+  int best;
+  const float max = range_max (logits, 0, config->n_vocab, &best);
+  const double lse = log_sum_exp (logits, 0, config->n_vocab, max);
+  choice->token = best;
+  choice->logprob = (float) ((double) max - lse);
+}
+
+double
+whisper_logits_softmax_at (const float *logits, int n_vocab, int id)
+{
+  const float max = range_max (logits, 0, n_vocab, NULL);
+  const double lse = log_sum_exp (logits, 0, n_vocab, max);
+  return exp ((double) logits[id] - lse);
+}
+
+void
+whisper_logit_state_push (WhisperLogitState *state, const WhisperLogitConfig *config,
+                          int32_t token)
+{
+  const gboolean is_ts = token >= config->timestamp_begin;
+  state->penultimate_is_timestamp = state->n_sampled == 0 ? TRUE : state->last_is_timestamp;
+  state->last_is_timestamp = is_ts;
+  if (is_ts)
+    state->last_timestamp = token;
+  state->n_sampled++;
+}

@@ -1,0 +1,171 @@
+/* whisper-mel.c: log-mel front end (see whisper-mel.h). FFT by FFTW. */
+#include "whisper-mel.h"
+#include "whisper-engine.h"
+
+#include <fftw3.h>
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#define SAMPLE_RATE 16000.0
+
+struct _WhisperMel {
+  int n_mels;
+  float *filters;            /* [n_mels, N_FREQ] */
+  float window[WHISPER_N_FFT];
+  fftwf_plan plan;
+};
+
+/* FFTW's planner is not thread-safe; execution with new-array functions is. */
+static GMutex plan_lock;
+
+/* Slaney-scale, Slaney-normalised filters, computed in double like
+ * faster-whisper's get_mel_filters (librosa's formula), then rounded to float. */
+static void
+compute_filters (float *filters, int n_mels)
+{
+  const double f_sp = 200.0 / 3.0;
+  const double min_log_hz = 1000.0;
+  const double min_log_mel = min_log_hz / f_sp;
+  const double logstep = log (6.4) / 27.0;
+  const double max_mel = 45.245640471924965;
+  g_autofree double *freqs = g_new (double, n_mels + 2);
+
+  for (int i = 0; i < n_mels + 2; i++) {
+    const double mel = max_mel * i / (n_mels + 1);
+    freqs[i] = mel >= min_log_mel ? min_log_hz * exp (logstep * (mel - min_log_mel)) : f_sp * mel;
+  }
+  for (int m = 0; m < n_mels; m++) {
+    const double lower_width = freqs[m + 1] - freqs[m];
+    const double upper_width = freqs[m + 2] - freqs[m + 1];
+    const double enorm = 2.0 / (freqs[m + 2] - freqs[m]);
+    for (int k = 0; k < WHISPER_N_FREQ; k++) {
+      const double f = k * SAMPLE_RATE / WHISPER_N_FFT;
+      const double lower = -(freqs[m] - f) / lower_width;
+      const double upper = (freqs[m + 2] - f) / upper_width;
+      const double w = MAX (0.0, MIN (lower, upper));
+      filters[(size_t) m * WHISPER_N_FREQ + k] = (float) (w * enorm);
+    }
+  }
+}
+
+WhisperMel *
+whisper_mel_new (int n_mels, GError **error)
+{
+  if (n_mels <= 0 || n_mels > 512) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING,
+                 "log-mel: %d mel bands is not a valid count", n_mels);
+    return NULL;
+  }
+  WhisperMel *mel = g_new0 (WhisperMel, 1);
+  mel->n_mels = n_mels;
+  mel->filters = g_new (float, (size_t) n_mels * WHISPER_N_FREQ);
+  compute_filters (mel->filters, n_mels);
+
+  /* Periodic Hann: np.hanning(401)[:-1], rounded to float. */
+  for (int i = 0; i < WHISPER_N_FFT; i++)
+    mel->window[i] = (float) (0.5 - 0.5 * cos (2.0 * G_PI * i / WHISPER_N_FFT));
+
+  float *in = fftwf_alloc_real (WHISPER_N_FFT);
+  fftwf_complex *out = fftwf_alloc_complex (WHISPER_N_FREQ);
+  g_mutex_lock (&plan_lock);
+  mel->plan = fftwf_plan_dft_r2c_1d (WHISPER_N_FFT, in, out, FFTW_ESTIMATE | FFTW_UNALIGNED);
+  g_mutex_unlock (&plan_lock);
+  fftwf_free (in);
+  fftwf_free (out);
+  if (!mel->plan) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_FAILED, "log-mel: FFTW could not plan a %d-point FFT",
+                 WHISPER_N_FFT);
+    whisper_mel_free (mel);
+    return NULL;
+  }
+  return mel;
+}
+
+void
+whisper_mel_free (WhisperMel *mel)
+{
+  if (!mel)
+    return;
+  if (mel->plan) {
+    g_mutex_lock (&plan_lock);
+    fftwf_destroy_plan (mel->plan);
+    g_mutex_unlock (&plan_lock);
+  }
+  g_free (mel->filters);
+  g_free (mel);
+}
+
+const float *
+whisper_mel_filters (const WhisperMel *mel)
+{
+  return mel->filters;
+}
+
+/* Sample j of the signal pcm + `n_zeros` zeros, reflect-padded (numpy
+ * "reflect": mirror without repeating the edge, repeated as needed). */
+static inline float
+padded_sample (const float *pcm, gsize n, gsize len, gint64 j)
+{
+  if (len == 1)
+    j = 0;
+  else {
+    const gint64 period = 2 * ((gint64) len - 1);
+    j %= period;
+    if (j < 0)
+      j += period;
+    if (j >= (gint64) len)
+      j = period - j;
+  }
+  return (gsize) j < n ? pcm[j] : 0.0f;
+}
+
+float *
+whisper_mel_compute (WhisperMel *mel, const float *pcm, gsize n_samples, int n_threads,
+                     gsize *n_frames_out)
+{
+  const int n_mels = mel->n_mels;
+  const gsize len = n_samples + WHISPER_HOP_LENGTH;  /* faster-whisper's 160-zero padding */
+  const gsize n_frames = len / WHISPER_HOP_LENGTH;    /* STFT frames minus the dropped last one */
+  float *out = g_new (float, (size_t) n_mels * n_frames);
+  const int threads = n_threads > 0 ? n_threads : (int) g_get_num_processors ();
+  float global_max = -INFINITY;
+
+#pragma omp parallel num_threads (threads) reduction (max : global_max)
+  {
+    float *frame = fftwf_alloc_real (WHISPER_N_FFT);
+    fftwf_complex *spec = fftwf_alloc_complex (WHISPER_N_FREQ);
+    float power[WHISPER_N_FREQ];
+
+#pragma omp for schedule(static)
+    for (gsize t = 0; t < n_frames; t++) {
+      const gint64 start = (gint64) t * WHISPER_HOP_LENGTH - WHISPER_N_FFT / 2;
+      for (int i = 0; i < WHISPER_N_FFT; i++)
+        frame[i] = padded_sample (pcm, n_samples, len, start + i) * mel->window[i];
+      fftwf_execute_dft_r2c (mel->plan, frame, spec);
+      for (int k = 0; k < WHISPER_N_FREQ; k++) {
+        const float mag = hypotf (spec[k][0], spec[k][1]);
+        power[k] = mag * mag;
+      }
+      for (int m = 0; m < n_mels; m++) {
+        const float *f = mel->filters + (size_t) m * WHISPER_N_FREQ;
+        float acc = 0.0f;
+        for (int k = 0; k < WHISPER_N_FREQ; k++)
+          acc += f[k] * power[k];
+        const float v = log10f (MAX (acc, 1e-10f));
+        out[(size_t) m * n_frames + t] = v;
+        global_max = MAX (global_max, v);
+      }
+    }
+    fftwf_free (frame);
+    fftwf_free (spec);
+  }
+
+  const float floor_value = global_max - 8.0f;
+  const size_t total = (size_t) n_mels * n_frames;
+  for (size_t i = 0; i < total; i++)
+    out[i] = (MAX (out[i], floor_value) + 4.0f) / 4.0f;
+
+  *n_frames_out = n_frames;
+  return out;
+}

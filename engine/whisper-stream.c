@@ -1,0 +1,501 @@
+/* whisper-stream.c: WhisperStream: long-form transcription (reference §4.4,
+ * as faster-whisper does it), greedy decoding of each window (§4.3). */
+#include "whisper-engine-internal.h"
+#include "whisper-logits.h"
+#include "whisper-tokenizer.h"
+
+#include <gio/gio.h>
+#include <math.h>
+#include <string.h>
+
+#define FRAMES_PER_SECOND 100
+#define TIME_PRECISION 0.02  /* seconds per timestamp token */
+#define INPUT_STRIDE 2       /* mel frames per timestamp token */
+
+struct _WhisperStream {
+  WhisperEngine *engine;
+  WhisperDecodeOptions options;
+  WhisperDecoderState dec;
+  WhisperLogitConfig logit_config;  /* the engine's, with this stream's options */
+
+  WhisperTokenFunc token_func;
+  gpointer token_data;
+
+  GArray *history;          /* gint32: every emitted segment's tokens */
+  guint prompt_reset_since;
+  gint cancelled;
+
+  /* Host buffers, sized once from the engine's constants. */
+  float *host_window;       /* [2 * max_encoder_length, n_mels] */
+  float *host_logits;       /* [2, n_vocab] */
+  gint32 *prompt;           /* [n_text_ctx] */
+  gint32 *sampled;          /* [sample_len] */
+  WhisperPieceDecoder piece;
+
+  WhisperStreamStats stats;
+};
+
+/* Result of decoding one window. */
+typedef struct {
+  int n_sampled;            /* tokens in stream->sampled, EOT excluded */
+  double sum_logprob;
+  double no_speech_prob;
+} WindowResult;
+
+void
+whisper_decode_options_init (WhisperDecodeOptions *o)
+{
+  o->condition_on_previous_text = TRUE;
+  o->no_speech_threshold = 0.6;
+  o->logprob_threshold = -1.0;
+  o->max_initial_timestamp = 1.0;
+  o->suppress_blank = TRUE;
+  o->suppress_non_speech = TRUE;
+}
+
+void
+whisper_segment_free (WhisperSegment *segment)
+{
+  if (!segment)
+    return;
+  g_free (segment->text);
+  g_free (segment->tokens);
+  g_free (segment);
+}
+
+static void
+apply_options (WhisperStream *s)
+{
+  const WhisperEngine *e = s->engine;
+  s->logit_config.suppress_blank = s->options.suppress_blank;
+  s->logit_config.n_suppress_ids = s->options.suppress_non_speech ? e->n_suppress_ids : 0;
+  s->logit_config.max_initial_timestamp_index =
+      s->options.max_initial_timestamp >= 0
+          ? (int) lround (s->options.max_initial_timestamp / TIME_PRECISION)
+          : -1;
+}
+
+WhisperStream *
+whisper_stream_new (WhisperEngine *engine, GError **error)
+{
+  WhisperStream *s = g_new0 (WhisperStream, 1);
+  s->engine = whisper_engine_ref (engine);
+  const WhisperEngineInfo *info = &engine->info;
+
+  if (!whisper_decoder_state_init (&s->dec, engine, error)) {
+    whisper_stream_free (s);
+    return NULL;
+  }
+  s->logit_config = engine->logit_config;
+  s->logit_config.backend_cache = NULL;
+  whisper_decode_options_init (&s->options);
+  apply_options (s);
+
+  s->history = g_array_new (FALSE, FALSE, sizeof (gint32));
+  s->host_window = g_new (float, (size_t) 2 * engine->max_encoder_length * engine->n_mels);
+  s->host_logits = g_new (float, (size_t) 2 * engine->n_vocab);
+  s->prompt = g_new (gint32, engine->n_text_ctx);
+  s->sampled = g_new (gint32, MAX (info->sample_len, 1));
+  whisper_piece_decoder_init (&s->piece);
+  s->stats.cross_cache_length = s->dec.cross_len;
+  s->stats.self_cache_length = s->dec.self_len;
+  return s;
+}
+
+void
+whisper_stream_free (WhisperStream *s)
+{
+  if (!s)
+    return;
+  WhisperBackend *be = s->engine->backend;
+  if (be->ops->logits_release)
+    be->ops->logits_release (be, &s->logit_config);
+  whisper_decoder_state_clear (&s->dec, s->engine);
+  if (s->history)
+    g_array_unref (s->history);
+  g_free (s->host_window);
+  g_free (s->host_logits);
+  g_free (s->prompt);
+  g_free (s->sampled);
+  whisper_piece_decoder_clear (&s->piece);
+  whisper_engine_unref (s->engine);
+  g_free (s);
+}
+
+void
+whisper_stream_set_options (WhisperStream *s, const WhisperDecodeOptions *options)
+{
+  s->options = *options;
+  apply_options (s);
+}
+
+void
+whisper_stream_set_token_callback (WhisperStream *s, WhisperTokenFunc func, gpointer user_data)
+{
+  s->token_func = func;
+  s->token_data = user_data;
+}
+
+void
+whisper_stream_reset (WhisperStream *s)
+{
+  g_array_set_size (s->history, 0);
+  s->prompt_reset_since = 0;
+}
+
+void
+whisper_stream_cancel (WhisperStream *s)
+{
+  g_atomic_int_set (&s->cancelled, 1);
+}
+
+void
+whisper_stream_get_stats (const WhisperStream *s, WhisperStreamStats *stats)
+{
+  *stats = s->stats;
+  stats->last_cross_key_length = s->dec.last_cross_key_length;
+}
+
+static double
+elapsed_since (gint64 start)
+{
+  return (g_get_monotonic_time () - start) / 1e6;
+}
+
+/* [sot_prev, last 223 history tokens] + sot sequence; returns its length and
+ * the index of sot in it. */
+static int
+build_prompt (WhisperStream *s, int *sot_index)
+{
+  const WhisperEngineInfo *info = &s->engine->info;
+  const int max_prev = info->n_text_ctx / 2 - 1;
+  int n = 0;
+  const guint n_prev = s->history->len - s->prompt_reset_since;
+  if (n_prev > 0) {
+    const guint take = MIN (n_prev, (guint) max_prev);
+    s->prompt[n++] = info->token_sot_prev;
+    memcpy (s->prompt + n,
+            &g_array_index (s->history, gint32, s->history->len - take), take * sizeof (gint32));
+    n += take;
+  }
+  *sot_index = n;
+  s->prompt[n++] = info->token_sot;
+  if (info->is_multilingual) {
+    s->prompt[n++] = info->token_sot + 1;  /* <|en|>: language detection is not built yet */
+    s->prompt[n++] = info->token_transcribe;
+  }
+  return n;
+}
+
+/* Picks the token from the last row of logits (already in backend memory). */
+static void
+select_token (WhisperStream *s, float *device_logits, float *host_logits,
+              const WhisperLogitState *state, WhisperLogitChoice *choice)
+{
+  WhisperBackend *be = s->engine->backend;
+  if (be->ops->logits_select) {
+    be->ops->logits_select (be, device_logits, &s->logit_config, state, choice);
+    return;
+  }
+  be->ops->download (be, host_logits, device_logits, (size_t) s->engine->n_vocab * sizeof (float));
+  be->ops->sync (be);
+  whisper_logits_select (host_logits, &s->logit_config, state, choice);
+}
+
+static gboolean
+emit_token (WhisperStream *s, gint32 token, float logprob, int step, double window_start,
+            double *segment_time)
+{
+  const WhisperEngine *e = s->engine;
+  const int begin = e->info.token_timestamp_begin;
+  WhisperTokenEvent ev = { 0 };
+  ev.id = token;
+  ev.is_timestamp = token >= begin;
+  ev.window_start = window_start;
+  ev.logprob = logprob;
+  ev.step = step;
+  if (ev.is_timestamp) {
+    *segment_time = window_start + (token - begin) * TIME_PRECISION;
+    ev.time = *segment_time;
+    ev.piece = "";
+  } else {
+    ev.time = *segment_time;
+    if (token < e->info.token_eot && token < e->n_tokens && e->tokens[token]) {
+      gsize size;
+      const guint8 *data = g_bytes_get_data (e->tokens[token], &size);
+      ev.piece = whisper_piece_decoder_push (&s->piece, data, size);
+    } else {
+      ev.piece = "";
+    }
+  }
+  return s->token_func (&ev, s->token_data);
+}
+
+static gboolean
+check_cancelled (WhisperStream *s, GError **error)
+{
+  if (!g_atomic_int_get (&s->cancelled))
+    return FALSE;
+  g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_CANCELLED,
+               "transcription cancelled");
+  return TRUE;
+}
+
+/* Encodes the window mel[:, seek : seek+n_frames] and decodes it greedily. */
+static gboolean
+decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek, int n_frames,
+               double window_start, WindowResult *result, GError **error)
+{
+  WhisperEngine *e = s->engine;
+  WhisperBackend *be = e->backend;
+  const int V = e->n_vocab;
+  int sot_index;
+  const int n_prompt = build_prompt (s, &sot_index);
+  const int max_new = MIN (e->info.sample_len, e->n_text_ctx - n_prompt);
+  gboolean ok = TRUE;
+
+  memset (result, 0, sizeof *result);
+  whisper_piece_decoder_reset (&s->piece);
+
+  g_mutex_lock (&e->compute_lock);
+  gint64 t0 = g_get_monotonic_time ();
+  whisper_engine_load_window (e, mel, mel_stride, seek, n_frames, s->host_window);
+  whisper_encoder_run (e);
+  whisper_decoder_set_audio (&s->dec, e);
+  be->ops->sync (be);
+  s->stats.encoder_seconds += elapsed_since (t0);
+  s->stats.windows++;
+
+  t0 = g_get_monotonic_time ();
+  const int rows[2] = { sot_index, n_prompt - 1 };
+  const int n_rows = sot_index == n_prompt - 1 ? 1 : 2;
+  whisper_decoder_forward (&s->dec, e, s->prompt, n_prompt, 0, rows, n_rows);
+  s->stats.decode_steps++;
+  /* No-speech probability: raw logits at the SOT position. */
+  be->ops->download (be, s->host_logits, s->dec.logits, (size_t) V * sizeof (float));
+  be->ops->sync (be);
+  result->no_speech_prob = whisper_logits_softmax_at (s->host_logits, V, e->info.token_no_speech);
+
+  WhisperLogitState state = { .n_sampled = 0, .last_is_timestamp = FALSE,
+                              .penultimate_is_timestamp = TRUE, .last_timestamp = -1 };
+  float *last_logits = s->dec.logits + (size_t) (n_rows - 1) * V;
+  double segment_time = window_start;
+  for (int step = 0; step < max_new; step++) {
+    WhisperLogitChoice choice;
+    select_token (s, last_logits, s->host_logits, &state, &choice);
+    result->sum_logprob += choice.logprob;
+    if (choice.token == e->info.token_eot)
+      break;
+    s->sampled[result->n_sampled++] = choice.token;
+    whisper_logit_state_push (&state, &s->logit_config, choice.token);
+    if (s->token_func &&
+        !emit_token (s, choice.token, choice.logprob, step, window_start, &segment_time))
+      g_atomic_int_set (&s->cancelled, 1);
+    if (check_cancelled (s, error)) {
+      ok = FALSE;
+      break;
+    }
+    if (step + 1 == max_new)
+      break;
+    const int row0 = 0;
+    whisper_decoder_forward (&s->dec, e, &choice.token, 1, n_prompt + step, &row0, 1);
+    s->stats.decode_steps++;
+    last_logits = s->dec.logits;
+  }
+  be->ops->sync (be);
+  s->stats.decoder_seconds += elapsed_since (t0);
+  g_mutex_unlock (&e->compute_lock);
+  return ok;
+}
+
+/* len(utf8) / len(zlib.compress(utf8)), as the reference computes it. */
+static double
+compression_ratio (const char *text)
+{
+  const gsize len = strlen (text);
+  g_autoptr (GZlibCompressor) z = g_zlib_compressor_new (G_ZLIB_COMPRESSOR_FORMAT_ZLIB, -1);
+  guint8 buf[4096];
+  gsize total = 0, read, written;
+  const guint8 *in = (const guint8 *) text;
+  gsize left = len;
+  GConverterResult r;
+  do {
+    r = g_converter_convert (G_CONVERTER (z), in, left, buf, sizeof buf, G_CONVERTER_INPUT_AT_END,
+                             &read, &written, NULL);
+    in += read;
+    left -= read;
+    total += written;
+  } while (r == G_CONVERTER_CONVERTED);
+  return total ? (double) len / total : 0.0;
+}
+
+static gboolean
+text_is_blank (const char *text)
+{
+  for (const char *p = text; *p; p = g_utf8_next_char (p))
+    if (!g_unichar_isspace (g_utf8_get_char (p)))
+      return FALSE;
+  return TRUE;
+}
+
+static WhisperSegment *
+segment_new (WhisperStream *s, const gint32 *tokens, int n, double start, double end,
+             const WindowResult *wr, double avg_logprob, double ratio)
+{
+  WhisperSegment *seg = g_new0 (WhisperSegment, 1);
+  seg->start = start;
+  seg->end = end;
+  seg->tokens = g_memdup2 (tokens, n * sizeof (gint32));
+  seg->n_tokens = n;
+  seg->text = whisper_engine_decode_tokens (s->engine, tokens, n);
+  seg->avg_logprob = avg_logprob;
+  seg->no_speech_prob = wr->no_speech_prob;
+  seg->compression_ratio = ratio;
+  seg->temperature = 0.0;
+  return seg;
+}
+
+static WhisperSegment *
+segment_copy (const WhisperSegment *src)
+{
+  WhisperSegment *seg = g_memdup2 (src, sizeof *src);
+  seg->text = g_strdup (src->text);
+  seg->tokens = g_memdup2 (src->tokens, src->n_tokens * sizeof (gint32));
+  return seg;
+}
+
+typedef struct {
+  WhisperSegmentFunc func;
+  gpointer data;
+  GPtrArray *out;
+  gboolean stop;
+} SegmentSink;
+
+/* Keeps a segment unless it is empty or has no length (faster-whisper drops
+ * those); its tokens join the prompt history. */
+static void
+deliver_segment (WhisperStream *s, SegmentSink *sink, WhisperSegment *seg)
+{
+  if (seg->start == seg->end || text_is_blank (seg->text)) {
+    whisper_segment_free (seg);
+    return;
+  }
+  g_array_append_vals (s->history, seg->tokens, seg->n_tokens);
+  if (sink->func && !sink->func (sink->out ? segment_copy (seg) : seg, sink->data))
+    sink->stop = TRUE;
+  if (sink->out)
+    g_ptr_array_add (sink->out, seg);
+  else if (!sink->func)
+    whisper_segment_free (seg);
+}
+
+/* Splits the window's tokens at consecutive timestamps (reference §4.4) and
+ * returns the number of frames to seek. */
+static int
+split_segments (WhisperStream *s, SegmentSink *sink, const WindowResult *wr, double time_offset,
+                int segment_size, double avg_logprob, double ratio)
+{
+  const int begin = s->engine->info.token_timestamp_begin;
+  const gint32 *tok = s->sampled;
+  const int n = wr->n_sampled;
+  const gboolean single_ending = n >= 2 && tok[n - 2] < begin && tok[n - 1] >= begin;
+  int last_slice = 0;
+  gboolean any_consecutive = FALSE;
+
+  for (int i = 1; i <= n; i++) {
+    gboolean cut = i < n && tok[i] >= begin && tok[i - 1] >= begin;
+    if (i == n && any_consecutive && single_ending)
+      cut = TRUE;
+    if (!cut)
+      continue;
+    any_consecutive = TRUE;
+    const gint32 *slice = tok + last_slice;
+    const int len = i - last_slice;
+    const double start = time_offset + (slice[0] - begin) * TIME_PRECISION;
+    const double end = time_offset + (slice[len - 1] - begin) * TIME_PRECISION;
+    deliver_segment (s, sink, segment_new (s, slice, len, start, end, wr, avg_logprob, ratio));
+    last_slice = i;
+  }
+
+  if (any_consecutive) {
+    if (single_ending)
+      return segment_size;
+    return MIN ((tok[last_slice - 1] - begin) * INPUT_STRIDE, segment_size);
+  }
+
+  double duration = segment_size / (double) FRAMES_PER_SECOND;
+  for (int i = n - 1; i >= 0; i--)
+    if (tok[i] >= begin) {
+      if (tok[i] != begin)
+        duration = (tok[i] - begin) * TIME_PRECISION;
+      break;
+    }
+  deliver_segment (s, sink, segment_new (s, tok, n, time_offset, time_offset + duration, wr,
+                                         avg_logprob, ratio));
+  return segment_size;
+}
+
+gboolean
+whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
+                           WhisperSegmentFunc segment_func, gpointer user_data,
+                           GPtrArray **segments_out, GError **error)
+{
+  WhisperEngine *e = s->engine;
+  g_atomic_int_set (&s->cancelled, 0);
+  if (n_samples > 0 && !pcm) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_AUDIO,
+                 "no audio buffer given for %zu samples", n_samples);
+    return FALSE;
+  }
+
+  SegmentSink sink = { segment_func, user_data, NULL, FALSE };
+  if (segments_out)
+    sink.out = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
+
+  gint64 t0 = g_get_monotonic_time ();
+  gsize mel_stride;
+  g_autofree float *mel =
+      whisper_mel_compute (e->mel, pcm, n_samples, e->backend->n_threads, &mel_stride);
+  s->stats.mel_seconds += elapsed_since (t0);
+
+  const gsize content_frames = n_samples / WHISPER_HOP_LENGTH;
+  const int window_frames = 2 * e->max_encoder_length;
+  gsize seek = 0;
+  gboolean ok = TRUE;
+
+  while (seek < content_frames && !sink.stop) {
+    const double time_offset = seek / (double) FRAMES_PER_SECOND;
+    const int segment_size = (int) MIN ((gsize) window_frames, content_frames - seek);
+    WindowResult wr;
+
+    if (!decode_window (s, mel, mel_stride, seek, segment_size, time_offset, &wr, error)) {
+      ok = FALSE;
+      break;
+    }
+    const double avg_logprob = wr.sum_logprob / (wr.n_sampled + 1);
+    g_autofree char *text = whisper_engine_decode_tokens (e, s->sampled, wr.n_sampled);
+    g_strstrip (text);
+    const double ratio = compression_ratio (text);
+
+    if (s->options.no_speech_threshold >= 0 &&
+        wr.no_speech_prob > s->options.no_speech_threshold &&
+        !(avg_logprob > s->options.logprob_threshold)) {
+      seek += segment_size;  /* silence */
+      continue;
+    }
+    seek += split_segments (s, &sink, &wr, time_offset, segment_size, avg_logprob, ratio);
+    if (!s->options.condition_on_previous_text)
+      s->prompt_reset_since = s->history->len;
+  }
+
+  if (ok && sink.stop) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_CANCELLED,
+                 "transcription stopped by the segment callback");
+    ok = FALSE;
+  }
+  if (ok && segments_out)
+    *segments_out = g_steal_pointer (&sink.out);
+  if (sink.out)
+    g_ptr_array_unref (sink.out);
+  return ok;
+}
