@@ -1,0 +1,358 @@
+/* test-engine.c: the engine on the real default model (tiny.en):
+ * tokenizer (multi-byte characters split across tokens, special and
+ * timestamp tokens), the per-step callback, cancellation, and the seed
+ * property: constants resolved once (no hyper-parameter lookups while
+ * transcribing) and one maximum encoder length for the cross-attention cache
+ * and the attention's key length. */
+#include "whisper-engine-private.h"
+#include "whisper-tokenizer.h"
+
+#include <string.h>
+
+static WhisperEngine *shared_engine;
+
+static char *
+shared_data_path (const char *name)
+{
+  const char *dir = g_getenv ("WHISPER_SHARED_DATA");
+  if (!dir)
+    g_error ("WHISPER_SHARED_DATA is not set (run the tests with meson test)");
+  return g_build_filename (dir, name, NULL);
+}
+
+static WhisperEngine *
+new_engine (int encoder_context)
+{
+  WhisperEngineOptions options;
+  whisper_engine_options_init (&options);
+  options.device = WHISPER_DEVICE_CPU;
+  options.encoder_context = encoder_context;
+  g_autoptr (GError) error = NULL;
+  WhisperEngine *engine = whisper_engine_new (&options, &error);
+  if (!engine)
+    g_error ("cannot create the engine on the default model (install it with "
+             "tools/fetch-model.sh): %s", error->message);
+  return engine;
+}
+
+static float *
+load_jfk (gsize *n)
+{
+  g_autofree char *path = shared_data_path ("jfk.wav");
+  g_autoptr (GError) error = NULL;
+  float *pcm = whisper_audio_load_file (path, -1, n, &error);
+  g_assert_no_error (error);
+  return pcm;
+}
+
+/* The id of the single-byte token for `byte` (GPT-2 vocabularies hold one
+ * for each of the 256 bytes). */
+static gint32
+byte_token (WhisperEngine *engine, guint8 byte)
+{
+  const WhisperEngineInfo *info = whisper_engine_get_info (engine);
+  for (gint32 id = 0; id < info->token_eot; id++) {
+    g_autoptr (GBytes) b = whisper_engine_token_bytes (engine, id);
+    gsize size;
+    const guint8 *data = b ? g_bytes_get_data (b, &size) : NULL;
+    if (data && size == 1 && data[0] == byte)
+      return id;
+  }
+  g_error ("no single-byte token for 0x%02x", byte);
+  return -1;
+}
+
+static void
+test_special_tokens (void)
+{
+  const WhisperEngineInfo *info = whisper_engine_get_info (shared_engine);
+  g_assert_false (info->is_multilingual);
+  g_assert_cmpint (info->token_eot, ==, 50256);
+  g_assert_cmpint (info->token_sot, ==, 50257);
+  g_assert_cmpint (info->token_translate, ==, 50357);
+  g_assert_cmpint (info->token_transcribe, ==, 50358);
+  g_assert_cmpint (info->token_sot_lm, ==, 50359);
+  g_assert_cmpint (info->token_sot_prev, ==, 50360);
+  g_assert_cmpint (info->token_no_speech, ==, 50361);
+  g_assert_cmpint (info->token_no_timestamps, ==, 50362);
+  g_assert_cmpint (info->token_timestamp_begin, ==, 50363);
+
+  g_autoptr (GBytes) sot = whisper_engine_token_bytes (shared_engine, info->token_sot);
+  g_assert_cmpmem (g_bytes_get_data (sot, NULL), g_bytes_get_size (sot), "<|startoftranscript|>",
+                   strlen ("<|startoftranscript|>"));
+  g_autoptr (GBytes) ts = whisper_engine_token_bytes (shared_engine, info->token_timestamp_begin);
+  g_assert_cmpmem (g_bytes_get_data (ts, NULL), g_bytes_get_size (ts), "<|0.00|>", 8);
+  g_assert_null (whisper_engine_token_bytes (shared_engine, -1));
+  g_assert_null (whisper_engine_token_bytes (shared_engine, info->n_vocab));
+}
+
+static void
+test_decode_words_and_specials (void)
+{
+  const WhisperEngineInfo *info = whisper_engine_get_info (shared_engine);
+  /* " And so my fellow Americans" from the reference's tokens for jfk.wav,
+   * surrounded by special and timestamp tokens, which decode to nothing */
+  const gint32 ids[] = { info->token_sot, info->token_timestamp_begin, 843, 523, 616, 5891, 3399,
+                         info->token_timestamp_begin + 387, info->token_eot };
+  g_autofree char *text = whisper_engine_decode_tokens (shared_engine, ids, G_N_ELEMENTS (ids));
+  g_assert_cmpstr (text, ==, " And so my fellow Americans");
+}
+
+static void
+test_decode_split_utf8 (void)
+{
+  /* "é" (C3 A9) and "♪" (E2 99 AA) spelled with single-byte tokens, so each
+   * character is split across tokens */
+  const gint32 ids[] = { byte_token (shared_engine, 'a'), byte_token (shared_engine, 0xC3),
+                         byte_token (shared_engine, 0xA9), byte_token (shared_engine, 0xE2),
+                         byte_token (shared_engine, 0x99), byte_token (shared_engine, 0xAA) };
+  g_autofree char *text = whisper_engine_decode_tokens (shared_engine, ids, G_N_ELEMENTS (ids));
+  g_assert_cmpstr (text, ==, "a\xC3\xA9\xE2\x99\xAA");
+
+  /* a truncated character decodes to one U+FFFD, as Python's "replace" */
+  const gint32 cut[] = { ids[3], ids[4], ids[0] };
+  g_autofree char *bad = whisper_engine_decode_tokens (shared_engine, cut, 3);
+  g_assert_cmpstr (bad, ==, "\xEF\xBF\xBD" "a");
+
+  /* the incremental decoder emits each character when its last byte comes */
+  WhisperPieceDecoder dec;
+  whisper_piece_decoder_init (&dec);
+  const guint8 bytes[] = { 'a', 0xC3, 0xA9, 0xE2, 0x99, 0xAA };
+  const char *expect[] = { "a", "", "\xC3\xA9", "", "", "\xE2\x99\xAA" };
+  for (int i = 0; i < 6; i++)
+    g_assert_cmpstr (whisper_piece_decoder_push (&dec, bytes + i, 1), ==, expect[i]);
+  whisper_piece_decoder_clear (&dec);
+}
+
+static void
+test_utf8_decoder_edge_cases (void)
+{
+  struct { const char *in; gsize len; const char *out; } cases[] = {
+    { "\xC0\xAF", 2, "\xEF\xBF\xBD\xEF\xBF\xBD" },            /* overlong lead, then lone continuation */
+    { "\xED\xA0\x80", 3, "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD" }, /* surrogate */
+    { "\xF0\x9F\x8E\xB5x", 5, "\xF0\x9F\x8E\xB5x" },            /* 4-byte character */
+    { "\xF0\x9F\x8E", 3, "\xEF\xBF\xBD" },                      /* truncated at the end */
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
+    g_autoptr (GString) s = g_string_new (NULL);
+    whisper_utf8_decode_append (s, (const guint8 *) cases[i].in, cases[i].len, TRUE);
+    g_assert_cmpstr (s->str, ==, cases[i].out);
+  }
+}
+
+typedef struct {
+  GString *text;
+  int steps;
+  int text_steps;
+  int stop_after;
+  double last_time;
+  gboolean times_monotonic;
+} TokenLog;
+
+static gboolean
+on_token (const WhisperTokenEvent *ev, gpointer user_data)
+{
+  TokenLog *log = user_data;
+  g_assert_cmpint (ev->step, ==, log->steps);
+  log->steps++;
+  if (ev->time < log->last_time)
+    log->times_monotonic = FALSE;
+  log->last_time = ev->time;
+  if (!ev->is_timestamp) {
+    g_string_append (log->text, ev->piece);
+    log->text_steps++;
+  }
+  return log->stop_after == 0 || log->steps < log->stop_after;
+}
+
+static void
+test_token_callback_and_lookups (void)
+{
+  gsize n;
+  g_autofree float *pcm = load_jfk (&n);
+  g_autoptr (WhisperStream) stream = whisper_stream_new (shared_engine, NULL);
+  TokenLog log = { g_string_new (NULL), 0, 0, 0, 0.0, TRUE };
+  whisper_stream_set_token_callback (stream, on_token, &log);
+
+  /* (a) of the seed property: nothing on the per-window or per-step path
+   * looks a hyper-parameter up */
+  const guint64 lookups_before = whisper_model_lookup_count ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) segments = NULL;
+  g_assert_true (whisper_stream_transcribe (stream, pcm, n, NULL, NULL, &segments, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (whisper_model_lookup_count (), ==, lookups_before);
+
+  g_autoptr (GString) joined = g_string_new (NULL);
+  for (guint i = 0; i < segments->len; i++)
+    g_string_append (joined, ((WhisperSegment *) g_ptr_array_index (segments, i))->text);
+  g_assert_cmpstr (joined->str, ==,
+                   " And so my fellow Americans ask not what your country can do for you"
+                   " ask what you can do for your country");
+  /* every text piece came through the per-step callback, in order */
+  g_assert_cmpstr (log.text->str, ==, joined->str);
+  g_assert_true (log.times_monotonic);
+  g_assert_cmpint (log.text_steps, ==, 22);
+  g_string_free (log.text, TRUE);
+
+  WhisperStreamStats stats;
+  whisper_stream_get_stats (stream, &stats);
+  g_assert_cmpuint (stats.windows, ==, 1);
+  /* the prompt pass, then one pass per sampled token (26); EOT ends it */
+  g_assert_cmpuint (stats.decode_steps, ==, 27);
+}
+
+static void
+test_lookups_counted_at_creation (void)
+{
+  /* the counter is live: creating an engine resolves the constants */
+  const guint64 before = whisper_model_lookup_count ();
+  g_autoptr (WhisperEngine) engine = new_engine (0);
+  g_assert_cmpuint (whisper_model_lookup_count (), >, before);
+}
+
+static void
+check_one_encoder_length (WhisperEngine *engine, int expected)
+{
+  const WhisperEngineInfo *info = whisper_engine_get_info (engine);
+  g_assert_cmpint (info->max_encoder_length, ==, expected);
+  g_assert_cmpint (info->window_samples, ==, expected * 2 * 160);
+
+  gsize n;
+  g_autofree float *pcm = load_jfk (&n);
+  g_autoptr (WhisperStream) stream = whisper_stream_new (engine, NULL);
+  WhisperStreamStats stats;
+  whisper_stream_get_stats (stream, &stats);
+  /* (b) of the seed property: the cache is sized from the cached value... */
+  g_assert_cmpint (stats.cross_cache_length, ==, expected);
+
+  const guint64 lookups_before = whisper_model_lookup_count ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) segments = NULL;
+  g_assert_true (whisper_stream_transcribe (stream, pcm, n, NULL, NULL, &segments, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (whisper_model_lookup_count (), ==, lookups_before);
+  g_assert_cmpuint (segments->len, >, 0);
+
+  /* ... and the attention read exactly that many keys */
+  whisper_stream_get_stats (stream, &stats);
+  g_assert_cmpint (stats.last_cross_key_length, ==, expected);
+  g_assert_cmpint (stats.cross_cache_length, ==, expected);
+}
+
+static void
+test_encoder_length_default (void)
+{
+  check_one_encoder_length (shared_engine, 1500);
+}
+
+static void
+test_encoder_length_override (void)
+{
+  g_autoptr (WhisperEngine) engine = new_engine (500);
+  check_one_encoder_length (engine, 500);
+  /* a 10-s window on an 11-s clip: two windows */
+  gsize n;
+  g_autofree float *pcm = load_jfk (&n);
+  g_autoptr (WhisperStream) stream = whisper_stream_new (engine, NULL);
+  g_assert_true (whisper_stream_transcribe (stream, pcm, n, NULL, NULL, NULL, NULL));
+  WhisperStreamStats stats;
+  whisper_stream_get_stats (stream, &stats);
+  g_assert_cmpuint (stats.windows, >=, 2);
+}
+
+static void
+test_bad_encoder_context (void)
+{
+  WhisperEngineOptions options;
+  whisper_engine_options_init (&options);
+  options.device = WHISPER_DEVICE_CPU;
+  options.encoder_context = 1501;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WhisperEngine) engine = whisper_engine_new (&options, &error);
+  g_assert_null (engine);
+  g_assert_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING);
+  g_assert_nonnull (strstr (error->message, "1501"));
+}
+
+static void
+test_cancel_from_callback (void)
+{
+  gsize n;
+  g_autofree float *pcm = load_jfk (&n);
+  g_autoptr (WhisperStream) stream = whisper_stream_new (shared_engine, NULL);
+  TokenLog log = { g_string_new (NULL), 0, 0, 3, 0.0, TRUE };
+  whisper_stream_set_token_callback (stream, on_token, &log);
+  g_autoptr (GError) error = NULL;
+  g_assert_false (whisper_stream_transcribe (stream, pcm, n, NULL, NULL, NULL, &error));
+  g_assert_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_CANCELLED);
+  g_assert_cmpint (log.steps, ==, 3);
+  g_string_free (log.text, TRUE);
+}
+
+static void
+test_empty_and_silent_audio (void)
+{
+  g_autoptr (WhisperStream) stream = whisper_stream_new (shared_engine, NULL);
+  g_autoptr (GPtrArray) none = NULL;
+  g_assert_true (whisper_stream_transcribe (stream, NULL, 0, NULL, NULL, &none, NULL));
+  g_assert_cmpuint (none->len, ==, 0);
+
+  /* 5 s of digital silence: no text */
+  g_autofree float *zeros = g_new0 (float, 5 * WHISPER_SAMPLE_RATE);
+  g_autoptr (GPtrArray) segments = NULL;
+  g_assert_true (whisper_stream_transcribe (stream, zeros, 5 * WHISPER_SAMPLE_RATE, NULL, NULL,
+                                            &segments, NULL));
+  g_assert_cmpuint (segments->len, ==, 0);
+}
+
+static void
+test_missing_model (void)
+{
+  WhisperEngineOptions options;
+  whisper_engine_options_init (&options);
+  options.model_path = "/nonexistent/whisper-model";
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WhisperEngine) engine = whisper_engine_new (&options, &error);
+  g_assert_null (engine);
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "/nonexistent/whisper-model"));
+}
+
+static void
+test_audio_errors (void)
+{
+  g_autoptr (GError) error = NULL;
+  gsize n;
+  g_assert_null (whisper_audio_load_file ("/nonexistent.wav", -1, &n, &error));
+  g_assert_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_AUDIO);
+  g_assert_nonnull (strstr (error->message, "/nonexistent.wav"));
+  g_clear_error (&error);
+
+  g_autofree char *path = shared_data_path ("jfk.wav");
+  g_assert_null (whisper_audio_load_file (path, 1, &n, &error)); /* mono file */
+  g_assert_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  shared_engine = new_engine (0);
+  g_test_add_func ("/engine/special-tokens", test_special_tokens);
+  g_test_add_func ("/engine/decode-words", test_decode_words_and_specials);
+  g_test_add_func ("/engine/decode-split-utf8", test_decode_split_utf8);
+  g_test_add_func ("/engine/utf8-edge-cases", test_utf8_decoder_edge_cases);
+  g_test_add_func ("/engine/token-callback-no-lookups", test_token_callback_and_lookups);
+  g_test_add_func ("/engine/lookups-at-creation", test_lookups_counted_at_creation);
+  g_test_add_func ("/engine/encoder-length-default", test_encoder_length_default);
+  g_test_add_func ("/engine/encoder-length-override", test_encoder_length_override);
+  g_test_add_func ("/engine/bad-encoder-context", test_bad_encoder_context);
+  g_test_add_func ("/engine/cancel", test_cancel_from_callback);
+  g_test_add_func ("/engine/empty-and-silence", test_empty_and_silent_audio);
+  g_test_add_func ("/engine/missing-model", test_missing_model);
+  g_test_add_func ("/engine/audio-errors", test_audio_errors);
+  const int rc = g_test_run ();
+  whisper_engine_unref (shared_engine);
+  return rc;
+}
