@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Shared by demo.sh and run-tests.sh: installs the dependencies, fetches the
+# default model and builds the project into ./build. Safe to run twice.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash tools/install-deps.sh
+bash tools/fetch-model.sh
+if [ ! -f build/build.ninja ]; then
+  meson setup build
+fi
+ninja -C build
