@@ -21,7 +21,7 @@
 G_BEGIN_DECLS
 
 /* Bump when the table changes: the CUDA module checks it at load time. */
-#define WHISPER_BACKEND_ABI_VERSION 1
+#define WHISPER_BACKEND_ABI_VERSION 2
 
 typedef struct _WhisperBackend WhisperBackend;
 
@@ -134,6 +134,47 @@ typedef struct {
   void (*logits_select) (WhisperBackend *be, float *logits, WhisperLogitConfig *config,
                          const WhisperLogitState *state, WhisperLogitChoice *choice);
   void (*logits_release) (WhisperBackend *be, WhisperLogitConfig *config);
+
+  /* ---- ABI 2: optional; NULL where a backend has no use for them (CPU) ---- */
+
+  /* Sticky error state. Ops return nothing, so a backend that fails inside
+   * one (a kernel launch, a CUDA error) remembers the first failure; this
+   * returns FALSE with that error (and keeps it: a failed device stays
+   * failed). Call it after the encoder and after a decode loop. */
+  gboolean (*check) (WhisperBackend *be, GError **error);
+
+  /* Decode-step graphs (CUDA: one cudaGraph per key, replayed each step).
+   *
+   *   graph_begin (be, key, error);     every op the calling thread issues
+   *   ...the ops of one decode step...  from here is recorded, not run
+   *   graph_end (be, error);            runs them all as one graph launch
+   *
+   * The engine issues exactly the ops it would issue without a graph, with
+   * this step's values (token, position, KV length, KV write row, logit
+   * state). graph_end() compares the recorded ops with those of the graph
+   * already built for `key`: when only kernel arguments differ (the usual
+   * case from one decode step to the next) it patches those kernel nodes in
+   * place (cudaGraphExecKernelNodeSetParams) and replays the graph; when
+   * anything else differs (op sequence, shapes, a cuBLAS call), it captures
+   * and instantiates the graph again. So per-step scalars need no device
+   * memory of their own: they travel as patched kernel arguments.
+   *
+   * Rules between graph_begin() and graph_end():
+   * - no result may be read on the host before graph_end() returns: the
+   *   choice of logits_select() and the bytes of download() are written
+   *   when graph_end() returns (it waits for the graph only when there is
+   *   such an output);
+   * - upload() copies the host data at the call (it may be reused at once);
+   * - sync() does nothing; free() is deferred to graph_end();
+   * - alloc() works; weight_upload() is refused (error at graph_end()).
+   * `key` names the cached graph (e.g. the stream's address): use one key
+   * per kind of step (single-token step, beam step, ...). If graph_end()
+   * fails, the step's outputs are undefined and the error is also kept for
+   * check(). graph_release() frees the graph of one key (e.g. when a stream
+   * is freed); all are freed with the backend. */
+  gboolean (*graph_begin) (WhisperBackend *be, guint64 key, GError **error);
+  gboolean (*graph_end) (WhisperBackend *be, GError **error);
+  void (*graph_release) (WhisperBackend *be, guint64 key);
 } WhisperBackendOps;
 
 struct _WhisperBackend {
