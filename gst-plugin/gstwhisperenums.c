@@ -1,0 +1,63 @@
+/* gstwhisperenums.c: GTypes of whispersink's enumerated properties. */
+#include "gstwhisperenums.h"
+
+GType
+gst_whisper_device_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_WHISPER_DEVICE_AUTO, "CUDA when a GPU and the CUDA module are available, else CPU",
+        "auto"},
+    {GST_WHISPER_DEVICE_CPU, "CPU (BLAS)", "cpu"},
+    {GST_WHISPER_DEVICE_CUDA, "NVIDIA GPU (CUDA); fails when none is available", "cuda"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstWhisperDevice", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+GType
+gst_whisper_output_mode_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_WHISPER_OUTPUT_SEGMENTS,
+        "One buffer per segment, pushed when the segment is complete (subtitles)",
+        "segments"},
+    {GST_WHISPER_OUTPUT_WORDS,
+        "One buffer per word, pushed as soon as the decode step that completes it returns "
+          "(live captions)", "words"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstWhisperOutputMode", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+GType
+gst_whisper_offline_mode_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_WHISPER_OFFLINE_EXACT,
+        "Buffer the stream and transcribe it whole at EOS (or any drain): text identical "
+          "to the engine's whole-file transcription", "exact"},
+    {GST_WHISPER_OFFLINE_WINDOWED,
+        "Transcribe each 30-s window as soon as it is buffered: early output and bounded "
+          "memory, text can differ slightly at window edges", "windowed"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstWhisperOfflineMode", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}

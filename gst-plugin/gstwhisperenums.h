@@ -1,0 +1,34 @@
+/* gstwhisperenums.h: enumerations used by whispersink's properties. */
+#pragma once
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+/* Mirrors WhisperDevice (engine/whisper-engine.h) value for value. */
+typedef enum {
+  GST_WHISPER_DEVICE_AUTO,
+  GST_WHISPER_DEVICE_CPU,
+  GST_WHISPER_DEVICE_CUDA,
+} GstWhisperDevice;
+
+typedef enum {
+  GST_WHISPER_OUTPUT_SEGMENTS,
+  GST_WHISPER_OUTPUT_WORDS,
+} GstWhisperOutputMode;
+
+/* How audio from a non-live upstream is cut into engine calls. */
+typedef enum {
+  GST_WHISPER_OFFLINE_EXACT,     /* one call per drain: the engine's own whole-stream result */
+  GST_WHISPER_OFFLINE_WINDOWED,  /* one 30-s window per call as soon as it is buffered */
+} GstWhisperOfflineMode;
+
+#define GST_TYPE_WHISPER_DEVICE (gst_whisper_device_get_type ())
+#define GST_TYPE_WHISPER_OUTPUT_MODE (gst_whisper_output_mode_get_type ())
+#define GST_TYPE_WHISPER_OFFLINE_MODE (gst_whisper_offline_mode_get_type ())
+
+GType gst_whisper_device_get_type (void);
+GType gst_whisper_output_mode_get_type (void);
+GType gst_whisper_offline_mode_get_type (void);
+
+G_END_DECLS

@@ -1,0 +1,169 @@
+/* gstwhisperoutput.c: text buffers, GAP events, bus messages and the
+ * observed delay of whispersink (see gstwhisperoutput.h). */
+#include "gstwhisperoutput.h"
+
+#include <math.h>
+#include <string.h>
+
+GST_DEBUG_CATEGORY_EXTERN (gst_whisper_sink_debug);
+#define GST_CAT_DEFAULT gst_whisper_sink_debug
+
+/* Warn again only when the delay grew by this much since the last warning. */
+#define WARN_STEP (GST_SECOND)
+
+void
+gst_whisper_output_init (GstWhisperOutput *o, GstElement *element, GstPad *srcpad)
+{
+  memset (o, 0, sizeof (*o));
+  o->element = element;
+  o->srcpad = srcpad;
+  gst_segment_init (&o->segment, GST_FORMAT_TIME);
+  gst_whisper_output_reset (o);
+}
+
+void
+gst_whisper_output_reset (GstWhisperOutput *o)
+{
+  o->position = GST_CLOCK_TIME_NONE;
+  GST_OBJECT_LOCK (o->element);
+  o->max_delay = 0;
+  GST_OBJECT_UNLOCK (o->element);
+  o->warned_delay = 0;
+}
+
+void
+gst_whisper_output_start_at (GstWhisperOutput *o, GstClockTime t)
+{
+  if (!GST_CLOCK_TIME_IS_VALID (o->position))
+    o->position = t;
+}
+
+void
+gst_whisper_output_gap_until (GstWhisperOutput *o, GstClockTime t)
+{
+  GstEvent *gap;
+
+  if (!GST_CLOCK_TIME_IS_VALID (t))
+    return;
+  if (!GST_CLOCK_TIME_IS_VALID (o->position)) {
+    o->position = t;
+    return;
+  }
+  if (t <= o->position)
+    return;
+
+  gap = gst_event_new_gap (o->position, t - o->position);
+  GST_LOG_OBJECT (o->element, "GAP %" GST_TIME_FORMAT " + %" GST_TIME_FORMAT,
+      GST_TIME_ARGS (o->position), GST_TIME_ARGS (t - o->position));
+  o->position = t;
+  gst_pad_push_event (o->srcpad, gap);
+}
+
+GstClockTime
+gst_whisper_output_get_max_delay (GstWhisperOutput *o)
+{
+  GstClockTime d;
+
+  GST_OBJECT_LOCK (o->element);
+  d = o->max_delay;
+  GST_OBJECT_UNLOCK (o->element);
+  return d;
+}
+
+/* Running time now minus the running time of `pts` minus what upstream
+ * already accounts for: how long after its capture this item leaves. */
+static GstClockTime
+observe_delay (GstWhisperOutput *o, GstClockTime pts)
+{
+  GstClock *clock;
+  GstClockTime now, base, rt, delay = GST_CLOCK_TIME_NONE;
+
+  if (!o->live)
+    return GST_CLOCK_TIME_NONE;
+  rt = gst_segment_to_running_time (&o->segment, GST_FORMAT_TIME, pts);
+  clock = gst_element_get_clock (o->element);
+  if (!clock || !GST_CLOCK_TIME_IS_VALID (rt)) {
+    g_clear_object (&clock);
+    return GST_CLOCK_TIME_NONE;
+  }
+  now = gst_clock_get_time (clock);
+  base = gst_element_get_base_time (o->element);
+  gst_object_unref (clock);
+  if (now < base)
+    return GST_CLOCK_TIME_NONE;
+  now -= base;
+  delay = now > rt + o->upstream_min ? now - rt - o->upstream_min : 0;
+
+  GST_OBJECT_LOCK (o->element);
+  if (delay > o->max_delay)
+    o->max_delay = delay;
+  GST_OBJECT_UNLOCK (o->element);
+
+  if (delay > o->budget && delay >= o->warned_delay + WARN_STEP) {
+    o->warned_delay = delay;
+    GST_ELEMENT_WARNING_WITH_DETAILS (o->element, STREAM, FAILED,
+        ("Transcription is late: text left %" GST_TIME_FORMAT " after its audio, "
+            "more than latency + lateness (%" GST_TIME_FORMAT ")",
+            GST_TIME_ARGS (delay), GST_TIME_ARGS (o->budget)),
+        ("Raise the latency property, lower encoder-context, or use a faster device"),
+        ("whispersink/excessive-delay", "delay", G_TYPE_UINT64, delay,
+            "budget", G_TYPE_UINT64, o->budget, NULL));
+  }
+  return delay;
+}
+
+static void
+post_message (GstWhisperOutput *o, const GstWhisperItem *item, GstClockTime pts,
+    GstClockTime duration, GstClockTime delay)
+{
+  GstStructure *s;
+  GstClockTime rt = gst_segment_to_running_time (&o->segment, GST_FORMAT_TIME, pts);
+  GstClockTime st = gst_segment_to_stream_time (&o->segment, GST_FORMAT_TIME, pts);
+
+  s = gst_structure_new (GST_WHISPER_MESSAGE_NAME,
+      "text", G_TYPE_STRING, item->text,
+      "timestamp", G_TYPE_UINT64, pts,
+      "duration", G_TYPE_UINT64, duration,
+      "running-time", G_TYPE_UINT64, rt,
+      "stream-time", G_TYPE_UINT64, st,
+      "avg-logprob", G_TYPE_DOUBLE, item->avg_logprob,
+      "no-speech-prob", G_TYPE_DOUBLE, item->no_speech_prob,
+      "final", G_TYPE_BOOLEAN, item->final,
+      "granularity", G_TYPE_STRING, item->granularity,
+      "decode-step", G_TYPE_INT, item->decode_step,
+      "delay", G_TYPE_UINT64, delay, NULL);
+  gst_element_post_message (o->element,
+      gst_message_new_element (GST_OBJECT (o->element), s));
+}
+
+GstFlowReturn
+gst_whisper_output_push_item (GstWhisperOutput *o, const GstWhisperItem *item)
+{
+  GstClockTime pts = item->pts, end = item->pts + item->duration;
+  GstClockTime delay = GST_CLOCK_TIME_NONE;
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  if (item->push && GST_CLOCK_TIME_IS_VALID (o->position) && pts < o->position) {
+    pts = o->position;
+    end = MAX (end, pts + GST_MSECOND);
+  }
+
+  if (item->push) {
+    gsize len = strlen (item->text);
+    GstBuffer *buf = gst_buffer_new_memdup (item->text, len);
+
+    gst_whisper_output_gap_until (o, pts);
+    GST_BUFFER_PTS (buf) = pts;
+    GST_BUFFER_DURATION (buf) = end - pts;
+    GST_DEBUG_OBJECT (o->element, "text %" GST_TIME_FORMAT " + %" GST_TIME_FORMAT ": %s",
+        GST_TIME_ARGS (pts), GST_TIME_ARGS (end - pts), item->text);
+    ret = gst_pad_push (o->srcpad, buf);
+    if (ret == GST_FLOW_NOT_LINKED)
+      ret = GST_FLOW_OK;
+    o->position = end;
+    delay = observe_delay (o, item->pts);
+  }
+
+  post_message (o, item, pts, end - pts, delay);
+  return ret;
+}

@@ -1,0 +1,53 @@
+/* gstwhisperoutput.h: what whispersink sends out: text buffers with PTS and
+ * DURATION, GAP events over the time without text, one "whisper-text"
+ * element message per item, and the delay it observes in live pipelines.
+ * Used by the src-pad task; the observed delay is also read by the
+ * property getter, under the element's object lock. */
+#pragma once
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+#define GST_WHISPER_MESSAGE_NAME "whisper-text"
+
+typedef struct {
+  const gchar *text;          /* UTF-8, without surrounding spaces */
+  GstClockTime pts;
+  GstClockTime duration;
+  double avg_logprob;
+  double no_speech_prob;      /* NaN when unknown (words) */
+  gboolean final;             /* FALSE: a later decode of the window may differ (words) */
+  const gchar *granularity;   /* "segment" or "word" */
+  gint decode_step;           /* decode step that completed a word; -1 for segments */
+  gboolean push;              /* FALSE: bus message only */
+} GstWhisperItem;
+
+typedef struct {
+  GstElement *element;
+  GstPad *srcpad;
+  GstSegment segment;          /* the input segment: running and stream time of items */
+  GstClockTime position;       /* end of what was pushed (buffers and GAPs) */
+  /* live only */
+  gboolean live;
+  GstClockTime upstream_min;
+  GstClockTime budget;         /* latency + lateness: warn when the delay exceeds it */
+  GstClockTime max_delay;      /* object lock */
+  GstClockTime warned_delay;
+} GstWhisperOutput;
+
+void gst_whisper_output_init (GstWhisperOutput *o, GstElement *element, GstPad *srcpad);
+/* Forgets the position and the observed delay (new stream, flush). */
+void gst_whisper_output_reset (GstWhisperOutput *o);
+/* Starts the output position at `t` if nothing was output yet. */
+void gst_whisper_output_start_at (GstWhisperOutput *o, GstClockTime t);
+/* Pushes a GAP from the position up to `t` (nothing when `t` is not later). */
+void gst_whisper_output_gap_until (GstWhisperOutput *o, GstClockTime t);
+/* GAP before it when needed, the text buffer (NOT_LINKED counts as OK), the
+ * bus message. Items never go back in time: an item that starts before the
+ * position is moved to it. */
+GstFlowReturn gst_whisper_output_push_item (GstWhisperOutput *o, const GstWhisperItem *item);
+/* Largest delay observed so far (takes the object lock). */
+GstClockTime gst_whisper_output_get_max_delay (GstWhisperOutput *o);
+
+G_END_DECLS

@@ -1,0 +1,954 @@
+/* gstwhispersink.c: whispersink's pads, properties, state changes, sink-pad
+ * chain and events, and the LATENCY query. The engine runs in the src-pad
+ * task (gstwhispertask.c); the upstream streaming thread only converts and
+ * queues audio.
+ *
+ * SECTION:element-whispersink
+ *
+ * Turns 16 kHz mono speech into text with an OpenAI Whisper model. Every
+ * text buffer has a PTS and a DURATION in the input's time domain and GAP
+ * events cover the time without text, so srtenc, webvttenc and textoverlay
+ * work with their default settings. Each item is also posted on the bus as
+ * a "whisper-text" element message. The src pad may stay unlinked.
+ *
+ * |[
+ * gst-launch-1.0 filesrc location=speech.wav ! wavparse ! audioconvert ! \
+ *     audioresample ! whispersink ! srtenc ! filesink location=speech.srt
+ * ]|
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstwhispersink-private.h"
+
+#include <string.h>
+
+GST_DEBUG_CATEGORY (gst_whisper_sink_debug);
+#define GST_CAT_DEFAULT gst_whisper_sink_debug
+
+#define DEFAULT_MODEL NULL
+#define DEFAULT_DEVICE GST_WHISPER_DEVICE_AUTO
+#define DEFAULT_THREADS 0
+#define DEFAULT_LANGUAGE_CODE "en-US"
+#define DEFAULT_LATENCY_MS 6000
+#define DEFAULT_LATENESS_MS 0
+#define DEFAULT_OUTPUT GST_WHISPER_OUTPUT_SEGMENTS
+#define DEFAULT_ENCODER_CONTEXT 0
+#define DEFAULT_NO_SPEECH_THRESHOLD 0.6
+#define DEFAULT_OFFLINE_MODE GST_WHISPER_OFFLINE_EXACT
+
+/* Non-live upstream: the chain waits once this much audio is queued. */
+#define MAX_QUEUED_SAMPLES (10 * WHISPER_SAMPLE_RATE)
+
+enum {
+  PROP_0,
+  PROP_MODEL,
+  PROP_DEVICE,
+  PROP_THREADS,
+  PROP_LANGUAGE_CODE,
+  PROP_LATENCY,
+  PROP_LATENESS,
+  PROP_OUTPUT,
+  PROP_ENCODER_CONTEXT,
+  PROP_NO_SPEECH_THRESHOLD,
+  PROP_OFFLINE_MODE,
+  PROP_MAX_ENCODER_LENGTH,
+  PROP_MAX_OBSERVED_DELAY,
+};
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("audio/x-raw, format = (string) { F32LE, S16LE }, "
+        "rate = (int) 16000, channels = (int) 1, layout = (string) interleaved"));
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("text/x-raw, format = (string) utf8"));
+
+#define gst_whisper_sink_parent_class parent_class
+G_DEFINE_TYPE_WITH_CODE (GstWhisperSink, gst_whisper_sink, GST_TYPE_ELEMENT,
+    GST_DEBUG_CATEGORY_INIT (gst_whisper_sink_debug, "whispersink", 0,
+        "Whisper speech-to-text element"));
+GST_ELEMENT_REGISTER_DEFINE (whispersink, "whispersink", GST_RANK_NONE,
+    GST_TYPE_WHISPER_SINK);
+
+static void gst_whisper_sink_set_property (GObject *object, guint prop_id,
+    const GValue *value, GParamSpec *pspec);
+static void gst_whisper_sink_get_property (GObject *object, guint prop_id,
+    GValue *value, GParamSpec *pspec);
+static void gst_whisper_sink_finalize (GObject *object);
+static GstStateChangeReturn gst_whisper_sink_change_state (GstElement *element,
+    GstStateChange transition);
+static GstFlowReturn gst_whisper_sink_chain (GstPad *pad, GstObject *parent,
+    GstBuffer *buffer);
+static gboolean gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent,
+    GstEvent *event);
+static gboolean gst_whisper_sink_sink_query (GstPad *pad, GstObject *parent,
+    GstQuery *query);
+static gboolean gst_whisper_sink_src_query (GstPad *pad, GstObject *parent,
+    GstQuery *query);
+static gboolean gst_whisper_sink_src_activate_mode (GstPad *pad, GstObject *parent,
+    GstPadMode mode, gboolean active);
+static gboolean gst_whisper_sink_sink_activate_mode (GstPad *pad, GstObject *parent,
+    GstPadMode mode, gboolean active);
+
+static void
+gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+  const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
+
+  gobject_class->set_property = gst_whisper_sink_set_property;
+  gobject_class->get_property = gst_whisper_sink_get_property;
+  gobject_class->finalize = gst_whisper_sink_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_MODEL,
+      g_param_spec_string ("model", "Model",
+          "Whisper model: a CTranslate2 directory (model.bin, config.json, vocabulary) "
+          "or a whisper.cpp ggml file. Unset: the default model ($WHISPER_MODEL, else "
+          "$XDG_DATA_HOME/gst-whisper/models/tiny.en); reading it then gives that path",
+          DEFAULT_MODEL, rw | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_DEVICE,
+      g_param_spec_enum ("device", "Device", "Where inference runs",
+          GST_TYPE_WHISPER_DEVICE, DEFAULT_DEVICE, rw | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_THREADS,
+      g_param_spec_int ("threads", "Threads",
+          "CPU threads for inference (0 = one per core)", 0, 1024, DEFAULT_THREADS,
+          rw | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_LANGUAGE_CODE,
+      g_param_spec_string ("language-code", "Language code",
+          "Language of the speech, as a BCP 47 tag or ISO 639 code (\"en\" and \"en-US\" "
+          "both mean English). The engine runs English-only models: another language "
+          "fails the change to READY, or posts a warning when set later",
+          DEFAULT_LANGUAGE_CODE, rw | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_LATENCY,
+      g_param_spec_uint ("latency", "Latency",
+          "Live upstream: the element's latency budget in ms (audio is transcribed in "
+          "chunks of a third of it; the rest is time for inference). Reported in the "
+          "LATENCY query on top of upstream's", 300, G_MAXUINT / 2, DEFAULT_LATENCY_MS,
+          rw | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_LATENESS,
+      g_param_spec_uint ("lateness", "Lateness",
+          "Live upstream: extra ms by which output may be late before audio is dropped "
+          "and a warning posted; the output segment is shifted by it",
+          0, G_MAXUINT / 2, DEFAULT_LATENESS_MS, rw | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_OUTPUT,
+      g_param_spec_enum ("output", "Output", "Granularity of the text buffers",
+          GST_TYPE_WHISPER_OUTPUT_MODE, DEFAULT_OUTPUT, rw | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_ENCODER_CONTEXT,
+      g_param_spec_int ("encoder-context", "Encoder context",
+          "Encoder frames per window (0 = the model's, 1500 = 30 s; each frame is 20 ms). "
+          "Shorter windows are faster, may be less accurate", 0, 1500,
+          DEFAULT_ENCODER_CONTEXT, rw | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_NO_SPEECH_THRESHOLD,
+      g_param_spec_double ("no-speech-threshold", "No-speech threshold",
+          "A window whose no-speech probability exceeds this (and whose average log "
+          "probability is below -1) is treated as silence; negative disables the check",
+          -1.0, 1.0, DEFAULT_NO_SPEECH_THRESHOLD, rw | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_OFFLINE_MODE,
+      g_param_spec_enum ("offline-mode", "Offline mode",
+          "Non-live upstream: transcribe the whole stream at EOS like the engine does "
+          "(exact), or window by window as audio arrives (windowed)",
+          GST_TYPE_WHISPER_OFFLINE_MODE, DEFAULT_OFFLINE_MODE,
+          rw | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_MAX_ENCODER_LENGTH,
+      g_param_spec_int ("max-encoder-length", "Max encoder length",
+          "Encoder frames per window the engine resolved when it was created "
+          "(0 before READY)", 0, G_MAXINT, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_MAX_OBSERVED_DELAY,
+      g_param_spec_uint ("max-observed-delay", "Max observed delay",
+          "Live upstream: the largest delay in ms between audio and its text seen so "
+          "far (without upstream latency)", 0, G_MAXUINT, 0, ro));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class, "Whisper speech to text",
+      "Text/Audio/Filter",
+      "Transcribes 16 kHz mono speech into timestamped text with an OpenAI Whisper model",
+      "gst-whisper project");
+
+  element_class->change_state = GST_DEBUG_FUNCPTR (gst_whisper_sink_change_state);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_WHISPER_DEVICE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_WHISPER_OUTPUT_MODE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_WHISPER_OFFLINE_MODE, 0);
+}
+
+static void
+gst_whisper_sink_init (GstWhisperSink *self)
+{
+  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
+  gst_pad_set_chain_function (self->sinkpad, GST_DEBUG_FUNCPTR (gst_whisper_sink_chain));
+  gst_pad_set_event_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_whisper_sink_sink_event));
+  gst_pad_set_query_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_whisper_sink_sink_query));
+  gst_pad_set_activatemode_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_whisper_sink_sink_activate_mode));
+  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
+
+  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
+  gst_pad_use_fixed_caps (self->srcpad);
+  gst_pad_set_query_function (self->srcpad,
+      GST_DEBUG_FUNCPTR (gst_whisper_sink_src_query));
+  gst_pad_set_activatemode_function (self->srcpad,
+      GST_DEBUG_FUNCPTR (gst_whisper_sink_src_activate_mode));
+  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+
+  /* It ends pipelines (`... ! whispersink`): the bin waits for its EOS. */
+  GST_OBJECT_FLAG_SET (self, GST_ELEMENT_FLAG_SINK);
+
+  self->model = g_strdup (DEFAULT_MODEL);
+  self->device = DEFAULT_DEVICE;
+  self->threads = DEFAULT_THREADS;
+  self->language_code = g_strdup (DEFAULT_LANGUAGE_CODE);
+  self->latency_ms = DEFAULT_LATENCY_MS;
+  self->lateness_ms = DEFAULT_LATENESS_MS;
+  self->output = DEFAULT_OUTPUT;
+  self->encoder_context = DEFAULT_ENCODER_CONTEXT;
+  self->no_speech_threshold = DEFAULT_NO_SPEECH_THRESHOLD;
+  self->offline_mode = DEFAULT_OFFLINE_MODE;
+
+  self->align = gst_audio_stream_align_new (WHISPER_SAMPLE_RATE, 40 * GST_MSECOND,
+      GST_SECOND);
+  gst_segment_init (&self->sink_segment, GST_FORMAT_TIME);
+  g_mutex_init (&self->qlock);
+  g_cond_init (&self->qcond);
+  g_queue_init (&self->queue);
+  self->srcresult = GST_FLOW_FLUSHING;
+  self->flushing = TRUE;
+  self->upstream_min = 0;
+
+  gst_whisper_sink_task_init (self);
+}
+
+static void
+gst_whisper_sink_finalize (GObject *object)
+{
+  GstWhisperSink *self = GST_WHISPER_SINK (object);
+
+  gst_whisper_sink_task_finalize (self);
+  g_queue_clear_full (&self->queue, (GDestroyNotify) gst_whisper_queue_item_free);
+  g_mutex_clear (&self->qlock);
+  g_cond_clear (&self->qcond);
+  gst_audio_stream_align_free (self->align);
+  g_clear_pointer (&self->stream, whisper_stream_free);
+  g_clear_pointer (&self->engine, whisper_engine_unref);
+  g_free (self->model);
+  g_free (self->language_code);
+
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+void
+gst_whisper_queue_item_free (GstWhisperQueueItem *item)
+{
+  if (item->pcm)
+    g_array_unref (item->pcm);
+  if (item->event)
+    gst_event_unref (item->event);
+  g_free (item);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Properties */
+
+static gboolean
+language_is_english (const gchar *code)
+{
+  if (code == NULL || *code == '\0')
+    return TRUE;
+  if (g_ascii_strcasecmp (code, "eng") == 0 || g_ascii_strcasecmp (code, "english") == 0)
+    return TRUE;
+  return g_ascii_strncasecmp (code, "en", 2) == 0
+      && (code[2] == '\0' || code[2] == '-' || code[2] == '_');
+}
+
+/* Object lock held. Engine properties may change in NULL and READY only. */
+static gboolean
+engine_property_writable (GstWhisperSink *self, GParamSpec *pspec)
+{
+  if (GST_STATE (self) > GST_STATE_READY || GST_STATE_PENDING (self) > GST_STATE_READY) {
+    GST_WARNING_OBJECT (self, "'%s' can only be changed in the NULL or READY state; "
+        "the change is ignored", pspec->name);
+    return FALSE;
+  }
+  if (self->engine)
+    self->engine_dirty = TRUE;    /* reloaded on the way to PAUSED */
+  return TRUE;
+}
+
+static void
+gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *value,
+    GParamSpec *pspec)
+{
+  GstWhisperSink *self = GST_WHISPER_SINK (object);
+  gboolean post_latency = FALSE, warn_language = FALSE;
+  gchar *language = NULL;
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_MODEL:
+      if (engine_property_writable (self, pspec)) {
+        g_free (self->model);
+        self->model = g_value_dup_string (value);
+      }
+      break;
+    case PROP_DEVICE:
+      if (engine_property_writable (self, pspec))
+        self->device = g_value_get_enum (value);
+      break;
+    case PROP_THREADS:
+      if (engine_property_writable (self, pspec))
+        self->threads = g_value_get_int (value);
+      break;
+    case PROP_ENCODER_CONTEXT:
+      if (engine_property_writable (self, pspec))
+        self->encoder_context = g_value_get_int (value);
+      break;
+    case PROP_LANGUAGE_CODE:
+      g_free (self->language_code);
+      self->language_code = g_value_dup_string (value);
+      if (!language_is_english (self->language_code) && self->engine) {
+        warn_language = TRUE;
+        language = g_strdup (self->language_code);
+      }
+      break;
+    case PROP_LATENCY:
+      self->latency_ms = g_value_get_uint (value);
+      post_latency = GST_STATE (self) >= GST_STATE_PAUSED;
+      break;
+    case PROP_LATENESS:
+      self->lateness_ms = g_value_get_uint (value);
+      break;
+    case PROP_OUTPUT:
+      self->output = g_value_get_enum (value);
+      break;
+    case PROP_NO_SPEECH_THRESHOLD:
+      self->no_speech_threshold = g_value_get_double (value);
+      break;
+    case PROP_OFFLINE_MODE:
+      self->offline_mode = g_value_get_enum (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+
+  if (warn_language) {
+    GST_ELEMENT_WARNING (self, LIBRARY, SETTINGS,
+        ("Language \"%s\" is not supported: the engine runs English-only Whisper models; "
+            "transcription continues in English", language), (NULL));
+    g_free (language);
+  }
+  if (post_latency)
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_message_new_latency (GST_OBJECT (self)));
+}
+
+static void
+gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
+    GParamSpec *pspec)
+{
+  GstWhisperSink *self = GST_WHISPER_SINK (object);
+
+  if (prop_id == PROP_MAX_OBSERVED_DELAY) {
+    GstClockTime d = gst_whisper_output_get_max_delay (&self->out);
+    g_value_set_uint (value, (guint) MIN (d / GST_MSECOND, G_MAXUINT));
+    return;
+  }
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_MODEL:
+      if (self->model)
+        g_value_set_string (value, self->model);
+      else
+        g_value_take_string (value, whisper_engine_default_model_path ());
+      break;
+    case PROP_DEVICE:
+      g_value_set_enum (value, self->device);
+      break;
+    case PROP_THREADS:
+      g_value_set_int (value, self->threads);
+      break;
+    case PROP_LANGUAGE_CODE:
+      g_value_set_string (value, self->language_code);
+      break;
+    case PROP_LATENCY:
+      g_value_set_uint (value, self->latency_ms);
+      break;
+    case PROP_LATENESS:
+      g_value_set_uint (value, self->lateness_ms);
+      break;
+    case PROP_OUTPUT:
+      g_value_set_enum (value, self->output);
+      break;
+    case PROP_ENCODER_CONTEXT:
+      g_value_set_int (value, self->encoder_context);
+      break;
+    case PROP_NO_SPEECH_THRESHOLD:
+      g_value_set_double (value, self->no_speech_threshold);
+      break;
+    case PROP_OFFLINE_MODE:
+      g_value_set_enum (value, self->offline_mode);
+      break;
+    case PROP_MAX_ENCODER_LENGTH:
+      g_value_set_int (value, self->max_encoder_length);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Engine and stream */
+
+static void
+post_progress (GstWhisperSink *self, GstProgressType type, const gchar *text)
+{
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_progress (GST_OBJECT (self), type, "load-model", text));
+}
+
+static gboolean
+create_engine (GstWhisperSink *self)
+{
+  WhisperEngineOptions opts;
+  WhisperEngine *engine, *old;
+  g_autoptr (GError) err = NULL;
+  g_autofree gchar *model = NULL, *language = NULL, *text = NULL;
+  const WhisperEngineInfo *info;
+
+  GST_OBJECT_LOCK (self);
+  model = self->model ? g_strdup (self->model) : whisper_engine_default_model_path ();
+  language = g_strdup (self->language_code);
+  whisper_engine_options_init (&opts);
+  opts.device = (WhisperDevice) self->device;
+  opts.n_threads = self->threads;
+  opts.encoder_context = self->encoder_context;
+  GST_OBJECT_UNLOCK (self);
+  opts.model_path = model;
+
+  if (!language_is_english (language)) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("Language \"%s\" is not supported: the engine runs English-only Whisper models "
+            "(set language-code to \"en\")", language), (NULL));
+    return FALSE;
+  }
+
+  text = g_strdup_printf ("Loading Whisper model %s", model);
+  post_progress (self, GST_PROGRESS_TYPE_START, text);
+  GST_INFO_OBJECT (self, "loading model %s (device %d, %d threads, encoder context %d)",
+      model, opts.device, opts.n_threads, opts.encoder_context);
+
+  engine = whisper_engine_new (&opts, &err);
+  if (engine == NULL) {
+    post_progress (self, GST_PROGRESS_TYPE_ERROR, "Loading the Whisper model failed");
+    if (g_error_matches (err, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE)) {
+      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+          ("Could not open the inference device for Whisper model \"%s\": %s", model,
+              err->message), ("device property: %d", opts.device));
+    } else if (g_error_matches (err, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING)) {
+      GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+          ("Invalid setting for Whisper model \"%s\": %s", model, err->message), (NULL));
+    } else {
+      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
+          ("Could not load Whisper model \"%s\": %s", model,
+              err ? err->message : "unknown error"), (NULL));
+    }
+    return FALSE;
+  }
+
+  info = whisper_engine_get_info (engine);
+  GST_INFO_OBJECT (self, "model %s on %s: %d encoder frames per window, %d samples",
+      info->model_path ? info->model_path : model, info->device_name,
+      info->max_encoder_length, info->window_samples);
+  if (info->is_multilingual)
+    GST_INFO_OBJECT (self, "multilingual model; the engine has no language option, "
+        "English is assumed");
+
+  GST_OBJECT_LOCK (self);
+  old = self->engine;
+  self->engine = engine;
+  self->max_encoder_length = info->max_encoder_length;
+  self->engine_dirty = FALSE;
+  GST_OBJECT_UNLOCK (self);
+  g_clear_pointer (&old, whisper_engine_unref);
+
+  text = (g_free (text), g_strdup_printf ("Loaded Whisper model %s", model));
+  post_progress (self, GST_PROGRESS_TYPE_COMPLETE, text);
+  return TRUE;
+}
+
+static void
+free_engine (GstWhisperSink *self)
+{
+  WhisperEngine *engine;
+
+  GST_OBJECT_LOCK (self);
+  engine = self->engine;
+  self->engine = NULL;
+  self->max_encoder_length = 0;
+  self->engine_dirty = FALSE;
+  GST_OBJECT_UNLOCK (self);
+  g_clear_pointer (&engine, whisper_engine_unref);
+}
+
+static gboolean
+create_stream (GstWhisperSink *self)
+{
+  g_autoptr (GError) err = NULL;
+  WhisperStream *stream = whisper_stream_new (self->engine, &err);
+
+  if (stream == NULL) {
+    GST_ELEMENT_ERROR (self, LIBRARY, INIT, ("Could not create a Whisper stream: %s",
+            err ? err->message : "unknown error"), (NULL));
+    return FALSE;
+  }
+  g_mutex_lock (&self->qlock);
+  self->stream = stream;
+  g_mutex_unlock (&self->qlock);
+  return TRUE;
+}
+
+static void
+free_stream (GstWhisperSink *self)
+{
+  WhisperStream *stream;
+
+  g_mutex_lock (&self->qlock);
+  stream = self->stream;
+  self->stream = NULL;
+  g_mutex_unlock (&self->qlock);
+  g_clear_pointer (&stream, whisper_stream_free);
+}
+
+static void
+reset_sink_side (GstWhisperSink *self)
+{
+  gst_audio_stream_align_mark_discont (self->align);
+  gst_segment_init (&self->sink_segment, GST_FORMAT_TIME);
+  self->need_latency_query = TRUE;
+}
+
+static GstStateChangeReturn
+gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
+{
+  GstWhisperSink *self = GST_WHISPER_SINK (element);
+  GstStateChangeReturn ret;
+  gboolean dirty;
+
+  switch (transition) {
+    case GST_STATE_CHANGE_NULL_TO_READY:
+      if (!create_engine (self))
+        return GST_STATE_CHANGE_FAILURE;
+      break;
+    case GST_STATE_CHANGE_READY_TO_PAUSED:
+      GST_OBJECT_LOCK (self);
+      dirty = self->engine_dirty;
+      GST_OBJECT_UNLOCK (self);
+      if (dirty && !create_engine (self))
+        return GST_STATE_CHANGE_FAILURE;
+      if (!create_stream (self))
+        return GST_STATE_CHANGE_FAILURE;
+      self->have_info = FALSE;
+      reset_sink_side (self);
+      gst_whisper_sink_task_reset (self);
+      break;
+    default:
+      break;
+  }
+
+  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+  if (ret == GST_STATE_CHANGE_FAILURE)
+    return ret;
+
+  switch (transition) {
+    case GST_STATE_CHANGE_PAUSED_TO_READY:
+      /* The pads are inactive and the task is stopped. */
+      free_stream (self);
+      gst_whisper_sink_task_reset (self);
+      break;
+    case GST_STATE_CHANGE_READY_TO_NULL:
+      free_engine (self);
+      break;
+    default:
+      break;
+  }
+  return ret;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hand-off to the task */
+
+static void
+set_flushing (GstWhisperSink *self)
+{
+  g_mutex_lock (&self->qlock);
+  self->flushing = TRUE;
+  self->srcresult = GST_FLOW_FLUSHING;
+  g_atomic_int_set (&self->cancel, 1);
+  if (self->stream)
+    whisper_stream_cancel (self->stream);
+  g_cond_broadcast (&self->qcond);
+  g_mutex_unlock (&self->qlock);
+}
+
+static void
+clear_queue_locked (GstWhisperSink *self)
+{
+  g_queue_clear_full (&self->queue, (GDestroyNotify) gst_whisper_queue_item_free);
+  self->queued_samples = 0;
+}
+
+static void
+unset_flushing (GstWhisperSink *self)
+{
+  g_mutex_lock (&self->qlock);
+  clear_queue_locked (self);
+  self->flushing = FALSE;
+  self->eos = FALSE;
+  self->srcresult = GST_FLOW_OK;
+  g_atomic_int_set (&self->cancel, 0);
+  g_mutex_unlock (&self->qlock);
+}
+
+static void
+enqueue_locked (GstWhisperSink *self, GstWhisperQueueItem *item)
+{
+  g_queue_push_tail (&self->queue, item);
+  g_cond_broadcast (&self->qcond);
+}
+
+/* Queues a serialized event for the task; FALSE when flushing. */
+static gboolean
+enqueue_event (GstWhisperSink *self, GstEvent *event)
+{
+  GstWhisperQueueItem *item;
+
+  g_mutex_lock (&self->qlock);
+  if (self->flushing) {
+    g_mutex_unlock (&self->qlock);
+    gst_event_unref (event);
+    return FALSE;
+  }
+  item = g_new0 (GstWhisperQueueItem, 1);
+  item->type = GST_WHISPER_ITEM_EVENT;
+  item->event = event;
+  enqueue_locked (self, item);
+  g_mutex_unlock (&self->qlock);
+  return TRUE;
+}
+
+static gboolean
+gst_whisper_sink_src_activate_mode (GstPad *pad, GstObject *parent, GstPadMode mode,
+    gboolean active)
+{
+  GstWhisperSink *self = GST_WHISPER_SINK (parent);
+
+  if (mode != GST_PAD_MODE_PUSH)
+    return FALSE;
+  if (active) {
+    unset_flushing (self);
+    return gst_pad_start_task (pad, gst_whisper_sink_task_loop, self, NULL);
+  }
+  set_flushing (self);
+  return gst_pad_stop_task (pad);
+}
+
+static gboolean
+gst_whisper_sink_sink_activate_mode (GstPad *pad, GstObject *parent, GstPadMode mode,
+    gboolean active)
+{
+  GstWhisperSink *self = GST_WHISPER_SINK (parent);
+
+  (void) pad;
+  if (mode != GST_PAD_MODE_PUSH)
+    return FALSE;
+  if (!active)
+    set_flushing (self);   /* wakes a chain waiting for room */
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sink pad */
+
+static void
+query_upstream_latency (GstWhisperSink *self)
+{
+  GstQuery *q = gst_query_new_latency ();
+  gboolean live = FALSE;
+  GstClockTime min = 0, max = GST_CLOCK_TIME_NONE;
+
+  if (gst_pad_peer_query (self->sinkpad, q))
+    gst_query_parse_latency (q, &live, &min, &max);
+  gst_query_unref (q);
+
+  GST_DEBUG_OBJECT (self, "upstream live %d, min latency %" GST_TIME_FORMAT, live,
+      GST_TIME_ARGS (min));
+  g_mutex_lock (&self->qlock);
+  self->live = live;
+  self->upstream_min = GST_CLOCK_TIME_IS_VALID (min) ? min : 0;
+  g_mutex_unlock (&self->qlock);
+}
+
+static GArray *
+buffer_to_float (GstWhisperSink *self, GstBuffer *buffer)
+{
+  GstMapInfo map;
+  GArray *pcm;
+  gsize n, i;
+
+  if (!gst_buffer_map (buffer, &map, GST_MAP_READ))
+    return NULL;
+  n = map.size / GST_AUDIO_INFO_BPF (&self->info);
+  pcm = g_array_sized_new (FALSE, FALSE, sizeof (float), n);
+  g_array_set_size (pcm, n);
+  if (GST_AUDIO_INFO_FORMAT (&self->info) == GST_AUDIO_FORMAT_S16LE) {
+    for (i = 0; i < n; i++)
+      g_array_index (pcm, float, i) =
+          (gint16) GST_READ_UINT16_LE (map.data + 2 * i) / 32768.0f;
+  } else {
+    for (i = 0; i < n; i++)
+      g_array_index (pcm, float, i) = GST_READ_FLOAT_LE (map.data + 4 * i);
+  }
+  gst_buffer_unmap (buffer, &map);
+  return pcm;
+}
+
+static GstFlowReturn
+gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
+{
+  GstWhisperSink *self = GST_WHISPER_SINK (parent);
+  GstClockTime pts, ts = GST_CLOCK_TIME_NONE, dur;
+  gboolean discont;
+  GArray *pcm;
+  GstWhisperQueueItem *tail;
+  GstFlowReturn ret;
+
+  (void) pad;
+  if (!self->have_info) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL), ("audio before caps"));
+    gst_buffer_unref (buffer);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  if (self->need_latency_query) {
+    self->need_latency_query = FALSE;
+    query_upstream_latency (self);
+  }
+
+  pcm = buffer_to_float (self, buffer);
+  if (pcm == NULL) {
+    GST_ELEMENT_ERROR (self, RESOURCE, READ, (NULL), ("cannot map buffer"));
+    gst_buffer_unref (buffer);
+    return GST_FLOW_ERROR;
+  }
+
+  pts = GST_BUFFER_PTS (buffer);
+  if (!GST_CLOCK_TIME_IS_VALID (pts)) {
+    GstClockTime at = gst_audio_stream_align_get_timestamp_at_discont (self->align);
+    if (GST_CLOCK_TIME_IS_VALID (at))
+      pts = at + gst_util_uint64_scale_int_round (
+          gst_audio_stream_align_get_samples_since_discont (self->align), GST_SECOND,
+          WHISPER_SAMPLE_RATE);
+    else
+      pts = self->sink_segment.start;
+  }
+  discont = gst_audio_stream_align_process (self->align,
+      GST_BUFFER_IS_DISCONT (buffer), pts, pcm->len, &ts, &dur, NULL);
+  gst_buffer_unref (buffer);
+
+  g_mutex_lock (&self->qlock);
+  if (discont) {
+    GstWhisperQueueItem *resync = g_new0 (GstWhisperQueueItem, 1);
+    resync->type = GST_WHISPER_ITEM_RESYNC;
+    resync->pts = ts;
+    if (!self->flushing)
+      enqueue_locked (self, resync);
+    else
+      g_free (resync);
+  }
+  while (!self->live && !self->flushing && self->srcresult == GST_FLOW_OK
+      && self->queued_samples > MAX_QUEUED_SAMPLES)
+    g_cond_wait (&self->qcond, &self->qlock);
+
+  if (self->flushing || self->eos
+      || (self->srcresult != GST_FLOW_OK && self->srcresult != GST_FLOW_NOT_LINKED)) {
+    ret = self->flushing ? GST_FLOW_FLUSHING : self->eos ? GST_FLOW_EOS : self->srcresult;
+    g_mutex_unlock (&self->qlock);
+    g_array_unref (pcm);
+    GST_DEBUG_OBJECT (self, "refusing buffer: %s", gst_flow_get_name (ret));
+    return ret;
+  }
+
+  self->queued_samples += pcm->len;
+  tail = g_queue_peek_tail (&self->queue);
+  if (tail && tail->type == GST_WHISPER_ITEM_AUDIO) {
+    g_array_append_vals (tail->pcm, pcm->data, pcm->len);
+    g_array_unref (pcm);
+    g_cond_broadcast (&self->qcond);
+  } else {
+    GstWhisperQueueItem *item = g_new0 (GstWhisperQueueItem, 1);
+    item->type = GST_WHISPER_ITEM_AUDIO;
+    item->pcm = pcm;
+    enqueue_locked (self, item);
+  }
+  g_mutex_unlock (&self->qlock);
+  return GST_FLOW_OK;
+}
+
+static gboolean
+handle_caps (GstWhisperSink *self, GstCaps *caps)
+{
+  GstAudioInfo info;
+
+  if (!gst_audio_info_from_caps (&info, caps)
+      || GST_AUDIO_INFO_RATE (&info) != WHISPER_SAMPLE_RATE
+      || GST_AUDIO_INFO_CHANNELS (&info) != 1
+      || (GST_AUDIO_INFO_FORMAT (&info) != GST_AUDIO_FORMAT_F32LE
+          && GST_AUDIO_INFO_FORMAT (&info) != GST_AUDIO_FORMAT_S16LE)) {
+    GST_WARNING_OBJECT (self, "unsupported caps %" GST_PTR_FORMAT, caps);
+    return FALSE;
+  }
+  self->info = info;
+  self->have_info = TRUE;
+  return TRUE;
+}
+
+static gboolean
+gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
+{
+  GstWhisperSink *self = GST_WHISPER_SINK (parent);
+
+  GST_LOG_OBJECT (self, "event %" GST_PTR_FORMAT, event);
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_FLUSH_START:
+      /* Never blocks: cancel the engine, wake everyone, let the task pause itself. */
+      set_flushing (self);
+      return gst_pad_push_event (self->srcpad, event);
+
+    case GST_EVENT_FLUSH_STOP:{
+      gboolean ret;
+
+      /* Serialized: upstream holds the stream lock; wait for the task to stop. */
+      gst_pad_pause_task (self->srcpad);
+      gst_whisper_sink_task_reset (self);
+      reset_sink_side (self);
+      ret = gst_pad_push_event (self->srcpad, event);
+      unset_flushing (self);
+      g_mutex_lock (&self->qlock);
+      if (self->stream)
+        whisper_stream_reset (self->stream);
+      g_mutex_unlock (&self->qlock);
+      gst_pad_start_task (self->srcpad, gst_whisper_sink_task_loop, self, NULL);
+      return ret;
+    }
+
+    case GST_EVENT_CAPS:{
+      GstCaps *caps;
+      gst_event_parse_caps (event, &caps);
+      if (!handle_caps (self, caps)) {
+        gst_event_unref (event);
+        return FALSE;
+      }
+      return enqueue_event (self, event);
+    }
+
+    case GST_EVENT_SEGMENT:{
+      const GstSegment *segment;
+      gst_event_parse_segment (event, &segment);
+      if (segment->format != GST_FORMAT_TIME) {
+        GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
+            ("only TIME segments are supported, got %s",
+                gst_format_get_name (segment->format)));
+        gst_event_unref (event);
+        return FALSE;
+      }
+      self->sink_segment = *segment;
+      gst_audio_stream_align_mark_discont (self->align);
+      return enqueue_event (self, event);
+    }
+
+    case GST_EVENT_GAP:
+      gst_audio_stream_align_mark_discont (self->align);
+      return enqueue_event (self, event);
+
+    case GST_EVENT_STREAM_START:
+      g_mutex_lock (&self->qlock);
+      self->eos = FALSE;
+      g_mutex_unlock (&self->qlock);
+      self->need_latency_query = TRUE;
+      return enqueue_event (self, event);
+
+    case GST_EVENT_EOS:{
+      gboolean ret = enqueue_event (self, event);
+      g_mutex_lock (&self->qlock);
+      self->eos = TRUE;
+      g_mutex_unlock (&self->qlock);
+      return ret;
+    }
+
+    default:
+      if (GST_EVENT_IS_SERIALIZED (event))
+        return enqueue_event (self, event);
+      return gst_pad_event_default (pad, parent, event);
+  }
+}
+
+static gboolean
+gst_whisper_sink_sink_query (GstPad *pad, GstObject *parent, GstQuery *query)
+{
+  switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_ALLOCATION:
+      return FALSE;             /* audio in, text out: nothing to share */
+    default:
+      return gst_pad_query_default (pad, parent, query);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Src pad */
+
+static gboolean
+gst_whisper_sink_src_query (GstPad *pad, GstObject *parent, GstQuery *query)
+{
+  GstWhisperSink *self = GST_WHISPER_SINK (parent);
+
+  switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_LATENCY:{
+      gboolean live;
+      GstClockTime min, max, own;
+
+      if (!gst_pad_peer_query (self->sinkpad, query))
+        return FALSE;
+      gst_query_parse_latency (query, &live, &min, &max);
+
+      g_mutex_lock (&self->qlock);
+      self->live = live;
+      self->upstream_min = GST_CLOCK_TIME_IS_VALID (min) ? min : 0;
+      g_mutex_unlock (&self->qlock);
+
+      if (live) {
+        GST_OBJECT_LOCK (self);
+        own = self->latency_ms * GST_MSECOND;
+        GST_OBJECT_UNLOCK (self);
+        min += own;
+        if (GST_CLOCK_TIME_IS_VALID (max))
+          max += own;
+      }
+      GST_DEBUG_OBJECT (self, "latency: live %d, min %" GST_TIME_FORMAT ", max %"
+          GST_TIME_FORMAT, live, GST_TIME_ARGS (min), GST_TIME_ARGS (max));
+      gst_query_set_latency (query, live, min, max);
+      return TRUE;
+    }
+    default:
+      return gst_pad_query_default (pad, parent, query);
+  }
+}

@@ -1,0 +1,492 @@
+/* gstwhispertask.c: whispersink's src-pad task. It takes the audio and
+ * events the streaming thread queued, keeps the audio in the window
+ * (gstwhisperwindow.c), decides when to call the engine, turns what the
+ * engine reports into output items (gstwhisperoutput.c, gstwhisperwords.c)
+ * and forwards the serialized events in order, draining before SEGMENT,
+ * GAP, DISCONT and EOS.
+ *
+ * Non-live upstream (offline-mode=exact, the default): the audio of a run is
+ * buffered and transcribed by one whisper_stream_transcribe() call when the
+ * run ends (EOS, DISCONT, GAP, new SEGMENT). That call is what the engine
+ * does for a whole file, so the text is the engine's own: its long-form
+ * loop seeks by the last timestamp of each 30-s window and its log-mel
+ * normalisation (clamp at max - 8) is over the whole input, both of which
+ * depend on all of the audio. Segments still go out as each window
+ * completes during that call.
+ *
+ * Non-live, offline-mode=windowed: as soon as a window plus one second of
+ * lookahead is buffered, the engine gets exactly that audio; the call is
+ * stopped when the engine starts its second window (token event with a new
+ * window start), which is where its own loop would seek next, and the audio
+ * from there on stays buffered for the next call. Memory stays bounded and
+ * text comes early; it can differ from the whole-file text because each
+ * window's log-mel is normalised over that call's audio only and the first
+ * frames of a window see reflect padding instead of the audio before it.
+ *
+ * Live upstream: every `latency`/3 of new audio the engine gets what is
+ * buffered (at most one window). While that stays short, only the engine's
+ * first window is kept and its unfinished tail is carried into the next
+ * call, so words cut by a chunk edge are decoded again with more audio.
+ * When the audio waiting exceeds latency + lateness (inference slower than
+ * real time), the oldest audio is dropped down to one chunk, a GAP covers
+ * it and a warning is posted. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstwhispersink-private.h"
+
+#include <math.h>
+#include <string.h>
+
+#define GST_CAT_DEFAULT gst_whisper_sink_debug
+
+#define WINDOWED_LOOKAHEAD_SAMPLES (WHISPER_SAMPLE_RATE)
+#define MIN_CHUNK_SAMPLES (WHISPER_SAMPLE_RATE / 2)
+
+typedef struct {
+  GstWhisperSink *self;
+  GstWhisperOutputMode output;
+  guint64 start;             /* run index of the first sample handed over */
+  gsize n_samples;
+  gboolean first_window_only;
+  double next_window;        /* where the engine went on after its first window, s */
+  GstFlowReturn flow;
+} CallContext;
+
+void
+gst_whisper_sink_task_init (GstWhisperSink *self)
+{
+  gst_whisper_window_init (&self->window, WHISPER_SAMPLE_RATE);
+  gst_whisper_output_init (&self->out, GST_ELEMENT (self), self->srcpad);
+  gst_whisper_words_init (&self->words, -1);
+}
+
+void
+gst_whisper_sink_task_finalize (GstWhisperSink *self)
+{
+  gst_whisper_window_clear (&self->window);
+  gst_whisper_words_clear (&self->words);
+}
+
+void
+gst_whisper_sink_task_reset (GstWhisperSink *self)
+{
+  gst_whisper_window_reset (&self->window, GST_CLOCK_TIME_NONE);
+  gst_whisper_output_reset (&self->out);
+  gst_segment_init (&self->out.segment, GST_FORMAT_TIME);
+  self->seen_segment = FALSE;
+}
+
+static gboolean
+is_cancelled (GstWhisperSink *self)
+{
+  return g_atomic_int_get (&self->cancel) != 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Engine callbacks (task thread, inside whisper_stream_transcribe) */
+
+static GstClockTime
+call_time (CallContext *ctx, double seconds)
+{
+  GstWhisperWindow *w = &ctx->self->window;
+  guint64 idx = ctx->start + (seconds > 0.0 ? (guint64) llround (seconds * w->rate) : 0);
+
+  return gst_whisper_window_time_at (w, MIN (idx, ctx->start + ctx->n_samples));
+}
+
+static gboolean
+on_token (const WhisperTokenEvent *event, gpointer user_data)
+{
+  CallContext *ctx = user_data;
+  GstWhisperSink *self = ctx->self;
+  GstWhisperWord word;
+
+  if (is_cancelled (self))
+    return FALSE;
+  if (ctx->first_window_only && event->window_start > 0.0) {
+    ctx->next_window = event->window_start;
+    return FALSE;
+  }
+  if (ctx->output != GST_WHISPER_OUTPUT_WORDS)
+    return TRUE;
+
+  if (gst_whisper_words_feed (&self->words, event, &word)) {
+    GstWhisperItem item = { 0, };
+    GstClockTime start = call_time (ctx, word.start), end = call_time (ctx, word.end);
+
+    item.text = word.text;
+    item.pts = start;
+    item.duration = end > start ? end - start : GST_MSECOND;
+    item.avg_logprob = word.avg_logprob;
+    item.no_speech_prob = NAN;
+    item.final = FALSE;
+    item.granularity = "word";
+    item.decode_step = word.step;
+    item.push = TRUE;
+    ctx->flow = gst_whisper_output_push_item (&self->out, &item);
+    gst_whisper_word_clear (&word);
+    if (ctx->flow != GST_FLOW_OK)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+on_segment (WhisperSegment *segment, gpointer user_data)
+{
+  CallContext *ctx = user_data;
+  GstWhisperSink *self = ctx->self;
+  GstWhisperItem item = { 0, };
+  GstClockTime start, end;
+  gchar *text;
+
+  if (ctx->first_window_only && ctx->next_window >= 0.0) {
+    whisper_segment_free (segment);
+    return FALSE;
+  }
+  text = g_strstrip (g_strdup (segment->text ? segment->text : ""));
+  start = call_time (ctx, segment->start);
+  end = call_time (ctx, segment->end);
+  if (*text == '\0' || end <= start) {
+    GST_DEBUG_OBJECT (self, "skipping empty segment %.2f-%.2f", segment->start,
+        segment->end);
+    g_free (text);
+    whisper_segment_free (segment);
+    return TRUE;
+  }
+
+  item.text = text;
+  item.pts = start;
+  item.duration = end - start;
+  item.avg_logprob = segment->avg_logprob;
+  item.no_speech_prob = segment->no_speech_prob;
+  item.final = TRUE;
+  item.granularity = "segment";
+  item.decode_step = -1;
+  /* In words mode the words went out already; the segment is a bus message. */
+  item.push = ctx->output == GST_WHISPER_OUTPUT_SEGMENTS;
+  ctx->flow = gst_whisper_output_push_item (&self->out, &item);
+  g_free (text);
+  whisper_segment_free (segment);
+  return ctx->flow == GST_FLOW_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Engine calls */
+
+static void
+read_policy (GstWhisperSink *self, GstWhisperWindowPolicy *policy,
+    GstWhisperOutputMode *output, double *no_speech_threshold)
+{
+  const WhisperEngineInfo *info = whisper_engine_get_info (self->engine);
+  guint latency_ms, lateness_ms;
+  gsize chunk;
+
+  g_mutex_lock (&self->qlock);
+  policy->live = self->live;
+  self->out.live = self->live;
+  self->out.upstream_min = self->upstream_min;
+  g_mutex_unlock (&self->qlock);
+
+  GST_OBJECT_LOCK (self);
+  policy->offline = self->offline_mode;
+  latency_ms = self->latency_ms;
+  lateness_ms = self->lateness_ms;
+  if (output)
+    *output = self->output;
+  if (no_speech_threshold)
+    *no_speech_threshold = self->no_speech_threshold;
+  GST_OBJECT_UNLOCK (self);
+
+  policy->window_samples = info->window_samples;
+  policy->lookahead_samples = WINDOWED_LOOKAHEAD_SAMPLES;
+  chunk = gst_util_uint64_scale_int (latency_ms / 3, WHISPER_SAMPLE_RATE, 1000);
+  policy->chunk_samples = CLAMP (chunk, MIN_CHUNK_SAMPLES, policy->window_samples);
+  self->out.budget = (GstClockTime) (latency_ms + lateness_ms) * GST_MSECOND;
+}
+
+static GstFlowReturn
+transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
+    GstWhisperOutputMode output, double no_speech_threshold)
+{
+  GstWhisperWindow *w = &self->window;
+  WhisperDecodeOptions opts;
+  CallContext ctx = { 0, };
+  g_autoptr (GError) err = NULL;
+  gsize done;
+  gboolean ok;
+
+  if (is_cancelled (self))
+    return GST_FLOW_FLUSHING;
+
+  ctx.self = self;
+  ctx.output = output;
+  ctx.start = w->seek;
+  ctx.n_samples = region->n_samples;
+  ctx.first_window_only = region->first_window_only;
+  ctx.next_window = -1.0;
+  ctx.flow = GST_FLOW_OK;
+
+  whisper_decode_options_init (&opts);
+  opts.no_speech_threshold = no_speech_threshold;
+  whisper_stream_set_options (self->stream, &opts);
+  whisper_stream_set_token_callback (self->stream, on_token, &ctx);
+  self->words.token_eot = whisper_engine_get_info (self->engine)->token_eot;
+  gst_whisper_words_begin_call (&self->words);
+
+  GST_DEBUG_OBJECT (self, "transcribing %" G_GSIZE_FORMAT " samples at %" GST_TIME_FORMAT
+      "%s", region->n_samples, GST_TIME_ARGS (gst_whisper_window_time_at (w, w->seek)),
+      region->first_window_only ? " (first window only)" : "");
+  ok = whisper_stream_transcribe (self->stream, gst_whisper_window_data (w),
+      region->n_samples, on_segment, &ctx, NULL, &err);
+  whisper_stream_set_token_callback (self->stream, NULL, NULL);
+
+  if (ctx.flow != GST_FLOW_OK)
+    return ctx.flow;
+  if (!ok) {
+    if (!g_error_matches (err, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_CANCELLED)) {
+      GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("Transcription failed: %s",
+              err ? err->message : "unknown error"), (NULL));
+      return GST_FLOW_ERROR;
+    }
+    if (ctx.next_window < 0.0)
+      return GST_FLOW_FLUSHING;
+  }
+
+  done = region->n_samples;
+  if (ctx.next_window >= 0.0) {
+    guint64 idx = gst_whisper_window_index_at (w, ctx.next_window);
+    done = (gsize) MIN (idx - w->seek, region->n_samples);
+  }
+  gst_whisper_window_advance (w, region->n_samples, done);
+  gst_whisper_output_gap_until (&self->out, gst_whisper_window_time_at (w, w->seek));
+  return GST_FLOW_OK;
+}
+
+/* Live: drop what cannot be transcribed in time any more. */
+static void
+drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy)
+{
+  GstWhisperWindow *w = &self->window;
+  gsize budget = gst_util_uint64_scale (self->out.budget, WHISPER_SAMPLE_RATE, GST_SECOND);
+  guint64 from = w->seek;
+  gsize dropped;
+
+  if (gst_whisper_window_pending (w) <= MAX (budget, policy->chunk_samples))
+    return;
+  dropped = gst_whisper_window_drop_backlog (w, policy->chunk_samples);
+  if (dropped == 0)
+    return;
+  GST_ELEMENT_WARNING_WITH_DETAILS (self, STREAM, FAILED,
+      ("Inference is slower than real time: dropped %.1f s of audio (from %"
+          GST_TIME_FORMAT ")", dropped / (double) w->rate,
+          GST_TIME_ARGS (gst_whisper_window_time_at (w, from))),
+      ("more audio was waiting than latency + lateness; raise latency, lower "
+          "encoder-context or use a faster device"),
+      ("whispersink/dropped-audio", "start", G_TYPE_UINT64,
+          gst_whisper_window_time_at (w, from), "duration", G_TYPE_UINT64,
+          gst_util_uint64_scale_int (dropped, GST_SECOND, w->rate), NULL));
+  gst_whisper_output_gap_until (&self->out, gst_whisper_window_time_at (w, w->seek));
+}
+
+/* Runs every engine call that is due (all of the buffered audio when
+ * draining). */
+static GstFlowReturn
+process (GstWhisperSink *self, gboolean drain)
+{
+  GstWhisperWindowPolicy policy;
+  GstWhisperOutputMode output;
+  GstWhisperRegion region;
+  double threshold;
+  GstFlowReturn ret;
+
+  if (gst_whisper_window_pending (&self->window) == 0)
+    return GST_FLOW_OK;
+  read_policy (self, &policy, &output, &threshold);
+  for (;;) {
+    if (policy.live && !drain)
+      drop_backlog (self, &policy);
+    if (!gst_whisper_window_next_region (&self->window, &policy, drain, &region))
+      return GST_FLOW_OK;
+    ret = transcribe (self, &region, output, threshold);
+    if (ret != GST_FLOW_OK)
+      return ret;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Events */
+
+static void
+push_event (GstWhisperSink *self, GstEvent *event)
+{
+  if (!gst_pad_push_event (self->srcpad, event))
+    GST_DEBUG_OBJECT (self, "downstream refused an event");
+}
+
+static GstFlowReturn
+handle_event (GstWhisperSink *self, GstEvent *event)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_CAPS:{
+      GstCaps *caps = gst_pad_get_pad_template_caps (self->srcpad);
+      gst_event_unref (event);
+      if (!gst_pad_has_current_caps (self->srcpad))
+        push_event (self, gst_event_new_caps (caps));
+      gst_caps_unref (caps);
+      break;
+    }
+    case GST_EVENT_SEGMENT:{
+      GstSegment segment;
+      guint lateness_ms;
+
+      ret = process (self, TRUE);
+      gst_event_copy_segment (event, &segment);
+      gst_event_unref (event);
+      if (ret != GST_FLOW_OK)
+        break;
+      if (self->seen_segment)
+        whisper_stream_reset (self->stream);
+      self->seen_segment = TRUE;
+      gst_whisper_window_reset (&self->window, GST_CLOCK_TIME_NONE);
+      self->out.segment = segment;
+      self->out.position = GST_CLOCK_TIME_NONE;
+
+      GST_OBJECT_LOCK (self);
+      lateness_ms = self->lateness_ms;
+      GST_OBJECT_UNLOCK (self);
+      segment.base += (GstClockTime) lateness_ms * GST_MSECOND;
+      push_event (self, gst_event_new_segment (&segment));
+      break;
+    }
+    case GST_EVENT_GAP:{
+      GstClockTime ts, dur;
+
+      ret = process (self, TRUE);
+      gst_event_parse_gap (event, &ts, &dur);
+      gst_event_unref (event);
+      if (ret != GST_FLOW_OK)
+        break;
+      gst_whisper_window_reset (&self->window, GST_CLOCK_TIME_NONE);
+      if (GST_CLOCK_TIME_IS_VALID (ts)) {
+        gst_whisper_output_start_at (&self->out, ts);
+        gst_whisper_output_gap_until (&self->out,
+            GST_CLOCK_TIME_IS_VALID (dur) ? ts + dur : ts);
+      }
+      break;
+    }
+    case GST_EVENT_EOS:
+      ret = process (self, TRUE);
+      if (ret != GST_FLOW_OK) {
+        gst_event_unref (event);
+        break;
+      }
+      push_event (self, event);
+      /* The bin counts whispersink among its sinks. */
+      gst_element_post_message (GST_ELEMENT (self),
+          gst_message_new_eos (GST_OBJECT (self)));
+      break;
+    default:
+      push_event (self, event);
+      break;
+  }
+  return ret;
+}
+
+static GstFlowReturn
+handle_item (GstWhisperSink *self, GstWhisperQueueItem *item)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  switch (item->type) {
+    case GST_WHISPER_ITEM_AUDIO:
+      gst_whisper_window_append (&self->window, (const float *) item->pcm->data,
+          item->pcm->len);
+      break;
+    case GST_WHISPER_ITEM_RESYNC:
+      ret = process (self, TRUE);
+      if (ret == GST_FLOW_OK) {
+        GST_DEBUG_OBJECT (self, "new run at %" GST_TIME_FORMAT, GST_TIME_ARGS (item->pts));
+        gst_whisper_window_reset (&self->window, item->pts);
+        gst_whisper_output_start_at (&self->out, item->pts);
+      }
+      break;
+    case GST_WHISPER_ITEM_EVENT:
+      ret = handle_event (self, item->event);
+      item->event = NULL;
+      break;
+  }
+  return ret;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The loop */
+
+static void
+pause_task (GstWhisperSink *self, GstFlowReturn ret)
+{
+  GST_DEBUG_OBJECT (self, "pausing task: %s", gst_flow_get_name (ret));
+  g_mutex_lock (&self->qlock);
+  if (self->srcresult == GST_FLOW_OK)
+    self->srcresult = ret;
+  g_cond_broadcast (&self->qcond);
+  g_mutex_unlock (&self->qlock);
+  gst_pad_pause_task (self->srcpad);
+
+  if (ret == GST_FLOW_EOS) {
+    /* Downstream is done: nothing more will be transcribed. */
+  } else if (ret == GST_FLOW_NOT_NEGOTIATED || ret < GST_FLOW_EOS) {
+    if (ret != GST_FLOW_ERROR)     /* GST_FLOW_ERROR: an error was posted already */
+      GST_ELEMENT_FLOW_ERROR (self, ret);
+    gst_pad_push_event (self->srcpad, gst_event_new_eos ());
+  }
+}
+
+void
+gst_whisper_sink_task_loop (gpointer user_data)
+{
+  GstWhisperSink *self = GST_WHISPER_SINK (user_data);
+  GQueue batch = G_QUEUE_INIT;
+  GstWhisperQueueItem *item;
+  GstFlowReturn ret = GST_FLOW_OK;
+  gboolean had_audio = FALSE;
+
+  g_mutex_lock (&self->qlock);
+  while (!self->flushing && g_queue_is_empty (&self->queue))
+    g_cond_wait (&self->qcond, &self->qlock);
+  if (self->flushing) {
+    g_mutex_unlock (&self->qlock);
+    GST_DEBUG_OBJECT (self, "flushing, pausing task");
+    gst_pad_pause_task (self->srcpad);
+    return;
+  }
+  /* All audio up to the next resync or event, or that one item. */
+  while ((item = g_queue_peek_head (&self->queue))
+      && (item->type == GST_WHISPER_ITEM_AUDIO || g_queue_is_empty (&batch))) {
+    g_queue_pop_head (&self->queue);
+    if (item->type == GST_WHISPER_ITEM_AUDIO)
+      self->queued_samples -= item->pcm->len;
+    g_queue_push_tail (&batch, item);
+    if (item->type != GST_WHISPER_ITEM_AUDIO)
+      break;
+  }
+  g_cond_broadcast (&self->qcond);
+  g_mutex_unlock (&self->qlock);
+
+  while ((item = g_queue_pop_head (&batch))) {
+    if (ret == GST_FLOW_OK) {
+      had_audio |= item->type == GST_WHISPER_ITEM_AUDIO;
+      ret = handle_item (self, item);
+    }
+    gst_whisper_queue_item_free (item);
+  }
+  if (ret == GST_FLOW_OK && had_audio)
+    ret = process (self, FALSE);
+
+  if (ret != GST_FLOW_OK)
+    pause_task (self, ret);
+}

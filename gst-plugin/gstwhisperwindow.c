@@ -1,0 +1,133 @@
+/* gstwhisperwindow.c: buffered audio, drift-free timestamps and the window
+ * policy of whispersink (see gstwhisperwindow.h). */
+#include "gstwhisperwindow.h"
+
+#include <math.h>
+#include <string.h>
+
+void
+gst_whisper_window_init (GstWhisperWindow *w, gint rate)
+{
+  memset (w, 0, sizeof (*w));
+  w->pcm = g_array_new (FALSE, FALSE, sizeof (float));
+  w->rate = rate;
+  w->resync_pts = GST_CLOCK_TIME_NONE;
+}
+
+void
+gst_whisper_window_clear (GstWhisperWindow *w)
+{
+  g_clear_pointer (&w->pcm, g_array_unref);
+}
+
+void
+gst_whisper_window_reset (GstWhisperWindow *w, GstClockTime resync_pts)
+{
+  g_array_set_size (w->pcm, 0);
+  w->base = w->seek = w->given = 0;
+  w->resync_pts = resync_pts;
+}
+
+void
+gst_whisper_window_append (GstWhisperWindow *w, const float *samples, gsize n)
+{
+  g_array_append_vals (w->pcm, samples, n);
+}
+
+const float *
+gst_whisper_window_data (const GstWhisperWindow *w)
+{
+  return &g_array_index (w->pcm, float, w->seek - w->base);
+}
+
+GstClockTime
+gst_whisper_window_time_at (const GstWhisperWindow *w, guint64 run_index)
+{
+  if (!GST_CLOCK_TIME_IS_VALID (w->resync_pts))
+    return GST_CLOCK_TIME_NONE;
+  return w->resync_pts + gst_util_uint64_scale_int_round (run_index, GST_SECOND, w->rate);
+}
+
+guint64
+gst_whisper_window_index_at (const GstWhisperWindow *w, double seconds_from_seek)
+{
+  if (seconds_from_seek <= 0.0)
+    return w->seek;
+  return w->seek + (guint64) llround (seconds_from_seek * w->rate);
+}
+
+gboolean
+gst_whisper_window_next_region (const GstWhisperWindow *w,
+    const GstWhisperWindowPolicy *p, gboolean drain, GstWhisperRegion *region)
+{
+  gsize pending = gst_whisper_window_pending (w);
+  guint64 end = gst_whisper_window_end (w);
+
+  region->n_samples = 0;
+  region->first_window_only = FALSE;
+  if (pending == 0)
+    return FALSE;
+
+  if (drain) {
+    region->n_samples = pending;
+    return TRUE;
+  }
+
+  if (p->live) {
+    gsize fresh = (gsize) (end - MAX (w->given, w->seek));
+
+    if (p->chunk_samples == 0 || fresh < p->chunk_samples)
+      return FALSE;
+    region->n_samples = MIN (pending, p->window_samples);
+    /* Carry the engine's unfinished tail into the next call while that keeps
+     * calls short; once the carried audio reaches a chunk, take it all. */
+    region->first_window_only = pending < 2 * p->chunk_samples
+        && region->n_samples < p->window_samples;
+    return TRUE;
+  }
+
+  if (p->offline == GST_WHISPER_OFFLINE_WINDOWED
+      && pending >= p->window_samples + p->lookahead_samples) {
+    region->n_samples = p->window_samples + p->lookahead_samples;
+    region->first_window_only = TRUE;
+    return TRUE;
+  }
+  return FALSE;
+}
+
+static void
+release_before_seek (GstWhisperWindow *w)
+{
+  gsize n = (gsize) (w->seek - w->base);
+
+  if (n == 0)
+    return;
+  g_array_remove_range (w->pcm, 0, MIN (n, w->pcm->len));
+  w->base = w->seek;
+}
+
+void
+gst_whisper_window_advance (GstWhisperWindow *w, gsize n_given, gsize n_done)
+{
+  g_return_if_fail (n_done <= n_given);
+  g_return_if_fail (n_given <= gst_whisper_window_pending (w));
+
+  w->given = MAX (w->given, w->seek + n_given);
+  w->seek += n_done;
+  release_before_seek (w);
+}
+
+gsize
+gst_whisper_window_drop_backlog (GstWhisperWindow *w, gsize keep)
+{
+  gsize pending = gst_whisper_window_pending (w);
+  gsize drop;
+
+  if (pending <= keep)
+    return 0;
+  drop = pending - keep;
+  w->seek += drop;
+  w->given = MAX (w->given, w->seek);
+  release_before_seek (w);
+  return drop;
+}
