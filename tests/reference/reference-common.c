@@ -329,7 +329,7 @@ ref_describe_tokens (const WhisperEngine *engine, const gint32 *ids, gsize n, gs
     const char *data = bytes ? g_bytes_get_data (bytes, &len) : NULL;
     g_autofree char *raw = data ? g_strndup (data, len) : NULL;
     g_autofree char *piece = raw ? g_strescape (raw, NULL) : g_strdup ("?");
-    g_string_append_printf (s, "%s%d'%s'", i > from ? " " : "", ids[i], piece);
+    g_string_append_printf (s, "%s%d:'%s'", i > from ? " " : "", ids[i], piece);
   }
   if (from >= to)
     g_string_append (s, "(end)");

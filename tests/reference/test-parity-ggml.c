@@ -50,7 +50,7 @@ convert (void)
   g_autofree char *out = NULL, *err = NULL;
   int status = 0;
   g_print ("# converting: %s %s %s %s\n", python, converter, ct2_dir, ggml_path);
-  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
+  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &err,
                      &status, &error)) {
     g_printerr ("FAIL: cannot run %s: %s\n", converter, error->message);
     return FALSE;

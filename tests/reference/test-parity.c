@@ -234,15 +234,24 @@ test_clips (void)
   g_print ("# identical token sequences: %u of %u clips (%.1f %%; pass needs >= %d %%)\n#\n",
            identical, n, 100.0 * identical / n, MIN_IDENTICAL_PERCENT);
 
+  GString *failures = g_string_new (NULL);
   for (guint i = 0; i < n; i++) {
     ClipResult *r = &results[i];
-    if (r->problems->len > 0)
-      g_test_fail_printf ("%s: %s", r->name, r->problems->str);
+    if (r->problems->len > 0) {
+      g_print ("# FAIL %s: %s\n", r->name, r->problems->str);
+      g_string_append_printf (failures, "%s: %s", r->name, r->problems->str);
+    }
     g_string_free (r->problems, TRUE);
   }
-  if (identical * 100 < MIN_IDENTICAL_PERCENT * n)
-    g_test_fail_printf ("only %u of %u clips have the reference's tokens (need >= %d %%)",
-                        identical, n, MIN_IDENTICAL_PERCENT);
+  if (identical * 100 < MIN_IDENTICAL_PERCENT * n) {
+    g_print ("# FAIL: only %u of %u clips have the reference's tokens (need >= %d %%)\n",
+             identical, n, MIN_IDENTICAL_PERCENT);
+    g_string_append_printf (failures, "only %u of %u clips have the reference's tokens "
+                            "(need >= %d %%)", identical, n, MIN_IDENTICAL_PERCENT);
+  }
+  if (failures->len > 0)
+    g_test_fail_printf ("%s", failures->str);
+  g_string_free (failures, TRUE);
   g_free (results);
 }
 
