@@ -1,28 +1,64 @@
 /* backend-cpu.c: the backend operation table on the CPU.
- * GEMMs go to OpenBLAS (threaded by OpenBLAS itself); element-wise loops and
- * attention use OpenMP threads. Weights stay float32. */
+ *
+ * One fork-join pool (cpu-threadpool.c) runs every op; OpenBLAS runs
+ * single-threaded inside the pool's tasks, so two thread pools never fight
+ * over the cores. Weights are kept in float16 when that is lossless (the
+ * model was stored in float16), else float32: decode steps are bound by
+ * memory bandwidth, and half the bytes is half the time.
+ *
+ * - linear, one row (decode steps): our own matrix-vector kernels, rows
+ *   split over the threads (cpu-kernels.c).
+ * - linear, many rows: OpenBLAS sgemm per block of output columns (weights
+ *   converted to float32 block by block), bias and GELU fused in the task.
+ * - attention: per (head, block of queries): scores = q k^T (sgemm),
+ *   softmax, out = scores v (sgemm); the score block stays in cache and the
+ *   full score matrix is never stored. Decode steps use direct loops.
+ */
 #include "backend.h"
+#include "cpu-kernels.h"
+#include "cpu-threadpool.h"
 #include "whisper-cpu-math.h"
 #include "whisper-engine.h"
 
 #include <cblas.h>
 #include <math.h>
-#include <omp.h>
 #include <string.h>
+
+enum { WEIGHT_F32 = 0, WEIGHT_F16 = 1 };
+
+#define GEMM_BLOCK_COLS 64   /* output columns per sgemm task */
+#define ATTN_BLOCK_ROWS 64   /* queries per attention task */
+#define GEMV_BLOCK_ROWS 256  /* output rows per matrix-vector task */
 
 typedef struct {
   WhisperBackend parent;
-  /* Attention scratch, grown on first use to the largest shape seen and
-   * then reused (no allocation on later calls of the same size). */
-  float *scores;
-  size_t scores_size;
+  WhisperThreadPool *pool;
+  /* Per-thread scratch, grown to the largest size asked and then reused. */
+  float **scratch;
+  size_t *scratch_size;
 } WhisperBackendCpu;
+
+static float *
+thread_scratch (WhisperBackendCpu *self, int thread, size_t n)
+{
+  if (n > self->scratch_size[thread]) {
+    g_free (self->scratch[thread]);
+    self->scratch[thread] = g_malloc (n * sizeof (float));
+    self->scratch_size[thread] = n;
+  }
+  return self->scratch[thread];
+}
 
 static void
 cpu_destroy (WhisperBackend *be)
 {
   WhisperBackendCpu *self = (WhisperBackendCpu *) be;
-  g_free (self->scores);
+  const int n = whisper_thread_pool_size (self->pool);
+  whisper_thread_pool_free (self->pool);
+  for (int i = 0; i < n; i++)
+    g_free (self->scratch[i]);
+  g_free (self->scratch);
+  g_free (self->scratch_size);
   g_free (self);
 }
 
@@ -62,14 +98,26 @@ static gboolean
 cpu_weight_upload (WhisperBackend *be, WhisperWeight *w, const float *host, int rows, int cols,
                    GError **error)
 {
-  float *data = cpu_alloc (be, (size_t) rows * cols, error);
-  if (!data)
-    return FALSE;
-  memcpy (data, host, (size_t) rows * cols * sizeof (float));
-  w->data = data;
+  (void) be;
+  const size_t n = (size_t) rows * cols;
+  uint16_t *half = g_try_malloc (MAX (n, 1) * sizeof (uint16_t));
+  if (half && whisper_cpu_float_to_half_exact (half, host, n)) {
+    w->data = half;
+    w->dtype = WEIGHT_F16;
+  } else {
+    g_free (half);
+    float *data = g_try_malloc (MAX (n, 1) * sizeof (float));
+    if (!data) {
+      g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_FAILED,
+                   "cpu backend: cannot allocate a %d x %d weight", rows, cols);
+      return FALSE;
+    }
+    memcpy (data, host, n * sizeof (float));
+    w->data = data;
+    w->dtype = WEIGHT_F32;
+  }
   w->rows = rows;
   w->cols = cols;
-  w->dtype = 0;
   return TRUE;
 }
 
@@ -80,48 +128,117 @@ cpu_weight_free (WhisperBackend *be, WhisperWeight *w)
   g_clear_pointer (&w->data, g_free);
 }
 
+/* ---- linear --------------------------------------------------------- */
+
+typedef struct {
+  WhisperBackendCpu *self;
+  float *y;
+  int y_stride;
+  const float *x;
+  int x_stride;
+  const WhisperWeight *w;
+  const float *bias;
+  int n;
+  WhisperLinearFlags flags;
+} LinearJob;
+
 static void
-cpu_bias_act (float *y, int y_stride, const float *bias, int n, int d, gboolean gelu)
+bias_act_block (float *y, int y_stride, const float *bias, int n, int c0, int c1, gboolean gelu)
 {
-  if (!bias && !gelu)
-    return;
-#pragma omp parallel for schedule(static) if ((size_t) n * d > 32768)
   for (int i = 0; i < n; i++) {
     float *row = y + (size_t) i * y_stride;
     if (bias)
-      for (int j = 0; j < d; j++)
+      for (int j = c0; j < c1; j++)
         row[j] += bias[j];
     if (gelu)
-      for (int j = 0; j < d; j++)
+      for (int j = c0; j < c1; j++)
         row[j] = whisper_gelu (row[j]);
   }
+}
+
+static void
+gemv_task (int task, int thread, gpointer data)
+{
+  (void) thread;
+  LinearJob *job = data;
+  const WhisperWeight *w = job->w;
+  const int r0 = task * GEMV_BLOCK_ROWS, r1 = MIN (r0 + GEMV_BLOCK_ROWS, w->rows);
+  const gboolean acc = (job->flags & WHISPER_LINEAR_ACCUMULATE) != 0;
+  if (w->dtype == WEIGHT_F16)
+    whisper_cpu_gemv_f16 (job->y, w->data, job->x, r0, r1, w->cols, acc);
+  else
+    whisper_cpu_gemv_f32 (job->y, w->data, job->x, r0, r1, w->cols, acc);
+  bias_act_block (job->y, job->y_stride, job->bias, 1, r0, r1,
+                  (job->flags & WHISPER_LINEAR_GELU) != 0);
+}
+
+static void
+gemm_task (int task, int thread, gpointer data)
+{
+  LinearJob *job = data;
+  const WhisperWeight *w = job->w;
+  const int c0 = task * GEMM_BLOCK_COLS, c1 = MIN (c0 + GEMM_BLOCK_COLS, w->rows);
+  const int nc = c1 - c0;
+  const float *wblock;
+
+  if (w->dtype == WEIGHT_F16) {
+    float *tmp = thread_scratch (job->self, thread, (size_t) nc * w->cols);
+    whisper_cpu_half_to_float (tmp, (const uint16_t *) w->data + (size_t) c0 * w->cols,
+                               (size_t) nc * w->cols);
+    wblock = tmp;
+  } else {
+    wblock = (const float *) w->data + (size_t) c0 * w->cols;
+  }
+  const float beta = (job->flags & WHISPER_LINEAR_ACCUMULATE) ? 1.0f : 0.0f;
+  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, job->n, nc, w->cols, 1.0f, job->x,
+               job->x_stride, wblock, w->cols, beta, job->y + c0, job->y_stride);
+  bias_act_block (job->y, job->y_stride, job->bias, job->n, c0, c1,
+                  (job->flags & WHISPER_LINEAR_GELU) != 0);
 }
 
 static void
 cpu_linear (WhisperBackend *be, float *y, int y_stride, const float *x, int x_stride,
             const WhisperWeight *w, const float *bias, int n, WhisperLinearFlags flags)
 {
-  (void) be;
-  const float beta = (flags & WHISPER_LINEAR_ACCUMULATE) ? 1.0f : 0.0f;
-  const float *wdata = w->data;
-
+  WhisperBackendCpu *self = (WhisperBackendCpu *) be;
+  LinearJob job = { self, y, y_stride, x, x_stride, w, bias, n, flags };
   if (n == 1)
-    cblas_sgemv (CblasRowMajor, CblasNoTrans, w->rows, w->cols, 1.0f, wdata, w->cols, x, 1,
-                 beta, y, 1);
+    whisper_thread_pool_run (self->pool, (w->rows + GEMV_BLOCK_ROWS - 1) / GEMV_BLOCK_ROWS,
+                             gemv_task, &job);
   else
-    cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, n, w->rows, w->cols, 1.0f, x,
-                 x_stride, wdata, w->cols, beta, y, y_stride);
-  cpu_bias_act (y, y_stride, bias, n, w->rows, (flags & WHISPER_LINEAR_GELU) != 0);
+    whisper_thread_pool_run (self->pool, (w->rows + GEMM_BLOCK_COLS - 1) / GEMM_BLOCK_COLS,
+                             gemm_task, &job);
+}
+
+/* ---- row-wise ops --------------------------------------------------- */
+
+typedef struct {
+  float *y;
+  const float *x;
+  const float *gamma, *beta;
+  int n, d, rows_per_task;
+  float eps;
+} LayerNormJob;
+
+static void
+layer_norm_task (int task, int thread, gpointer data)
+{
+  (void) thread;
+  LayerNormJob *job = data;
+  const int i0 = task * job->rows_per_task, i1 = MIN (i0 + job->rows_per_task, job->n);
+  for (int i = i0; i < i1; i++)
+    whisper_layer_norm_row (job->y + (size_t) i * job->d, job->x + (size_t) i * job->d,
+                            job->gamma, job->beta, job->d, job->eps);
 }
 
 static void
 cpu_layer_norm (WhisperBackend *be, float *y, const float *x, const float *gamma,
                 const float *beta, int n, int d, float eps)
 {
-  (void) be;
-#pragma omp parallel for schedule(static) if ((size_t) n * d > 32768)
-  for (int i = 0; i < n; i++)
-    whisper_layer_norm_row (y + (size_t) i * d, x + (size_t) i * d, gamma, beta, d, eps);
+  WhisperBackendCpu *self = (WhisperBackendCpu *) be;
+  LayerNormJob job = { y, x, gamma, beta, n, d, 64, eps };
+  whisper_thread_pool_run (self->pool, (n + job.rows_per_task - 1) / job.rows_per_task,
+                           layer_norm_task, &job);
 }
 
 static void
@@ -133,19 +250,13 @@ cpu_conv1d_gelu (WhisperBackend *be, float *y, const float *x, int n_in_frames, 
 
   /* im2col: row t holds x[t*stride + k - 1, c] at column c*3 + k, the
    * layout of the flattened PyTorch weight [c_out, c_in, 3]. */
-#pragma omp parallel for schedule(static)
   for (int t = 0; t < n_out; t++) {
     float *row = scratch + (size_t) t * k3;
     for (int k = 0; k < 3; k++) {
       const int src = t * stride + k - 1;
-      if (src < 0 || src >= n_in_frames) {
-        for (int c = 0; c < c_in; c++)
-          row[c * 3 + k] = 0.0f;
-      } else {
-        const float *xs = x + (size_t) src * c_in;
-        for (int c = 0; c < c_in; c++)
-          row[c * 3 + k] = xs[c];
-      }
+      const float *xs = (src < 0 || src >= n_in_frames) ? NULL : x + (size_t) src * c_in;
+      for (int c = 0; c < c_in; c++)
+        row[c * 3 + k] = xs ? xs[c] : 0.0f;
     }
   }
   cpu_linear (be, y, w->rows, scratch, k3, w, bias, n_out, WHISPER_LINEAR_GELU);
@@ -155,7 +266,6 @@ static void
 cpu_add (WhisperBackend *be, float *y, const float *x, size_t n)
 {
   (void) be;
-#pragma omp parallel for schedule(static) if (n > 65536)
   for (size_t i = 0; i < n; i++)
     y[i] += x[i];
 }
@@ -165,73 +275,76 @@ cpu_embed (WhisperBackend *be, float *x, const WhisperWeight *embedding, const f
            const int32_t *tokens, int n, int pos0, int d)
 {
   (void) be;
-  const float *emb = embedding->data;
   for (int i = 0; i < n; i++) {
-    const float *e = emb + (size_t) tokens[i] * d;
-    const float *p = positional + (size_t) (pos0 + i) * d;
     float *row = x + (size_t) i * d;
+    if (embedding->dtype == WEIGHT_F16)
+      whisper_cpu_half_to_float (row, (const uint16_t *) embedding->data + (size_t) tokens[i] * d, d);
+    else
+      memcpy (row, (const float *) embedding->data + (size_t) tokens[i] * d, d * sizeof (float));
+    const float *p = positional + (size_t) (pos0 + i) * d;
     for (int j = 0; j < d; j++)
-      row[j] = e[j] + p[j];
+      row[j] += p[j];
   }
 }
 
-/* Small attention (decoder steps): direct loops, one OpenMP task per head. */
+/* ---- attention ------------------------------------------------------ */
+
+typedef struct {
+  WhisperBackendCpu *self;
+  float *out;
+  int out_stride;
+  const float *q;
+  int q_stride;
+  const float *k, *v;
+  int kv_stride, n_q, n_kv, n_head, d_head, causal, n_blocks;
+  float scale;
+} AttentionJob;
+
+/* Few queries (decode steps): direct loops, one task per head. */
 static void
-attention_direct (float *out, int out_stride, const float *q, int q_stride, const float *k,
-                  const float *v, int kv_stride, int n_q, int n_kv, int n_head, int d_head,
-                  int causal, float *scratch)
+attention_direct_task (int h, int thread, gpointer data)
 {
-  const float scale = 1.0f / sqrtf ((float) d_head);
-#pragma omp parallel for schedule(static) if (n_head > 1 && (size_t) n_q * n_kv * d_head > 16384)
-  for (int h = 0; h < n_head; h++) {
-    float *s = scratch + (size_t) h * n_kv;
-    for (int i = 0; i < n_q; i++) {
-      const float *qi = q + (size_t) i * q_stride + h * d_head;
-      const int n_visible = causal < 0 ? n_kv : MIN (n_kv, causal + i + 1);
-      for (int j = 0; j < n_visible; j++)
-        s[j] = whisper_dot (qi, k + (size_t) j * kv_stride + h * d_head, d_head) * scale;
-      whisper_softmax_inplace (s, n_visible);
-      float *oi = out + (size_t) i * out_stride + h * d_head;
-      memset (oi, 0, d_head * sizeof (float));
-      for (int j = 0; j < n_visible; j++)
-        whisper_axpy (oi, s[j], v + (size_t) j * kv_stride + h * d_head, d_head);
-    }
+  AttentionJob *job = data;
+  float *s = thread_scratch (job->self, thread, job->n_kv);
+  const int dh = job->d_head;
+  for (int i = 0; i < job->n_q; i++) {
+    const float *qi = job->q + (size_t) i * job->q_stride + h * dh;
+    const int n_visible = job->causal < 0 ? job->n_kv : MIN (job->n_kv, job->causal + i + 1);
+    for (int j = 0; j < n_visible; j++)
+      s[j] = whisper_cpu_dot (qi, job->k + (size_t) j * job->kv_stride + h * dh, dh) * job->scale;
+    whisper_softmax_inplace (s, n_visible);
+    float *oi = job->out + (size_t) i * job->out_stride + h * dh;
+    memset (oi, 0, dh * sizeof (float));
+    for (int j = 0; j < n_visible; j++)
+      whisper_cpu_axpy (oi, s[j], job->v + (size_t) j * job->kv_stride + h * dh, dh);
   }
 }
 
-/* Large attention (encoder, decoder prompts): per head, scores = q k^T with
- * one GEMM, softmax by rows, out = scores v with a second GEMM. */
+/* Many queries: one task per (head, block of queries), two sgemm calls. */
 static void
-attention_gemm (float *out, int out_stride, const float *q, int q_stride, const float *k,
-                const float *v, int kv_stride, int n_q, int n_kv, int n_head, int d_head,
-                int causal, float *scores)
+attention_block_task (int task, int thread, gpointer data)
 {
-  const float scale = 1.0f / sqrtf ((float) d_head);
-  for (int h = 0; h < n_head; h++) {
-    cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, n_q, n_kv, d_head, scale,
-                 q + h * d_head, q_stride, k + h * d_head, kv_stride, 0.0f, scores, n_kv);
-#pragma omp parallel for schedule(static)
-    for (int i = 0; i < n_q; i++) {
-      float *row = scores + (size_t) i * n_kv;
-      const int n_visible = causal < 0 ? n_kv : MIN (n_kv, causal + i + 1);
-      whisper_softmax_inplace (row, n_visible);
-      for (int j = n_visible; j < n_kv; j++)
-        row[j] = 0.0f;
-    }
-    cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, n_q, d_head, n_kv, 1.0f, scores,
-                 n_kv, v + h * d_head, kv_stride, 0.0f, out + h * d_head, out_stride);
-  }
-}
+  AttentionJob *job = data;
+  const int h = task / job->n_blocks, blk = task % job->n_blocks;
+  const int i0 = blk * ATTN_BLOCK_ROWS, nq = MIN (ATTN_BLOCK_ROWS, job->n_q - i0);
+  const int dh = job->d_head;
+  /* keys beyond what the block's last query may see are not computed */
+  const int n_kv = job->causal < 0 ? job->n_kv : MIN (job->n_kv, job->causal + i0 + nq);
+  float *s = thread_scratch (job->self, thread, (size_t) nq * n_kv);
 
-static float *
-cpu_scratch (WhisperBackendCpu *self, size_t n)
-{
-  if (n > self->scores_size) {
-    g_free (self->scores);
-    self->scores = g_malloc (n * sizeof (float));
-    self->scores_size = n;
+  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, nq, n_kv, dh, job->scale,
+               job->q + (size_t) i0 * job->q_stride + h * dh, job->q_stride, job->k + h * dh,
+               job->kv_stride, 0.0f, s, n_kv);
+  for (int i = 0; i < nq; i++) {
+    float *row = s + (size_t) i * n_kv;
+    const int n_visible = job->causal < 0 ? n_kv : MIN (n_kv, job->causal + i0 + i + 1);
+    whisper_softmax_inplace (row, n_visible);
+    for (int j = n_visible; j < n_kv; j++)
+      row[j] = 0.0f;
   }
-  return self->scores;
+  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, dh, n_kv, 1.0f, s, n_kv,
+               job->v + h * dh, job->kv_stride, 0.0f,
+               job->out + (size_t) i0 * job->out_stride + h * dh, job->out_stride);
 }
 
 static void
@@ -240,15 +353,13 @@ cpu_attention (WhisperBackend *be, float *out, int out_stride, const float *q, i
                int d_head, int causal)
 {
   WhisperBackendCpu *self = (WhisperBackendCpu *) be;
-  if (n_q <= 4) {
-    float *s = cpu_scratch (self, (size_t) n_head * n_kv);
-    attention_direct (out, out_stride, q, q_stride, k, v, kv_stride, n_q, n_kv, n_head, d_head,
-                      causal, s);
-  } else {
-    float *s = cpu_scratch (self, (size_t) n_q * n_kv);
-    attention_gemm (out, out_stride, q, q_stride, k, v, kv_stride, n_q, n_kv, n_head, d_head,
-                    causal, s);
-  }
+  AttentionJob job = { self, out, out_stride, q, q_stride, k, v, kv_stride, n_q, n_kv, n_head,
+                       d_head, causal, (n_q + ATTN_BLOCK_ROWS - 1) / ATTN_BLOCK_ROWS,
+                       1.0f / sqrtf ((float) d_head) };
+  if (n_q <= 4)
+    whisper_thread_pool_run (self->pool, n_head, attention_direct_task, &job);
+  else
+    whisper_thread_pool_run (self->pool, n_head * job.n_blocks, attention_block_task, &job);
 }
 
 static void
@@ -297,8 +408,10 @@ whisper_backend_cpu_new (int n_threads, GError **error)
   WhisperBackendCpu *self = g_new0 (WhisperBackendCpu, 1);
   self->parent.ops = &cpu_ops;
   self->parent.n_threads = n_threads;
-  /* Both settings are process-wide in OpenBLAS and libgomp. */
-  openblas_set_num_threads (n_threads);
-  omp_set_num_threads (n_threads);
+  self->pool = whisper_thread_pool_new (n_threads);
+  self->scratch = g_new0 (float *, n_threads);
+  self->scratch_size = g_new0 (size_t, n_threads);
+  /* OpenBLAS runs inside our tasks: one thread per call (process-wide). */
+  openblas_set_num_threads (1);
   return &self->parent;
 }

@@ -1,0 +1,303 @@
+/* cpu-kernels.c: vector kernels of the CPU backend (see cpu-kernels.h). */
+#include "cpu-kernels.h"
+#include "whisper-model.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HAVE_X86 1
+#define AVX2_TARGET __attribute__ ((target ("avx2,fma,f16c")))
+#endif
+
+/* ---- portable versions ---------------------------------------------- */
+
+static void
+gemv_f32_generic (float *y, const float *w, const float *x, int r0, int r1, int cols,
+                  gboolean accumulate)
+{
+  for (int r = r0; r < r1; r++) {
+    const float *row = w + (size_t) r * cols;
+    float acc[4] = { 0, 0, 0, 0 };
+    int c = 0;
+    for (; c + 4 <= cols; c += 4)
+      for (int k = 0; k < 4; k++)
+        acc[k] += row[c + k] * x[c + k];
+    float s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (; c < cols; c++)
+      s += row[c] * x[c];
+    y[r] = accumulate ? y[r] + s : s;
+  }
+}
+
+static void
+gemv_f16_generic (float *y, const uint16_t *w, const float *x, int r0, int r1, int cols,
+                  gboolean accumulate)
+{
+  for (int r = r0; r < r1; r++) {
+    const uint16_t *row = w + (size_t) r * cols;
+    float s = 0.0f;
+    for (int c = 0; c < cols; c++)
+      s += whisper_half_to_float (row[c]) * x[c];
+    y[r] = accumulate ? y[r] + s : s;
+  }
+}
+
+static float
+dot_generic (const float *a, const float *b, int n)
+{
+  float acc[4] = { 0, 0, 0, 0 };
+  int i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int k = 0; k < 4; k++)
+      acc[k] += a[i + k] * b[i + k];
+  float s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  for (; i < n; i++)
+    s += a[i] * b[i];
+  return s;
+}
+
+static void
+axpy_generic (float *y, float a, const float *x, int n)
+{
+  for (int i = 0; i < n; i++)
+    y[i] += a * x[i];
+}
+
+/* ---- AVX2 / FMA / F16C versions ------------------------------------- */
+
+#ifdef HAVE_X86
+AVX2_TARGET static inline float
+hsum256 (__m256 v)
+{
+  __m128 lo = _mm256_castps256_ps128 (v), hi = _mm256_extractf128_ps (v, 1);
+  lo = _mm_add_ps (lo, hi);
+  lo = _mm_add_ps (lo, _mm_movehl_ps (lo, lo));
+  lo = _mm_add_ss (lo, _mm_shuffle_ps (lo, lo, 1));
+  return _mm_cvtss_f32 (lo);
+}
+
+/* Four rows at a time share each load of x. */
+AVX2_TARGET static void
+gemv_f16_avx2 (float *y, const uint16_t *w, const float *x, int r0, int r1, int cols,
+               gboolean accumulate)
+{
+  const int vc = cols & ~7;
+  int r = r0;
+  for (; r + 4 <= r1; r += 4) {
+    const uint16_t *w0 = w + (size_t) r * cols, *w1 = w0 + cols, *w2 = w1 + cols, *w3 = w2 + cols;
+    __m256 a0 = _mm256_setzero_ps (), a1 = a0, a2 = a0, a3 = a0;
+    for (int c = 0; c < vc; c += 8) {
+      const __m256 xv = _mm256_loadu_ps (x + c);
+      a0 = _mm256_fmadd_ps (_mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) (w0 + c))), xv, a0);
+      a1 = _mm256_fmadd_ps (_mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) (w1 + c))), xv, a1);
+      a2 = _mm256_fmadd_ps (_mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) (w2 + c))), xv, a2);
+      a3 = _mm256_fmadd_ps (_mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) (w3 + c))), xv, a3);
+    }
+    float s[4] = { hsum256 (a0), hsum256 (a1), hsum256 (a2), hsum256 (a3) };
+    for (int c = vc; c < cols; c++) {
+      s[0] += whisper_half_to_float (w0[c]) * x[c];
+      s[1] += whisper_half_to_float (w1[c]) * x[c];
+      s[2] += whisper_half_to_float (w2[c]) * x[c];
+      s[3] += whisper_half_to_float (w3[c]) * x[c];
+    }
+    for (int k = 0; k < 4; k++)
+      y[r + k] = accumulate ? y[r + k] + s[k] : s[k];
+  }
+  if (r < r1)
+    gemv_f16_generic (y, w, x, r, r1, cols, accumulate);
+}
+
+AVX2_TARGET static void
+gemv_f32_avx2 (float *y, const float *w, const float *x, int r0, int r1, int cols,
+               gboolean accumulate)
+{
+  const int vc = cols & ~7;
+  int r = r0;
+  for (; r + 4 <= r1; r += 4) {
+    const float *w0 = w + (size_t) r * cols, *w1 = w0 + cols, *w2 = w1 + cols, *w3 = w2 + cols;
+    __m256 a0 = _mm256_setzero_ps (), a1 = a0, a2 = a0, a3 = a0;
+    for (int c = 0; c < vc; c += 8) {
+      const __m256 xv = _mm256_loadu_ps (x + c);
+      a0 = _mm256_fmadd_ps (_mm256_loadu_ps (w0 + c), xv, a0);
+      a1 = _mm256_fmadd_ps (_mm256_loadu_ps (w1 + c), xv, a1);
+      a2 = _mm256_fmadd_ps (_mm256_loadu_ps (w2 + c), xv, a2);
+      a3 = _mm256_fmadd_ps (_mm256_loadu_ps (w3 + c), xv, a3);
+    }
+    float s[4] = { hsum256 (a0), hsum256 (a1), hsum256 (a2), hsum256 (a3) };
+    for (int c = vc; c < cols; c++) {
+      s[0] += w0[c] * x[c];
+      s[1] += w1[c] * x[c];
+      s[2] += w2[c] * x[c];
+      s[3] += w3[c] * x[c];
+    }
+    for (int k = 0; k < 4; k++)
+      y[r + k] = accumulate ? y[r + k] + s[k] : s[k];
+  }
+  if (r < r1)
+    gemv_f32_generic (y, w, x, r, r1, cols, accumulate);
+}
+
+AVX2_TARGET static float
+dot_avx2 (const float *a, const float *b, int n)
+{
+  __m256 acc0 = _mm256_setzero_ps (), acc1 = acc0;
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    acc0 = _mm256_fmadd_ps (_mm256_loadu_ps (a + i), _mm256_loadu_ps (b + i), acc0);
+    acc1 = _mm256_fmadd_ps (_mm256_loadu_ps (a + i + 8), _mm256_loadu_ps (b + i + 8), acc1);
+  }
+  for (; i + 8 <= n; i += 8)
+    acc0 = _mm256_fmadd_ps (_mm256_loadu_ps (a + i), _mm256_loadu_ps (b + i), acc0);
+  float s = hsum256 (_mm256_add_ps (acc0, acc1));
+  for (; i < n; i++)
+    s += a[i] * b[i];
+  return s;
+}
+
+AVX2_TARGET static void
+axpy_avx2 (float *y, float a, const float *x, int n)
+{
+  const __m256 av = _mm256_set1_ps (a);
+  int i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps (y + i, _mm256_fmadd_ps (av, _mm256_loadu_ps (x + i), _mm256_loadu_ps (y + i)));
+  for (; i < n; i++)
+    y[i] += a * x[i];
+}
+
+AVX2_TARGET static void
+half_to_float_f16c (float *dst, const uint16_t *src, size_t n)
+{
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps (dst + i, _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) (src + i))));
+  for (; i < n; i++)
+    dst[i] = whisper_half_to_float (src[i]);
+}
+#endif
+
+/* ---- dispatch ------------------------------------------------------- */
+
+static gboolean
+have_avx2 (void)
+{
+#ifdef HAVE_X86
+  static gsize checked;
+  static gboolean avx2;
+  if (g_once_init_enter (&checked)) {
+    __builtin_cpu_init ();
+    avx2 = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma") &&
+           __builtin_cpu_supports ("f16c") && !g_getenv ("WHISPER_CPU_GENERIC");
+    g_once_init_leave (&checked, 1);
+  }
+  return avx2;
+#else
+  return FALSE;
+#endif
+}
+
+void
+whisper_cpu_gemv_f32 (float *y, const float *w, const float *x, int r0, int r1, int cols,
+                      gboolean accumulate)
+{
+#ifdef HAVE_X86
+  if (have_avx2 ()) {
+    gemv_f32_avx2 (y, w, x, r0, r1, cols, accumulate);
+    return;
+  }
+#endif
+  gemv_f32_generic (y, w, x, r0, r1, cols, accumulate);
+}
+
+void
+whisper_cpu_gemv_f16 (float *y, const uint16_t *w, const float *x, int r0, int r1, int cols,
+                      gboolean accumulate)
+{
+#ifdef HAVE_X86
+  if (have_avx2 ()) {
+    gemv_f16_avx2 (y, w, x, r0, r1, cols, accumulate);
+    return;
+  }
+#endif
+  gemv_f16_generic (y, w, x, r0, r1, cols, accumulate);
+}
+
+void
+whisper_cpu_half_to_float (float *dst, const uint16_t *src, size_t n)
+{
+#ifdef HAVE_X86
+  if (have_avx2 ()) {
+    half_to_float_f16c (dst, src, n);
+    return;
+  }
+#endif
+  for (size_t i = 0; i < n; i++)
+    dst[i] = whisper_half_to_float (src[i]);
+}
+
+float
+whisper_cpu_dot (const float *a, const float *b, int n)
+{
+#ifdef HAVE_X86
+  if (have_avx2 ())
+    return dot_avx2 (a, b, n);
+#endif
+  return dot_generic (a, b, n);
+}
+
+void
+whisper_cpu_axpy (float *y, float a, const float *x, int n)
+{
+#ifdef HAVE_X86
+  if (have_avx2 ()) {
+    axpy_avx2 (y, a, x, n);
+    return;
+  }
+#endif
+  axpy_generic (y, a, x, n);
+}
+
+/* Exact float -> half: only values a half holds exactly convert. */
+static gboolean
+float_to_half_exact_one (float f, uint16_t *out)
+{
+  uint32_t bits;
+  memcpy (&bits, &f, 4);
+  const uint16_t sign = (bits >> 16) & 0x8000;
+  const int exp = (int) ((bits >> 23) & 0xFF);
+  const uint32_t mant = bits & 0x7FFFFF;
+
+  if (exp == 0xFF)
+    return FALSE; /* inf / NaN: never in real weights */
+  if (exp == 0 && mant == 0) {
+    *out = sign;
+    return TRUE;
+  }
+  const int e = exp - 127;
+  if (e >= -14 && e <= 15) {
+    if (mant & 0x1FFF)
+      return FALSE;
+    *out = sign | (uint16_t) ((e + 15) << 10) | (uint16_t) (mant >> 13);
+    return TRUE;
+  }
+  if (e >= -24 && e < -14) {
+    /* half subnormal: |f| = m * 2^-24, m < 1024 */
+    const float m = ldexpf (fabsf (f), 24);
+    if (m != floorf (m) || m >= 1024.0f)
+      return FALSE;
+    *out = sign | (uint16_t) m;
+    return TRUE;
+  }
+  return FALSE;
+}
+
+gboolean
+whisper_cpu_float_to_half_exact (uint16_t *dst, const float *src, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!float_to_half_exact_one (src[i], &dst[i]))
+      return FALSE;
+  return TRUE;
+}

@@ -1,0 +1,28 @@
+/* cpu-kernels.h: the CPU backend's vector kernels: matrix-vector products on
+ * float32 or float16 weights, half<->float conversion, dot products. Each has
+ * a portable version and an AVX2/FMA/F16C version chosen at run time. */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+/* y[r] = (accumulate ? y[r] : 0) + sum_c W[r, c] x[c] for rows [r0, r1).
+ * W is [rows, cols] row-major, float32 (w32) or IEEE half (w16). */
+void whisper_cpu_gemv_f32 (float *y, const float *w32, const float *x, int r0, int r1, int cols,
+                           gboolean accumulate);
+void whisper_cpu_gemv_f16 (float *y, const uint16_t *w16, const float *x, int r0, int r1,
+                           int cols, gboolean accumulate);
+
+/* dst[i] = (float) src[i] */
+void whisper_cpu_half_to_float (float *dst, const uint16_t *src, size_t n);
+/* Returns FALSE if some value does not survive float -> half -> float
+ * exactly (dst is then incomplete). */
+gboolean whisper_cpu_float_to_half_exact (uint16_t *dst, const float *src, size_t n);
+
+float whisper_cpu_dot (const float *a, const float *b, int n);
+/* y += a x */
+void whisper_cpu_axpy (float *y, float a, const float *x, int n);
+
+G_END_DECLS
