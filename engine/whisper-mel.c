@@ -1,10 +1,10 @@
 /* whisper-mel.c: log-mel front end (see whisper-mel.h). FFT by FFTW. */
 #include "whisper-mel.h"
+#include "cpu-threadpool.h"
 #include "whisper-engine.h"
 
 #include <fftw3.h>
 #include <math.h>
-#include <omp.h>
 #include <string.h>
 
 #define SAMPLE_RATE 16000.0
@@ -120,52 +120,82 @@ padded_sample (const float *pcm, gsize n, gsize len, gint64 j)
   return (gsize) j < n ? pcm[j] : 0.0f;
 }
 
+typedef struct {
+  const WhisperMel *mel;
+  const float *pcm;
+  gsize n_samples, len, n_frames;
+  float *out;
+  float *thread_max;   /* per thread */
+} MelJob;
+
+#define FRAMES_PER_TASK 256
+
+static void
+mel_task (int task, int thread, gpointer data)
+{
+  MelJob *job = data;
+  const WhisperMel *mel = job->mel;
+  const int n_mels = mel->n_mels;
+  float *frame = fftwf_alloc_real (WHISPER_N_FFT);
+  fftwf_complex *spec = fftwf_alloc_complex (WHISPER_N_FREQ);
+  float power[WHISPER_N_FREQ];
+  float local_max = job->thread_max[thread];
+  const gsize t1 = MIN ((gsize) (task + 1) * FRAMES_PER_TASK, job->n_frames);
+
+  for (gsize t = (gsize) task * FRAMES_PER_TASK; t < t1; t++) {
+    const gint64 start = (gint64) t * WHISPER_HOP_LENGTH - WHISPER_N_FFT / 2;
+    for (int i = 0; i < WHISPER_N_FFT; i++)
+      frame[i] = padded_sample (job->pcm, job->n_samples, job->len, start + i) * mel->window[i];
+    fftwf_execute_dft_r2c (mel->plan, frame, spec);
+    for (int k = 0; k < WHISPER_N_FREQ; k++) {
+      const float mag = hypotf (spec[k][0], spec[k][1]);
+      power[k] = mag * mag;
+    }
+    for (int m = 0; m < n_mels; m++) {
+      const float *f = mel->filters + (size_t) m * WHISPER_N_FREQ;
+      float acc = 0.0f;
+      for (int k = 0; k < WHISPER_N_FREQ; k++)
+        acc += f[k] * power[k];
+      const float v = log10f (MAX (acc, 1e-10f));
+      job->out[(size_t) m * job->n_frames + t] = v;
+      local_max = MAX (local_max, v);
+    }
+  }
+  job->thread_max[thread] = local_max;
+  fftwf_free (frame);
+  fftwf_free (spec);
+}
+
 float *
 whisper_mel_compute (WhisperMel *mel, const float *pcm, gsize n_samples, int n_threads,
                      gsize *n_frames_out)
 {
   const int n_mels = mel->n_mels;
-  const gsize len = n_samples + WHISPER_HOP_LENGTH;  /* faster-whisper's 160-zero padding */
-  const gsize n_frames = len / WHISPER_HOP_LENGTH;    /* STFT frames minus the dropped last one */
-  float *out = g_new (float, (size_t) n_mels * n_frames);
-  const int threads = n_threads > 0 ? n_threads : (int) g_get_num_processors ();
+  MelJob job = { mel, pcm, n_samples, 0, 0, NULL, NULL };
+  job.len = n_samples + WHISPER_HOP_LENGTH;       /* faster-whisper's 160-zero padding */
+  job.n_frames = job.len / WHISPER_HOP_LENGTH;    /* STFT frames minus the dropped last one */
+  job.out = g_new (float, (size_t) n_mels * job.n_frames);
+
+  const int n_tasks = (int) ((job.n_frames + FRAMES_PER_TASK - 1) / FRAMES_PER_TASK);
+  int threads = n_threads > 0 ? n_threads : (int) g_get_num_processors ();
+  threads = MAX (1, MIN (threads, n_tasks));
+  job.thread_max = g_new (float, threads);
+  for (int i = 0; i < threads; i++)
+    job.thread_max[i] = -INFINITY;
+  WhisperThreadPool *pool = whisper_thread_pool_new (threads);
+  whisper_thread_pool_run (pool, n_tasks, mel_task, &job);
+  whisper_thread_pool_free (pool);
+
   float global_max = -INFINITY;
-
-#pragma omp parallel num_threads (threads) reduction (max : global_max)
-  {
-    float *frame = fftwf_alloc_real (WHISPER_N_FFT);
-    fftwf_complex *spec = fftwf_alloc_complex (WHISPER_N_FREQ);
-    float power[WHISPER_N_FREQ];
-
-#pragma omp for schedule(static)
-    for (gsize t = 0; t < n_frames; t++) {
-      const gint64 start = (gint64) t * WHISPER_HOP_LENGTH - WHISPER_N_FFT / 2;
-      for (int i = 0; i < WHISPER_N_FFT; i++)
-        frame[i] = padded_sample (pcm, n_samples, len, start + i) * mel->window[i];
-      fftwf_execute_dft_r2c (mel->plan, frame, spec);
-      for (int k = 0; k < WHISPER_N_FREQ; k++) {
-        const float mag = hypotf (spec[k][0], spec[k][1]);
-        power[k] = mag * mag;
-      }
-      for (int m = 0; m < n_mels; m++) {
-        const float *f = mel->filters + (size_t) m * WHISPER_N_FREQ;
-        float acc = 0.0f;
-        for (int k = 0; k < WHISPER_N_FREQ; k++)
-          acc += f[k] * power[k];
-        const float v = log10f (MAX (acc, 1e-10f));
-        out[(size_t) m * n_frames + t] = v;
-        global_max = MAX (global_max, v);
-      }
-    }
-    fftwf_free (frame);
-    fftwf_free (spec);
-  }
+  for (int i = 0; i < threads; i++)
+    global_max = MAX (global_max, job.thread_max[i]);
+  g_free (job.thread_max);
 
   const float floor_value = global_max - 8.0f;
-  const size_t total = (size_t) n_mels * n_frames;
+  const size_t total = (size_t) n_mels * job.n_frames;
   for (size_t i = 0; i < total; i++)
-    out[i] = (MAX (out[i], floor_value) + 4.0f) / 4.0f;
+    job.out[i] = (MAX (job.out[i], floor_value) + 4.0f) / 4.0f;
 
-  *n_frames_out = n_frames;
-  return out;
+  *n_frames_out = job.n_frames;
+  return job.out;
 }
