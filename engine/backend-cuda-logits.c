@@ -1,0 +1,189 @@
+/* backend-cuda-logits.c: ops->logits_select on the device, the same
+ * contract as whisper_logits_select() (whisper-logits.c): the rules of a
+ * step become a static bitmask (kept per config on the device) plus a few
+ * suppressed ranges computed here from the step's state; kernels/logits.cu
+ * applies them, reduces and picks; only the choice (8 bytes) comes back. */
+#include "backend-cuda-private.h"
+
+#include <string.h>
+
+/* The choice kernel writes a WcChoice where the caller wants a
+ * WhisperLogitChoice: the same layout. */
+G_STATIC_ASSERT (sizeof (WcChoice) == sizeof (WhisperLogitChoice));
+G_STATIC_ASSERT (G_STRUCT_OFFSET (WcChoice, logprob) == G_STRUCT_OFFSET (WhisperLogitChoice, logprob));
+
+typedef struct {
+  uint32_t *mask;     /* device, n_vocab bits: SuppressTokens + <|notimestamps|> */
+  int n_vocab;
+  guint64 signature;  /* of the config fields the mask was built from */
+} WcLogitCache;
+
+static guint64
+fnv (guint64 h, const void *data, size_t n)
+{
+  const guint8 *p = data;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+static guint64
+config_signature (const WhisperLogitConfig *c)
+{
+  guint64 h = 14695981039346656037ull;
+  const int fields[] = { c->n_vocab, c->no_timestamps, c->timestamps != 0, c->n_suppress_ids };
+  h = fnv (h, fields, sizeof fields);
+  if (c->n_suppress_ids > 0)
+    h = fnv (h, c->suppress_ids, (size_t) c->n_suppress_ids * sizeof (int32_t));
+  return h;
+}
+
+static void
+cache_free (WcBackend *self, WcLogitCache *cache)
+{
+  if (!cache)
+    return;
+  wc_device_free (self, cache->mask);
+  g_free (cache);
+}
+
+/* The config's device mask, built on first use and again when the config
+ * changed. Not on the per-step path otherwise. */
+static WcLogitCache *
+config_cache (WcBackend *self, WhisperLogitConfig *c)
+{
+  WcLogitCache *cache = c->backend_cache;
+  const guint64 sig = config_signature (c);
+  if (cache && cache->signature == sig)
+    return cache;
+
+  cache_free (self, cache);
+  c->backend_cache = NULL;
+  cache = g_new0 (WcLogitCache, 1);
+  cache->n_vocab = c->n_vocab;
+  cache->signature = sig;
+
+  const size_t words = ((size_t) c->n_vocab + 31) / 32;
+  g_autofree uint32_t *bits = g_new0 (uint32_t, words);
+  for (int i = 0; i < c->n_suppress_ids; i++) {
+    const int id = c->suppress_ids[i];
+    if (id >= 0 && id < c->n_vocab)
+      bits[id >> 5] |= 1u << (id & 31);
+  }
+  if (c->timestamps && c->no_timestamps >= 0 && c->no_timestamps < c->n_vocab)
+    bits[c->no_timestamps >> 5] |= 1u << (c->no_timestamps & 31);
+
+  if (wc_fail (self, cudaMalloc ((void **) &cache->mask, words * sizeof (uint32_t)),
+               "cudaMalloc (logit mask)") ||
+      wc_fail (self,
+               cudaMemcpyAsync (cache->mask, bits, words * sizeof (uint32_t),
+                                cudaMemcpyHostToDevice, self->stream),
+               "logit mask upload")) {
+    cache_free (self, cache);
+    return NULL;
+  }
+  c->backend_cache = cache;
+  return cache;
+}
+
+static void
+add_range (WcLogitsMaskArgs *a, int from, int to)
+{
+  from = MAX (from, 0);
+  to = MIN (to, a->n_vocab);
+  if (from >= to)
+    return;
+  g_assert (a->n_ranges < WC_LOGITS_MAX_RANGES);
+  a->range[a->n_ranges][0] = from;
+  a->range[a->n_ranges][1] = to;
+  a->n_ranges++;
+}
+
+/* The per-step rules of whisper_logits_apply_filters(), as ranges. */
+static void
+step_ranges (WcLogitsMaskArgs *a, const WhisperLogitConfig *c, const WhisperLogitState *s)
+{
+  if (c->suppress_blank && s->n_sampled == 0) {
+    add_range (a, c->blank, c->blank + 1);
+    add_range (a, c->eot, c->eot + 1);
+  }
+  if (!c->timestamps)
+    return;
+  const int begin = c->timestamp_begin, n = c->n_vocab;
+  if (s->last_is_timestamp) {
+    if (s->penultimate_is_timestamp)
+      add_range (a, begin, n);   /* after a pair: text or EOT */
+    else
+      add_range (a, 0, c->eot);  /* after a single one: timestamp or EOT */
+  }
+  if (s->last_timestamp >= 0) {
+    const int limit = (s->last_is_timestamp && !s->penultimate_is_timestamp)
+                          ? s->last_timestamp
+                          : s->last_timestamp + 1;
+    add_range (a, begin, limit);
+  }
+  if (s->n_sampled == 0) {
+    add_range (a, 0, begin);
+    if (c->max_initial_timestamp_index >= 0)
+      add_range (a, begin + c->max_initial_timestamp_index + 1, n);
+  }
+}
+
+void
+wc_cuda_logits_select (WhisperBackend *be, float *logits, WhisperLogitConfig *config,
+                       const WhisperLogitState *state, WhisperLogitChoice *choice)
+{
+  WcBackend *self = (WcBackend *) be;
+  choice->token = 0;
+  choice->logprob = NAN;
+  g_mutex_lock (&self->lock);
+  WcLogitCache *cache = config_cache (self, config);
+  if (!cache)
+    goto out;
+
+  WcLogitsMaskArgs m;
+  memset (&m, 0, sizeof m);
+  m.logits = logits;
+  m.mask = cache->mask;
+  m.partial = self->logit_partial;
+  m.n_vocab = config->n_vocab;
+  m.ts_begin = config->timestamps ? config->timestamp_begin : config->n_vocab;
+  step_ranges (&m, config, state);
+  WcLaunch l;
+  wc_logits_mask_plan (&l, &m);
+  wc_submit_kernel (self, &l, &m, sizeof m);
+
+  const gboolean recording = wc_is_recording (self);
+  WcPinned out = self->choice;
+  if (recording && !wc_staging_alloc (self, sizeof (WcChoice), &out))
+    goto out;
+  WcLogitsChooseArgs c;
+  memset (&c, 0, sizeof c);
+  c.partial = self->logit_partial;
+  c.out = (WcChoice *) out.dev;
+  c.n_partial = WC_LOGITS_BLOCKS;
+  c.timestamp_rule = config->timestamps != 0;
+  wc_logits_choose_plan (&l, &c);
+  wc_submit_kernel (self, &l, &c, sizeof c);
+
+  if (recording) {
+    /* written when graph_end() returns */
+    wc_copy_out (self, choice, out.host, sizeof (WcChoice));
+  } else if (!wc_fail (self, cudaStreamSynchronize (self->stream), "logits_select")) {
+    const WcChoice *r = (const WcChoice *) out.host;
+    choice->token = r->token;
+    choice->logprob = r->logprob;
+  }
+out:
+  g_mutex_unlock (&self->lock);
+}
+
+void
+wc_cuda_logits_release (WhisperBackend *be, WhisperLogitConfig *config)
+{
+  WcBackend *self = (WcBackend *) be;
+  g_mutex_lock (&self->lock);
+  cache_free (self, config->backend_cache);
+  config->backend_cache = NULL;
+  g_mutex_unlock (&self->lock);
+}

@@ -1,0 +1,478 @@
+/* backend-cuda.c: the CUDA backend module (libwhisper-engine-cuda.so):
+ * entry point, device checks, memory, weights, errors and the op table.
+ * Compute ops are in backend-cuda-ops.c, the logit choice in
+ * backend-cuda-logits.c, submission and CUDA graphs in backend-cuda-graph.c,
+ * device code in kernels/.
+ *
+ * One device, one non-blocking stream, one cuBLAS handle with a fixed
+ * workspace. Every buffer the engine uses comes from ops->alloc; the
+ * backend's own workspaces grow on first use (encoder shapes) and then stay,
+ * so that a decode step allocates nothing.
+ *
+ * Environment (for tests and benchmarks):
+ *   WHISPER_CUDA_DEVICE=N      device index (default 0)
+ *   WHISPER_CUDA_GEMV_MAX_N=N  linear with n <= N rows uses the fused GEMV
+ *                              kernel, larger n cuBLAS (default 8, 0: cuBLAS only)
+ *   WHISPER_CUDA_GRAPHS=0      graph_begin/graph_end run the ops at once
+ */
+#include "backend-cuda-private.h"
+#include "whisper-engine.h"
+
+#include <gmodule.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CUBLAS_WORKSPACE_BYTES (32u << 20)
+#define UPLOAD_CHUNK_FLOATS ((size_t) 4 << 20)
+
+/* ---- errors ----------------------------------------------------------- */
+
+static void
+set_sticky (WcBackend *self, char *message)
+{
+  if (!self->error) {
+    g_warning ("CUDA backend: %s", message);
+    self->error = g_error_new_literal (WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE, message);
+  }
+  g_free (message);
+}
+
+gboolean
+wc_fail (WcBackend *self, cudaError_t err, const char *what)
+{
+  if (err == cudaSuccess)
+    return FALSE;
+  set_sticky (self, g_strdup_printf ("%s: %s (%s)", what, cudaGetErrorString (err),
+                                     cudaGetErrorName (err)));
+  return TRUE;
+}
+
+gboolean
+wc_fail_cublas (WcBackend *self, cublasStatus_t st, const char *what)
+{
+  if (st == CUBLAS_STATUS_SUCCESS)
+    return FALSE;
+  set_sticky (self, g_strdup_printf ("%s: cuBLAS %s (%s)", what, cublasGetStatusString (st),
+                                     cublasGetStatusName (st)));
+  return TRUE;
+}
+
+void
+wc_fail_msg (WcBackend *self, const char *format, ...)
+{
+  va_list ap;
+  va_start (ap, format);
+  set_sticky (self, g_strdup_vprintf (format, ap));
+  va_end (ap);
+}
+
+static gboolean
+cuda_check (WhisperBackend *be, GError **error)
+{
+  WcBackend *self = (WcBackend *) be;
+  g_mutex_lock (&self->lock);
+  const cudaError_t err = cudaStreamQuery (self->stream);
+  if (err != cudaErrorNotReady)
+    wc_fail (self, err, "a queued CUDA operation failed");
+  gboolean ok = self->error == NULL;
+  if (!ok)
+    g_propagate_error (error, g_error_copy (self->error));
+  g_mutex_unlock (&self->lock);
+  return ok;
+}
+
+/* ---- memory ----------------------------------------------------------- */
+
+void
+wc_device_free (WcBackend *self, void *ptr)
+{
+  if (!ptr)
+    return;
+  if (self->recording)
+    g_ptr_array_add (self->deferred_free, ptr);
+  else
+    wc_fail (self, cudaFree (ptr), "cudaFree");
+}
+
+void
+wc_run_deferred_frees (WcBackend *self)
+{
+  for (guint i = 0; i < self->deferred_free->len; i++)
+    wc_fail (self, cudaFree (g_ptr_array_index (self->deferred_free, i)), "cudaFree");
+  g_ptr_array_set_size (self->deferred_free, 0);
+}
+
+void *
+wc_buffer_reserve (WcBackend *self, WcBuffer *buf, size_t bytes)
+{
+  if (bytes <= buf->size)
+    return buf->ptr;
+  void *p = NULL;
+  /* grow by half again, so that slowly growing shapes settle quickly */
+  size_t size = MAX (bytes, buf->size + buf->size / 2);
+  if (wc_fail (self, cudaMalloc (&p, size), "cudaMalloc (workspace)"))
+    return NULL;
+  wc_device_free (self, buf->ptr);
+  buf->ptr = p;
+  buf->size = size;
+  return p;
+}
+
+static float *
+cuda_alloc (WhisperBackend *be, size_t n_floats, GError **error)
+{
+  WcBackend *self = (WcBackend *) be;
+  void *p = NULL;
+  const size_t bytes = MAX (n_floats, 1) * sizeof (float);
+  cudaError_t err = cudaMalloc (&p, bytes);
+  /* zeroed, as on the CPU backend; on the stream, so that later ops see it */
+  if (err == cudaSuccess)
+    err = cudaMemsetAsync (p, 0, bytes, self->stream);
+  if (err != cudaSuccess) {
+    if (p)
+      cudaFree (p);
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
+                 "CUDA backend: cannot allocate %zu floats on %s: %s", n_floats,
+                 self->device_name, cudaGetErrorString (err));
+    return NULL;
+  }
+  return p;
+}
+
+static void
+cuda_free (WhisperBackend *be, void *ptr)
+{
+  WcBackend *self = (WcBackend *) be;
+  g_mutex_lock (&self->lock);
+  wc_device_free (self, ptr);
+  g_mutex_unlock (&self->lock);
+}
+
+static void
+cuda_upload (WhisperBackend *be, void *dst, const void *src, size_t bytes)
+{
+  WcBackend *self = (WcBackend *) be;
+  if (!bytes)
+    return;
+  g_mutex_lock (&self->lock);
+  WcCopy c = { .dst = dst, .src = src, .bytes = bytes, .kind = cudaMemcpyHostToDevice };
+  WcPinned st;
+  if (wc_is_recording (self)) {
+    /* the step reads the data when it runs: keep a copy now */
+    if (wc_staging_alloc (self, bytes, &st)) {
+      memcpy (st.host, src, bytes);
+      c.src = st.host;
+      wc_submit_copy (self, &c);
+    }
+  } else {
+    /* pageable source: the call returns once the data is staged */
+    wc_submit_copy (self, &c);
+  }
+  g_mutex_unlock (&self->lock);
+}
+
+static void
+cuda_download (WhisperBackend *be, void *dst, const void *src, size_t bytes)
+{
+  WcBackend *self = (WcBackend *) be;
+  if (!bytes)
+    return;
+  g_mutex_lock (&self->lock);
+  WcPinned st;
+  if (wc_is_recording (self)) {
+    if (wc_staging_alloc (self, bytes, &st)) {
+      WcCopy c = { .dst = st.host, .src = src, .bytes = bytes, .kind = cudaMemcpyDeviceToHost };
+      wc_submit_copy (self, &c);
+      wc_copy_out (self, dst, st.host, bytes);
+    }
+  } else {
+    WcCopy c = { .dst = dst, .src = src, .bytes = bytes, .kind = cudaMemcpyDeviceToHost };
+    wc_submit_copy (self, &c);
+    wc_fail (self, cudaStreamSynchronize (self->stream), "download");
+  }
+  g_mutex_unlock (&self->lock);
+}
+
+static void
+cuda_sync (WhisperBackend *be)
+{
+  WcBackend *self = (WcBackend *) be;
+  g_mutex_lock (&self->lock);
+  if (!wc_is_recording (self)) {
+    wc_fail (self, cudaStreamSynchronize (self->stream), "stream synchronize");
+    if (!self->recording)
+      wc_run_deferred_frees (self);
+  }
+  g_mutex_unlock (&self->lock);
+}
+
+/* ---- weights ---------------------------------------------------------- */
+
+static gboolean
+cuda_weight_upload (WhisperBackend *be, WhisperWeight *w, const float *host, int rows, int cols,
+                    GError **error)
+{
+  WcBackend *self = (WcBackend *) be;
+  const size_t count = (size_t) rows * cols;
+  uint16_t *data = NULL;
+  gboolean ok = FALSE;
+  cudaError_t err;
+
+  g_mutex_lock (&self->lock);
+  if (wc_is_recording (self)) {
+    self->record_refused = g_strdup ("weight_upload() inside graph_begin()/graph_end()");
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
+                 "CUDA backend: weight_upload() is not allowed while recording a graph");
+    goto out;
+  }
+  if (rows <= 0 || cols <= 0) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
+                 "CUDA backend: weight of shape [%d, %d]", rows, cols);
+    goto out;
+  }
+  if (!self->upload_chunk &&
+      (err = cudaMalloc ((void **) &self->upload_chunk, UPLOAD_CHUNK_FLOATS * sizeof (float))) !=
+          cudaSuccess)
+    goto cuda_error;
+  if ((err = cudaMalloc ((void **) &data, count * sizeof (uint16_t))) != cudaSuccess)
+    goto cuda_error;
+
+  /* fp32 chunks up, fp16 conversion (round to nearest even) on the device */
+  for (size_t off = 0; off < count; off += UPLOAD_CHUNK_FLOATS) {
+    const size_t n = MIN (UPLOAD_CHUNK_FLOATS, count - off);
+    err = cudaMemcpyAsync (self->upload_chunk, host + off, n * sizeof (float),
+                           cudaMemcpyHostToDevice, self->stream);
+    if (err != cudaSuccess)
+      goto cuda_error;
+    WcToHalfArgs a;
+    memset (&a, 0, sizeof a);
+    a.dst = data + off;
+    a.src = self->upload_chunk;
+    a.rows = 1;
+    a.cols = (int) n;
+    a.src_stride = (int) n;
+    WcLaunch l;
+    wc_to_half_plan (&l, &a);
+    void *params[] = { &a };
+    err = cudaLaunchKernel (l.func, (dim3) { l.grid[0], l.grid[1], l.grid[2] },
+                            (dim3) { l.block[0], l.block[1], l.block[2] }, params, l.smem,
+                            self->stream);
+    if (err != cudaSuccess)
+      goto cuda_error;
+  }
+  if ((err = cudaStreamSynchronize (self->stream)) != cudaSuccess)
+    goto cuda_error;
+  w->data = data;
+  w->rows = rows;
+  w->cols = cols;
+  w->dtype = WC_DTYPE_F16;
+  data = NULL;
+  ok = TRUE;
+  goto out;
+
+cuda_error:
+  g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
+               "CUDA backend: cannot upload a [%d, %d] weight to %s: %s", rows, cols,
+               self->device_name, cudaGetErrorString (err));
+out:
+  if (data)
+    cudaFree (data);
+  g_mutex_unlock (&self->lock);
+  return ok;
+}
+
+static void
+cuda_weight_free (WhisperBackend *be, WhisperWeight *w)
+{
+  WcBackend *self = (WcBackend *) be;
+  g_mutex_lock (&self->lock);
+  wc_device_free (self, w->data);
+  g_mutex_unlock (&self->lock);
+  w->data = NULL;
+}
+
+/* ---- life cycle ------------------------------------------------------- */
+
+static void
+cuda_destroy (WhisperBackend *be)
+{
+  WcBackend *self = (WcBackend *) be;
+  if (self->stream)
+    cudaStreamSynchronize (self->stream);
+  self->recording = FALSE;
+  wc_graphs_clear (self);
+  wc_run_deferred_frees (self);
+  cudaFree (self->ws_half.ptr);
+  cudaFree (self->ws_attn.ptr);
+  cudaFree (self->logit_partial);
+  cudaFree (self->upload_chunk);
+  cudaFree (self->cublas_workspace);
+  if (self->choice.host)
+    cudaFreeHost (self->choice.host);
+  if (self->cublas)
+    cublasDestroy (self->cublas);
+  if (self->stream)
+    cudaStreamDestroy (self->stream);
+  g_ptr_array_unref (self->deferred_free);
+  g_clear_error (&self->error);
+  g_mutex_clear (&self->lock);
+  g_free (self);
+}
+
+static const WhisperBackendOps cuda_ops = {
+  .abi_version = WHISPER_BACKEND_ABI_VERSION,
+  .name = "cuda",
+  .destroy = cuda_destroy,
+  .alloc = cuda_alloc,
+  .free = cuda_free,
+  .upload = cuda_upload,
+  .download = cuda_download,
+  .sync = cuda_sync,
+  .weight_upload = cuda_weight_upload,
+  .weight_free = cuda_weight_free,
+  .linear = wc_cuda_linear,
+  .layer_norm = wc_cuda_layer_norm,
+  .conv1d_gelu = wc_cuda_conv1d_gelu,
+  .add = wc_cuda_add,
+  .embed = wc_cuda_embed,
+  .attention = wc_cuda_attention,
+  .copy_rows = wc_cuda_copy_rows,
+  .logits_select = wc_cuda_logits_select,
+  .logits_release = wc_cuda_logits_release,
+  .check = cuda_check,
+  .graph_begin = wc_cuda_graph_begin,
+  .graph_end = wc_cuda_graph_end,
+  .graph_release = wc_cuda_graph_release,
+};
+
+static int
+env_int (const char *name, int fallback)
+{
+  const char *v = g_getenv (name);
+  if (!v || !*v)
+    return fallback;
+  char *end = NULL;
+  long n = strtol (v, &end, 10);
+  return (end && *end == '\0') ? (int) n : fallback;
+}
+
+static gboolean
+device_error (GError **error, cudaError_t err, const char *what)
+{
+  g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE, "%s: %s (%s)", what,
+               cudaGetErrorString (err), cudaGetErrorName (err));
+  return FALSE;
+}
+
+/* Picks the device and checks that it can run this module's kernels. */
+static gboolean
+open_device (WcBackend *self, GError **error)
+{
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount (&count);
+  if (err != cudaSuccess)
+    return device_error (error, err, "no usable CUDA device (cudaGetDeviceCount)");
+  if (count == 0) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
+                 "no CUDA device: the driver reports none");
+    return FALSE;
+  }
+  self->device = env_int ("WHISPER_CUDA_DEVICE", 0);
+  if (self->device < 0 || self->device >= count) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING,
+                 "WHISPER_CUDA_DEVICE=%d: there are %d CUDA devices", self->device, count);
+    return FALSE;
+  }
+  if ((err = cudaSetDevice (self->device)) != cudaSuccess)
+    return device_error (error, err, "cudaSetDevice");
+
+  struct cudaDeviceProp prop;
+  if ((err = cudaGetDeviceProperties (&prop, self->device)) != cudaSuccess)
+    return device_error (error, err, "cudaGetDeviceProperties");
+  g_strlcpy (self->device_name, prop.name, sizeof self->device_name);
+  self->cc_major = prop.major;
+  self->cc_minor = prop.minor;
+  if (prop.major < 8) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
+                 "CUDA device %d (%s) has compute capability %d.%d; this module is built "
+                 "for 8.0 and newer",
+                 self->device, prop.name, prop.major, prop.minor);
+    return FALSE;
+  }
+
+  /* A kernel of the module must have code for this device. */
+  WcLayerNormArgs probe = { 0 };
+  WcLaunch l;
+  wc_layer_norm_plan (&l, &probe);
+  struct cudaFuncAttributes attr;
+  if ((err = cudaFuncGetAttributes (&attr, l.func)) != cudaSuccess)
+    return device_error (error, err, "the CUDA module has no code for this device");
+  return TRUE;
+}
+
+static gboolean
+create_resources (WcBackend *self, GError **error)
+{
+  cudaError_t err;
+  if ((err = cudaStreamCreateWithFlags (&self->stream, cudaStreamNonBlocking)) != cudaSuccess)
+    return device_error (error, err, "cudaStreamCreate");
+
+  cublasStatus_t st = cublasCreate (&self->cublas);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    self->cublas = NULL;
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
+                 "cuBLAS initialisation failed: %s", cublasGetStatusString (st));
+    return FALSE;
+  }
+  if ((err = cudaMalloc (&self->cublas_workspace, CUBLAS_WORKSPACE_BYTES)) != cudaSuccess)
+    return device_error (error, err, "cudaMalloc (cuBLAS workspace)");
+  /* A fixed workspace keeps cuBLAS from allocating inside a captured graph. */
+  if ((st = cublasSetStream (self->cublas, self->stream)) != CUBLAS_STATUS_SUCCESS ||
+      (st = cublasSetWorkspace (self->cublas, self->cublas_workspace, CUBLAS_WORKSPACE_BYTES)) !=
+          CUBLAS_STATUS_SUCCESS ||
+      (st = cublasSetMathMode (self->cublas, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
+                 "cuBLAS setup failed: %s", cublasGetStatusString (st));
+    return FALSE;
+  }
+  if ((err = cudaMalloc ((void **) &self->logit_partial,
+                         WC_LOGITS_BLOCKS * sizeof (WcLogitPartial))) != cudaSuccess)
+    return device_error (error, err, "cudaMalloc (logit partials)");
+  if ((err = cudaHostAlloc ((void **) &self->choice.host, 256, cudaHostAllocMapped)) !=
+      cudaSuccess)
+    return device_error (error, err, "cudaHostAlloc");
+  if ((err = cudaHostGetDevicePointer ((void **) &self->choice.dev, self->choice.host, 0)) !=
+      cudaSuccess)
+    return device_error (error, err, "cudaHostGetDevicePointer");
+  self->choice.size = 256;
+  return TRUE;
+}
+
+G_MODULE_EXPORT WhisperBackend *
+whisper_backend_cuda_module_new (int abi_version, GError **error)
+{
+  if (abi_version != WHISPER_BACKEND_ABI_VERSION) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
+                 "backend ABI mismatch: the engine has version %d, this CUDA module %d; "
+                 "rebuild the module with the engine",
+                 abi_version, WHISPER_BACKEND_ABI_VERSION);
+    return NULL;
+  }
+  WcBackend *self = g_new0 (WcBackend, 1);
+  self->parent.ops = &cuda_ops;
+  self->parent.n_threads = 1;
+  g_mutex_init (&self->lock);
+  self->deferred_free = g_ptr_array_new ();
+  self->gemv_max_n = CLAMP (env_int ("WHISPER_CUDA_GEMV_MAX_N", WC_GEMV_MAX_N), 0, WC_GEMV_MAX_N);
+  self->graphs_enabled = env_int ("WHISPER_CUDA_GRAPHS", 1) != 0;
+  wc_graphs_init (self);
+
+  if (!open_device (self, error) || !create_resources (self, error)) {
+    cuda_destroy (&self->parent);
+    return NULL;
+  }
+  g_debug ("CUDA backend on device %d: %s (compute capability %d.%d)", self->device,
+           self->device_name, self->cc_major, self->cc_minor);
+  return &self->parent;
+}

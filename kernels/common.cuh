@@ -1,0 +1,85 @@
+// common.cuh: small device helpers shared by the kernels (C++ for nvcc only).
+#pragma once
+
+#include "kernels.h"
+
+#include <cuda_fp16.h>
+#include <math.h>
+
+#define WC_FULL_MASK 0xffffffffu
+
+// Fills a WcLaunch for a kernel taking one argument struct.
+template <typename Args>
+static inline void
+wc_fill (WcLaunch *l, void (*kernel) (Args), unsigned gx, unsigned gy, unsigned gz,
+         unsigned bx, unsigned smem = 0)
+{
+  l->func = (const void *) kernel;
+  l->grid[0] = gx ? gx : 1;
+  l->grid[1] = gy ? gy : 1;
+  l->grid[2] = gz ? gz : 1;
+  l->block[0] = bx;
+  l->block[1] = 1;
+  l->block[2] = 1;
+  l->smem = smem;
+}
+
+static inline unsigned
+wc_div_up (size_t a, size_t b)
+{
+  return (unsigned) ((a + b - 1) / b);
+}
+
+// Exact GELU, the same formula as whisper_gelu() (engine/whisper-cpu-math.h).
+__device__ __forceinline__ float
+wc_gelu (float x)
+{
+  return 0.5f * x * (1.0f + erff (x * 0.70710678118654752440f));
+}
+
+__device__ __forceinline__ float
+wc_warp_sum (float v)
+{
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync (WC_FULL_MASK, v, o);
+  return v;
+}
+
+__device__ __forceinline__ double
+wc_warp_sum_d (double v)
+{
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync (WC_FULL_MASK, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float
+wc_warp_max (float v)
+{
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v = fmaxf (v, __shfl_xor_sync (WC_FULL_MASK, v, o));
+  return v;
+}
+
+__device__ __forceinline__ float
+wc_half_to_float (uint16_t bits)
+{
+  return __half2float (__ushort_as_half (bits));
+}
+
+__device__ __forceinline__ uint16_t
+wc_float_to_half (float v)
+{
+  return __half_as_ushort (__float2half_rn (v));
+}
+
+// 2^x with the exponent -inf giving 0 (exp2f already does), and a guard for
+// (-inf) - (-inf): callers pass a finite reference when all inputs are -inf.
+__device__ __forceinline__ float
+wc_safe_ref (float m)
+{
+  return m == -INFINITY ? 0.0f : m;
+}
