@@ -312,7 +312,7 @@ attention_direct_task (int h, int thread, gpointer data)
     const int n_visible = job->causal < 0 ? job->n_kv : MIN (job->n_kv, job->causal + i + 1);
     for (int j = 0; j < n_visible; j++)
       s[j] = whisper_cpu_dot (qi, job->k + (size_t) j * job->kv_stride + h * dh, dh) * job->scale;
-    whisper_softmax_inplace (s, n_visible);
+    whisper_cpu_softmax (s, n_visible);
     float *oi = job->out + (size_t) i * job->out_stride + h * dh;
     memset (oi, 0, dh * sizeof (float));
     for (int j = 0; j < n_visible; j++)
@@ -338,7 +338,7 @@ attention_block_task (int task, int thread, gpointer data)
   for (int i = 0; i < nq; i++) {
     float *row = s + (size_t) i * n_kv;
     const int n_visible = job->causal < 0 ? n_kv : MIN (n_kv, job->causal + i0 + i + 1);
-    whisper_softmax_inplace (row, n_visible);
+    whisper_cpu_softmax (row, n_visible);
     for (int j = n_visible; j < n_kv; j++)
       row[j] = 0.0f;
   }

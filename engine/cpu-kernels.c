@@ -65,6 +65,31 @@ axpy_generic (float *y, float a, const float *x, int n)
     y[i] += a * x[i];
 }
 
+static void
+softmax_generic (float *x, int n)
+{
+  float max = -INFINITY;
+  for (int i = 0; i < n; i++)
+    max = x[i] > max ? x[i] : max;
+  double sum = 0.0;
+  for (int i = 0; i < n; i++) {
+    x[i] = expf (x[i] - max);
+    sum += x[i];
+  }
+  const float inv = (float) (1.0 / sum);
+  for (int i = 0; i < n; i++)
+    x[i] *= inv;
+}
+
+static void
+bias_gelu_generic (float *x, const float *bias, int n, gboolean gelu)
+{
+  for (int i = 0; i < n; i++) {
+    float v = bias ? x[i] + bias[i] : x[i];
+    x[i] = gelu ? 0.5f * v * (1.0f + erff (v * 0.70710678118654752440f)) : v;
+  }
+}
+
 /* ---- AVX2 / FMA / F16C versions ------------------------------------- */
 
 #ifdef HAVE_X86
@@ -76,6 +101,66 @@ hsum256 (__m256 v)
   lo = _mm_add_ps (lo, _mm_movehl_ps (lo, lo));
   lo = _mm_add_ss (lo, _mm_shuffle_ps (lo, lo, 1));
   return _mm_cvtss_f32 (lo);
+}
+
+/* exp(x) for x <= 0 (softmax inputs after the max is subtracted): range
+ * reduction x = n ln2 + r, |r| <= ln2/2, then a degree-6 polynomial;
+ * relative error about 1 ulp. Inputs below -87.3 give 0. */
+AVX2_TARGET static inline __m256
+exp_avx2 (__m256 x)
+{
+  const __m256 lo = _mm256_set1_ps (-87.3f);
+  const __m256 underflow = _mm256_cmp_ps (x, lo, _CMP_LT_OQ);
+  x = _mm256_max_ps (x, lo);
+  const __m256 n = _mm256_round_ps (_mm256_mul_ps (x, _mm256_set1_ps (1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps (n, _mm256_set1_ps (0.693359375f), x);
+  r = _mm256_fnmadd_ps (n, _mm256_set1_ps (-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps (1.9875691500e-4f);
+  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (1.3981999507e-3f));
+  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (8.3334519073e-3f));
+  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (4.1665795894e-2f));
+  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (1.6666665459e-1f));
+  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (5.0000001201e-1f));
+  p = _mm256_fmadd_ps (p, _mm256_mul_ps (r, r), _mm256_add_ps (r, _mm256_set1_ps (1.0f)));
+  const __m256i e = _mm256_slli_epi32 (_mm256_add_epi32 (_mm256_cvtps_epi32 (n),
+                                                         _mm256_set1_epi32 (127)), 23);
+  const __m256 result = _mm256_mul_ps (p, _mm256_castsi256_ps (e));
+  return _mm256_andnot_ps (underflow, result);
+}
+
+AVX2_TARGET static void
+softmax_avx2 (float *x, int n)
+{
+  __m256 vmax = _mm256_set1_ps (-INFINITY);
+  int i = 0;
+  for (; i + 8 <= n; i += 8)
+    vmax = _mm256_max_ps (vmax, _mm256_loadu_ps (x + i));
+  float buf[8];
+  _mm256_storeu_ps (buf, vmax);
+  float max = -INFINITY;
+  for (int k = 0; k < 8; k++)
+    max = buf[k] > max ? buf[k] : max;
+  for (; i < n; i++)
+    max = x[i] > max ? x[i] : max;
+
+  const __m256 m = _mm256_set1_ps (max);
+  __m256 vsum = _mm256_setzero_ps ();
+  for (i = 0; i + 8 <= n; i += 8) {
+    const __m256 e = exp_avx2 (_mm256_sub_ps (_mm256_loadu_ps (x + i), m));
+    _mm256_storeu_ps (x + i, e);
+    vsum = _mm256_add_ps (vsum, e);
+  }
+  double sum = hsum256 (vsum);
+  for (; i < n; i++) {
+    x[i] = expf (x[i] - max);
+    sum += x[i];
+  }
+  const __m256 inv = _mm256_set1_ps ((float) (1.0 / sum));
+  for (i = 0; i + 8 <= n; i += 8)
+    _mm256_storeu_ps (x + i, _mm256_mul_ps (_mm256_loadu_ps (x + i), inv));
+  for (; i < n; i++)
+    x[i] *= (float) (1.0 / sum);
 }
 
 /* Four rows at a time share each load of x. */
@@ -180,6 +265,14 @@ half_to_float_f16c (float *dst, const uint16_t *src, size_t n)
 
 /* ---- dispatch ------------------------------------------------------- */
 
+static gboolean have_avx2 (void);
+
+void
+whisper_cpu_bias_gelu (float *x, const float *bias, int n, gboolean gelu)
+{
+  bias_gelu_generic (x, bias, n, gelu);
+}
+
 static gboolean
 have_avx2 (void)
 {
@@ -235,6 +328,18 @@ whisper_cpu_half_to_float (float *dst, const uint16_t *src, size_t n)
 #endif
   for (size_t i = 0; i < n; i++)
     dst[i] = whisper_half_to_float (src[i]);
+}
+
+void
+whisper_cpu_softmax (float *x, int n)
+{
+#ifdef HAVE_X86
+  if (have_avx2 ()) {
+    softmax_avx2 (x, n);
+    return;
+  }
+#endif
+  softmax_generic (x, n);
 }
 
 float

@@ -25,4 +25,9 @@ float whisper_cpu_dot (const float *a, const float *b, int n);
 /* y += a x */
 void whisper_cpu_axpy (float *y, float a, const float *x, int n);
 
+/* x[0..n) = softmax(x[0..n)) in place (exp with ~1 ulp error). */
+void whisper_cpu_softmax (float *x, int n);
+/* x[i] = x[i] + bias[i] (bias may be NULL), then exact-erf GELU if gelu. */
+void whisper_cpu_bias_gelu (float *x, const float *bias, int n, gboolean gelu);
+
 G_END_DECLS

@@ -1,0 +1,156 @@
+/* test-cpu-kernels.c: the CPU backend's vector kernels against plain double
+ * precision references on seeded random inputs, and the fork-join pool.
+ * Run twice by meson: with the AVX2 kernels and with WHISPER_CPU_GENERIC=1. */
+#include "cpu-kernels.h"
+#include "cpu-threadpool.h"
+#include "whisper-model.h"
+
+#include <math.h>
+
+static float
+rnd (GRand *r)
+{
+  return (float) g_rand_double_range (r, -1.0, 1.0);
+}
+
+static void
+test_softmax (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (7);
+  const int sizes[] = { 1, 7, 8, 9, 64, 1500 };
+  for (gsize s = 0; s < G_N_ELEMENTS (sizes); s++) {
+    const int n = sizes[s];
+    g_autofree float *x = g_new (float, n);
+    g_autofree double *ref = g_new (double, n);
+    for (int i = 0; i < n; i++)
+      x[i] = rnd (r) * 40.0f; /* spans exp underflow of the smallest terms */
+    float max = -INFINITY;
+    double sum = 0.0;
+    for (int i = 0; i < n; i++)
+      max = MAX (max, x[i]);
+    /* the reference takes the same float difference x - max, the one
+     * rounding step both share */
+    for (int i = 0; i < n; i++)
+      sum += (ref[i] = exp ((double) (x[i] - max)));
+    whisper_cpu_softmax (x, n);
+    for (int i = 0; i < n; i++) {
+      /* tolerance: 4 ulp relative + 1e-30 absolute (flushed tiny terms) */
+      const double want = ref[i] / sum;
+      g_assert_cmpfloat (fabs (x[i] - want), <=, 4 * 1.2e-7 * want + 1e-30);
+    }
+  }
+}
+
+static void
+test_gemv (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (11);
+  const int rows = 37, cols = 389; /* odd sizes: vector body and scalar tails */
+  g_autofree float *w = g_new (float, rows * cols);
+  g_autofree guint16 *wh = g_new (guint16, rows * cols);
+  g_autofree float *x = g_new (float, cols);
+  g_autofree float *y = g_new (float, rows);
+  for (int i = 0; i < rows * cols; i++) {
+    /* values exactly representable in half, so both paths see equal weights */
+    w[i] = roundf (rnd (r) * 1024.0f) / 1024.0f;
+  }
+  g_assert_true (whisper_cpu_float_to_half_exact (wh, w, rows * cols));
+  for (int i = 0; i < cols; i++)
+    x[i] = rnd (r);
+
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = 0; i < rows; i++)
+      y[i] = 1.0f;
+    if (pass == 0)
+      whisper_cpu_gemv_f32 (y, w, x, 3, rows, cols, TRUE);
+    else
+      whisper_cpu_gemv_f16 (y, wh, x, 3, rows, cols, TRUE);
+    for (int i = 0; i < rows; i++) {
+      double ref = 0.0;
+      for (int c = 0; c < cols; c++)
+        ref += (double) w[i * cols + c] * x[c];
+      const double want = i < 3 ? 1.0 : 1.0 + ref;
+      /* fp32 accumulation of 389 terms of magnitude <= 1: 1e-4 absolute */
+      g_assert_cmpfloat (fabs (y[i] - want), <=, 1e-4);
+    }
+  }
+}
+
+static void
+test_half_conversions (void)
+{
+  const float exact[] = { 0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 6.103515625e-05f /* min normal */,
+                          5.9604644775390625e-08f /* min subnormal */, 0.333251953125f };
+  guint16 h[G_N_ELEMENTS (exact)];
+  float back[G_N_ELEMENTS (exact)];
+  g_assert_true (whisper_cpu_float_to_half_exact (h, exact, G_N_ELEMENTS (exact)));
+  whisper_cpu_half_to_float (back, h, G_N_ELEMENTS (exact));
+  for (gsize i = 0; i < G_N_ELEMENTS (exact); i++) {
+    g_assert_cmpfloat (back[i], ==, exact[i]);
+    g_assert_cmpfloat (whisper_half_to_float (h[i]), ==, exact[i]);
+  }
+  const float inexact[] = { 0.1f, 65520.0f, 1e-9f, 1.0f + 1.0f / 4096.0f };
+  for (gsize i = 0; i < G_N_ELEMENTS (inexact); i++) {
+    guint16 out;
+    g_assert_false (whisper_cpu_float_to_half_exact (&out, &inexact[i], 1));
+  }
+}
+
+static void
+test_dot_axpy (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (3);
+  const int n = 67;
+  float a[67], b[67], y[67];
+  for (int i = 0; i < n; i++) {
+    a[i] = rnd (r);
+    b[i] = rnd (r);
+    y[i] = rnd (r);
+  }
+  double ref = 0.0;
+  for (int i = 0; i < n; i++)
+    ref += (double) a[i] * b[i];
+  g_assert_cmpfloat (fabs (whisper_cpu_dot (a, b, n) - ref), <=, 1e-5);
+  float want[67];
+  for (int i = 0; i < n; i++)
+    want[i] = y[i] + 0.5f * a[i];
+  whisper_cpu_axpy (y, 0.5f, a, n);
+  for (int i = 0; i < n; i++)
+    g_assert_cmpfloat (fabs (y[i] - want[i]), <=, 1e-6);
+}
+
+static void
+count_task (int task, int thread, gpointer data)
+{
+  gint *hits = data;
+  g_assert_cmpint (thread, >=, 0);
+  g_atomic_int_inc (&hits[task]);
+}
+
+static void
+test_thread_pool (void)
+{
+  WhisperThreadPool *pool = whisper_thread_pool_new (3);
+  gint hits[100];
+  for (int round = 0; round < 200; round++) {
+    const int n = 1 + round % 100;
+    for (int i = 0; i < 100; i++)
+      hits[i] = 0;
+    whisper_thread_pool_run (pool, n, count_task, hits);
+    for (int i = 0; i < 100; i++)
+      g_assert_cmpint (hits[i], ==, i < n ? 1 : 0);
+  }
+  whisper_thread_pool_free (pool);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/cpu-kernels/softmax", test_softmax);
+  g_test_add_func ("/cpu-kernels/gemv", test_gemv);
+  g_test_add_func ("/cpu-kernels/half", test_half_conversions);
+  g_test_add_func ("/cpu-kernels/dot-axpy", test_dot_axpy);
+  g_test_add_func ("/cpu-kernels/thread-pool", test_thread_pool);
+  return g_test_run ();
+}
