@@ -17,7 +17,6 @@
 #include "backend.h"
 #include "cpu-kernels.h"
 #include "cpu-threadpool.h"
-#include "whisper-cpu-math.h"
 #include "whisper-engine.h"
 
 #include <cblas.h>
@@ -145,15 +144,10 @@ typedef struct {
 static void
 bias_act_block (float *y, int y_stride, const float *bias, int n, int c0, int c1, gboolean gelu)
 {
-  for (int i = 0; i < n; i++) {
-    float *row = y + (size_t) i * y_stride;
-    if (bias)
-      for (int j = c0; j < c1; j++)
-        row[j] += bias[j];
-    if (gelu)
-      for (int j = c0; j < c1; j++)
-        row[j] = whisper_gelu (row[j]);
-  }
+  if (!bias && !gelu)
+    return;
+  for (int i = 0; i < n; i++)
+    whisper_cpu_bias_gelu (y + (size_t) i * y_stride + c0, bias ? bias + c0 : NULL, c1 - c0, gelu);
 }
 
 static void
@@ -227,7 +221,7 @@ layer_norm_task (int task, int thread, gpointer data)
   LayerNormJob *job = data;
   const int i0 = task * job->rows_per_task, i1 = MIN (i0 + job->rows_per_task, job->n);
   for (int i = i0; i < i1; i++)
-    whisper_layer_norm_row (job->y + (size_t) i * job->d, job->x + (size_t) i * job->d,
+    whisper_cpu_layer_norm_row (job->y + (size_t) i * job->d, job->x + (size_t) i * job->d,
                             job->gamma, job->beta, job->d, job->eps);
 }
 

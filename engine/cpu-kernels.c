@@ -129,6 +129,46 @@ exp_avx2 (__m256 x)
   return _mm256_andnot_ps (underflow, result);
 }
 
+/* erf(x) as x P(x^2) / Q(x^2) on [-4, 4] (beyond, erf is +-1 in float):
+ * absolute error below 5e-7 (tests/engine/test-cpu-kernels.c). */
+AVX2_TARGET static inline __m256
+erf_avx2 (__m256 x)
+{
+  x = _mm256_min_ps (_mm256_max_ps (x, _mm256_set1_ps (-4.0f)), _mm256_set1_ps (4.0f));
+  const __m256 x2 = _mm256_mul_ps (x, x);
+  __m256 p = _mm256_set1_ps (-2.72614225801306e-10f);
+  p = _mm256_fmadd_ps (p, x2, _mm256_set1_ps (2.77068142495902e-08f));
+  p = _mm256_fmadd_ps (p, x2, _mm256_set1_ps (-2.10102402082508e-06f));
+  p = _mm256_fmadd_ps (p, x2, _mm256_set1_ps (-5.69250639462346e-05f));
+  p = _mm256_fmadd_ps (p, x2, _mm256_set1_ps (-7.34990630326855e-04f));
+  p = _mm256_fmadd_ps (p, x2, _mm256_set1_ps (-2.95459980854025e-03f));
+  p = _mm256_fmadd_ps (p, x2, _mm256_set1_ps (-1.60960333262415e-02f));
+  __m256 q = _mm256_set1_ps (-1.45660718464996e-05f);
+  q = _mm256_fmadd_ps (q, x2, _mm256_set1_ps (-2.13374055278905e-04f));
+  q = _mm256_fmadd_ps (q, x2, _mm256_set1_ps (-1.68282697438203e-03f));
+  q = _mm256_fmadd_ps (q, x2, _mm256_set1_ps (-7.37332916720468e-03f));
+  q = _mm256_fmadd_ps (q, x2, _mm256_set1_ps (-1.42647390514189e-02f));
+  return _mm256_div_ps (_mm256_mul_ps (x, p), q);
+}
+
+AVX2_TARGET static void
+bias_gelu_avx2 (float *x, const float *bias, int n, gboolean gelu)
+{
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_loadu_ps (x + i);
+    if (bias)
+      v = _mm256_add_ps (v, _mm256_loadu_ps (bias + i));
+    if (gelu) {
+      const __m256 e = erf_avx2 (_mm256_mul_ps (v, _mm256_set1_ps (0.70710678118654752440f)));
+      v = _mm256_mul_ps (_mm256_mul_ps (_mm256_set1_ps (0.5f), v),
+                         _mm256_add_ps (_mm256_set1_ps (1.0f), e));
+    }
+    _mm256_storeu_ps (x + i, v);
+  }
+  bias_gelu_generic (x + i, bias ? bias + i : NULL, n - i, gelu);
+}
+
 AVX2_TARGET static void
 softmax_avx2 (float *x, int n)
 {
@@ -270,6 +310,12 @@ static gboolean have_avx2 (void);
 void
 whisper_cpu_bias_gelu (float *x, const float *bias, int n, gboolean gelu)
 {
+#ifdef HAVE_X86
+  if (have_avx2 ()) {
+    bias_gelu_avx2 (x, bias, n, gelu);
+    return;
+  }
+#endif
   bias_gelu_generic (x, bias, n, gelu);
 }
 
@@ -405,4 +451,23 @@ whisper_cpu_float_to_half_exact (uint16_t *dst, const float *src, size_t n)
     if (!float_to_half_exact_one (src[i], &dst[i]))
       return FALSE;
   return TRUE;
+}
+
+void
+whisper_cpu_layer_norm_row (float *y, const float *x, const float *gamma, const float *beta,
+                            int d, float eps)
+{
+  double mean = 0.0, var = 0.0;
+  for (int j = 0; j < d; j++)
+    mean += x[j];
+  mean /= d;
+  for (int j = 0; j < d; j++) {
+    const double c = x[j] - mean;
+    var += c * c;
+  }
+  var /= d;
+  const float inv = (float) (1.0 / sqrt (var + eps));
+  const float m = (float) mean;
+  for (int j = 0; j < d; j++)
+    y[j] = (x[j] - m) * inv * gamma[j] + beta[j];
 }

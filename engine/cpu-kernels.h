@@ -30,4 +30,8 @@ void whisper_cpu_softmax (float *x, int n);
 /* x[i] = x[i] + bias[i] (bias may be NULL), then exact-erf GELU if gelu. */
 void whisper_cpu_bias_gelu (float *x, const float *bias, int n, gboolean gelu);
 
+/* One row of LayerNorm (mean and variance in double): y may equal x. */
+void whisper_cpu_layer_norm_row (float *y, const float *x, const float *gamma, const float *beta,
+                                 int d, float eps);
+
 G_END_DECLS

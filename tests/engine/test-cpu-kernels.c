@@ -120,6 +120,25 @@ test_dot_axpy (void)
 }
 
 static void
+test_bias_gelu (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (5);
+  const int n = 1003;
+  g_autofree float *x = g_new (float, n);
+  g_autofree float *bias = g_new (float, n);
+  g_autofree double *want = g_new (double, n);
+  for (int i = 0; i < n; i++) {
+    x[i] = rnd (r) * 6.0f;
+    bias[i] = rnd (r);
+    const double v = (double) x[i] + bias[i];
+    want[i] = 0.5 * v * (1.0 + erf (v / sqrt (2.0)));
+  }
+  whisper_cpu_bias_gelu (x, bias, n, TRUE);
+  for (int i = 0; i < n; i++)
+    g_assert_cmpfloat (fabs (x[i] - want[i]), <=, 2e-6); /* erf error < 5e-7, |x| < 7 */
+}
+
+static void
 count_task (int task, int thread, gpointer data)
 {
   gint *hits = data;
@@ -151,6 +170,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cpu-kernels/gemv", test_gemv);
   g_test_add_func ("/cpu-kernels/half", test_half_conversions);
   g_test_add_func ("/cpu-kernels/dot-axpy", test_dot_axpy);
+  g_test_add_func ("/cpu-kernels/bias-gelu", test_bias_gelu);
   g_test_add_func ("/cpu-kernels/thread-pool", test_thread_pool);
   return g_test_run ();
 }
