@@ -137,6 +137,10 @@ float *whisper_model_alloc_floats (WhisperModel *model, gsize n, GError **error)
 void whisper_model_set_hparam (WhisperModel *model, WhisperHParam param, int value);
 /* Checks hyper-parameters for consistency and that every weight is set. */
 gboolean whisper_model_validate (WhisperModel *model, GError **error);
+/* Checks only the hyper-parameters (each in a sane range, heads divide the
+ * state, audio and text widths equal), so that a loader can size its
+ * allocations from them; whisper_model_validate() calls it too. */
+gboolean whisper_model_check_hparams (WhisperModel *model, GError **error);
 
 WhisperModel *whisper_model_load_ct2 (const char *dir, GError **error);
 WhisperModel *whisper_model_load_ggml (const char *file, GError **error);
