@@ -302,15 +302,10 @@ attention_direct_task (int h, int thread, gpointer data)
   float *s = thread_scratch (job->self, thread, job->n_kv);
   const int dh = job->d_head;
   for (int i = 0; i < job->n_q; i++) {
-    const float *qi = job->q + (size_t) i * job->q_stride + h * dh;
     const int n_visible = job->causal < 0 ? job->n_kv : MIN (job->n_kv, job->causal + i + 1);
-    for (int j = 0; j < n_visible; j++)
-      s[j] = whisper_cpu_dot (qi, job->k + (size_t) j * job->kv_stride + h * dh, dh) * job->scale;
-    whisper_cpu_softmax (s, n_visible);
-    float *oi = job->out + (size_t) i * job->out_stride + h * dh;
-    memset (oi, 0, dh * sizeof (float));
-    for (int j = 0; j < n_visible; j++)
-      whisper_cpu_axpy (oi, s[j], job->v + (size_t) j * job->kv_stride + h * dh, dh);
+    whisper_cpu_attention_row (job->out + (size_t) i * job->out_stride + h * dh,
+                               job->q + (size_t) i * job->q_stride + h * dh, job->k + h * dh,
+                               job->v + h * dh, job->kv_stride, n_visible, dh, job->scale, s);
   }
 }
 

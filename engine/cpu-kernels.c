@@ -303,6 +303,50 @@ half_to_float_f16c (float *dst, const uint16_t *src, size_t n)
 }
 #endif
 
+#ifdef HAVE_X86
+/* dh a multiple of 8: q stays in registers for dh <= 128. */
+AVX2_TARGET static void
+attention_row_avx2 (float *out, const float *q, const float *k, const float *v, int kv_stride,
+                    int n_kv, int dh, float scale, float *scores)
+{
+  for (int j = 0; j < n_kv; j++) {
+    const float *kj = k + (size_t) j * kv_stride;
+    __m256 acc = _mm256_setzero_ps ();
+    for (int c = 0; c < dh; c += 8)
+      acc = _mm256_fmadd_ps (_mm256_loadu_ps (q + c), _mm256_loadu_ps (kj + c), acc);
+    scores[j] = hsum256 (acc) * scale;
+  }
+  softmax_avx2 (scores, n_kv);
+  for (int c = 0; c < dh; c += 8) {
+    __m256 acc0 = _mm256_setzero_ps (), acc1 = acc0;
+    int j = 0;
+    for (; j + 2 <= n_kv; j += 2) {
+      acc0 = _mm256_fmadd_ps (_mm256_set1_ps (scores[j]),
+                              _mm256_loadu_ps (v + (size_t) j * kv_stride + c), acc0);
+      acc1 = _mm256_fmadd_ps (_mm256_set1_ps (scores[j + 1]),
+                              _mm256_loadu_ps (v + (size_t) (j + 1) * kv_stride + c), acc1);
+    }
+    if (j < n_kv)
+      acc0 = _mm256_fmadd_ps (_mm256_set1_ps (scores[j]),
+                              _mm256_loadu_ps (v + (size_t) j * kv_stride + c), acc0);
+    _mm256_storeu_ps (out + c, _mm256_add_ps (acc0, acc1));
+  }
+}
+#endif
+
+static void
+attention_row_generic (float *out, const float *q, const float *k, const float *v, int kv_stride,
+                       int n_kv, int dh, float scale, float *scores)
+{
+  for (int j = 0; j < n_kv; j++)
+    scores[j] = dot_generic (q, k + (size_t) j * kv_stride, dh) * scale;
+  softmax_generic (scores, n_kv);
+  for (int c = 0; c < dh; c++)
+    out[c] = 0.0f;
+  for (int j = 0; j < n_kv; j++)
+    axpy_generic (out, scores[j], v + (size_t) j * kv_stride, dh);
+}
+
 /* ---- dispatch ------------------------------------------------------- */
 
 static gboolean have_avx2 (void);
@@ -386,6 +430,19 @@ whisper_cpu_softmax (float *x, int n)
   }
 #endif
   softmax_generic (x, n);
+}
+
+void
+whisper_cpu_attention_row (float *out, const float *q, const float *k, const float *v,
+                           int kv_stride, int n_kv, int dh, float scale, float *scores)
+{
+#ifdef HAVE_X86
+  if (dh % 8 == 0 && have_avx2 ()) {
+    attention_row_avx2 (out, q, k, v, kv_stride, n_kv, dh, scale, scores);
+    return;
+  }
+#endif
+  attention_row_generic (out, q, k, v, kv_stride, n_kv, dh, scale, scores);
 }
 
 float

@@ -139,6 +139,46 @@ test_bias_gelu (void)
 }
 
 static void
+test_attention_row (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (9);
+  const int n_kv = 301, stride = 3 * 64;
+  const int dims[] = { 64, 12 }; /* the AVX2 kernel (dh % 8 == 0) and the portable one */
+  g_autofree float *k = g_new (float, n_kv * stride);
+  g_autofree float *v = g_new (float, n_kv * stride);
+  g_autofree float *scores = g_new (float, n_kv);
+  g_autofree double *p = g_new (double, n_kv);
+  for (int i = 0; i < n_kv * stride; i++) {
+    k[i] = rnd (r);
+    v[i] = rnd (r);
+  }
+  for (gsize t = 0; t < G_N_ELEMENTS (dims); t++) {
+    const int dh = dims[t];
+    float q[64], out[64];
+    for (int c = 0; c < dh; c++)
+      q[c] = rnd (r) * 3.0f;
+    const double scale = 1.0 / sqrt (dh);
+    double max = -INFINITY, sum = 0.0;
+    for (int j = 0; j < n_kv; j++) {
+      double s = 0.0;
+      for (int c = 0; c < dh; c++)
+        s += (double) q[c] * k[j * stride + c];
+      p[j] = s * scale;
+      max = MAX (max, p[j]);
+    }
+    for (int j = 0; j < n_kv; j++)
+      sum += (p[j] = exp (p[j] - max));
+    whisper_cpu_attention_row (out, q, k, v, stride, n_kv, dh, (float) scale, scores);
+    for (int c = 0; c < dh; c++) {
+      double want = 0.0;
+      for (int j = 0; j < n_kv; j++)
+        want += p[j] / sum * v[j * stride + c];
+      g_assert_cmpfloat (fabs (out[c] - want), <=, 1e-5); /* fp32 sums of 301 terms */
+    }
+  }
+}
+
+static void
 count_task (int task, int thread, gpointer data)
 {
   gint *hits = data;
@@ -171,6 +211,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cpu-kernels/half", test_half_conversions);
   g_test_add_func ("/cpu-kernels/dot-axpy", test_dot_axpy);
   g_test_add_func ("/cpu-kernels/bias-gelu", test_bias_gelu);
+  g_test_add_func ("/cpu-kernels/attention-row", test_attention_row);
   g_test_add_func ("/cpu-kernels/thread-pool", test_thread_pool);
   return g_test_run ();
 }
