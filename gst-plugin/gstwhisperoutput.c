@@ -106,7 +106,7 @@ observe_delay (GstWhisperOutput *o, GstClockTime pts)
             "more than latency + lateness (%" GST_TIME_FORMAT ")",
             GST_TIME_ARGS (delay), GST_TIME_ARGS (o->budget)),
         ("Raise the latency property, lower encoder-context, or use a faster device"),
-        ("whispersink/excessive-delay", "delay", G_TYPE_UINT64, delay,
+        ("reason", G_TYPE_STRING, "excessive-delay", "delay", G_TYPE_UINT64, delay,
             "budget", G_TYPE_UINT64, o->budget, NULL));
   }
   return delay;

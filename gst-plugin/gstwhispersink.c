@@ -31,7 +31,7 @@ GST_DEBUG_CATEGORY (gst_whisper_sink_debug);
 #define DEFAULT_DEVICE GST_WHISPER_DEVICE_AUTO
 #define DEFAULT_THREADS 0
 #define DEFAULT_LANGUAGE_CODE "en-US"
-#define DEFAULT_LATENCY_MS 6000
+#define DEFAULT_LATENCY_MS 8000
 #define DEFAULT_LATENESS_MS 0
 #define DEFAULT_OUTPUT GST_WHISPER_OUTPUT_SEGMENTS
 #define DEFAULT_ENCODER_CONTEXT 0
@@ -126,9 +126,9 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
           DEFAULT_LANGUAGE_CODE, rw | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_LATENCY,
       g_param_spec_uint ("latency", "Latency",
-          "Live upstream: the element's latency budget in ms (audio is transcribed in "
-          "chunks of a third of it; the rest is time for inference). Reported in the "
-          "LATENCY query on top of upstream's", 300, G_MAXUINT / 2, DEFAULT_LATENCY_MS,
+          "Live upstream: the element's latency budget in ms, reported in the LATENCY "
+          "query on top of upstream's. Audio is transcribed in chunks of a quarter of "
+          "it; a call covers up to three chunks, the last quarter is time for inference", 300, G_MAXUINT / 2, DEFAULT_LATENCY_MS,
           rw | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_LATENESS,
       g_param_spec_uint ("lateness", "Lateness",
@@ -171,6 +171,11 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
       "gst-whisper project");
 
   element_class->change_state = GST_DEBUG_FUNCPTR (gst_whisper_sink_change_state);
+
+  /* Register the engine's error domain from libwhisper-engine itself before
+   * any CUDA module can: a module that registers it from its own static
+   * string and is then unloaded (no GPU) would leave a dangling quark. */
+  (void) whisper_engine_error_quark ();
 
   gst_type_mark_as_plugin_api (GST_TYPE_WHISPER_DEVICE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_WHISPER_OUTPUT_MODE, 0);

@@ -23,10 +23,12 @@
  * window's log-mel is normalised over that call's audio only and the first
  * frames of a window see reflect padding instead of the audio before it.
  *
- * Live upstream: every `latency`/3 of new audio the engine gets what is
- * buffered (at most one window). While that stays short, only the engine's
- * first window is kept and its unfinished tail is carried into the next
- * call, so words cut by a chunk edge are decoded again with more audio.
+ * Live upstream: every chunk (`latency`/4) of new audio the engine gets what
+ * is buffered (at most one window). While that is under two chunks, only
+ * the engine's first window is kept and its unfinished tail is carried into
+ * the next call, so words cut by a chunk edge are decoded again with more
+ * audio; a call therefore covers at most three chunks, and the last quarter
+ * of the budget is left for inference.
  * When the audio waiting exceeds latency + lateness (inference slower than
  * real time), the oldest audio is dropped down to one chunk, a GAP covers
  * it and a warning is posted. */
@@ -202,7 +204,7 @@ read_policy (GstWhisperSink *self, GstWhisperWindowPolicy *policy,
 
   policy->window_samples = info->window_samples;
   policy->lookahead_samples = WINDOWED_LOOKAHEAD_SAMPLES;
-  chunk = gst_util_uint64_scale_int (latency_ms / 3, WHISPER_SAMPLE_RATE, 1000);
+  chunk = gst_util_uint64_scale_int (latency_ms / 4, WHISPER_SAMPLE_RATE, 1000);
   policy->chunk_samples = CLAMP (chunk, MIN_CHUNK_SAMPLES, policy->window_samples);
   self->out.budget = (GstClockTime) (latency_ms + lateness_ms) * GST_MSECOND;
 }
@@ -285,7 +287,7 @@ drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy)
           GST_TIME_ARGS (gst_whisper_window_time_at (w, from))),
       ("more audio was waiting than latency + lateness; raise latency, lower "
           "encoder-context or use a faster device"),
-      ("whispersink/dropped-audio", "start", G_TYPE_UINT64,
+      ("reason", G_TYPE_STRING, "dropped-audio", "start", G_TYPE_UINT64,
           gst_whisper_window_time_at (w, from), "duration", G_TYPE_UINT64,
           gst_util_uint64_scale_int (dropped, GST_SECOND, w->rate), NULL));
   gst_whisper_output_gap_until (&self->out, gst_whisper_window_time_at (w, w->seek));

@@ -1,0 +1,184 @@
+/* wt-util.c: helpers shared by the whispersink tests (see wt-util.h). */
+#include "wt-util.h"
+
+#include <gst/check/gstcheck.h>
+#include <stdio.h>
+#include <string.h>
+
+/* See gst_whisper_sink_class_init(): the error domain must be registered
+ * by libwhisper-engine before any CUDA module is tried. */
+static void __attribute__ ((constructor))
+wt_register_error_domain (void)
+{
+  (void) whisper_engine_error_quark ();
+}
+
+gchar *
+wt_data_path (const gchar *name)
+{
+  const gchar *dir = g_getenv ("WHISPER_SHARED_DATA");
+
+  if (dir && *dir)
+    return g_build_filename (dir, name, NULL);
+  return g_build_filename (SOURCE_ROOT, "..", "shared", "data", name, NULL);
+}
+
+float *
+wt_load_jfk (gsize *n_samples)
+{
+  g_autofree gchar *path = wt_data_path ("jfk.wav");
+  g_autoptr (GError) err = NULL;
+  float *pcm = whisper_audio_load_file (path, -1, n_samples, &err);
+
+  fail_unless (pcm != NULL, "cannot read %s: %s", path, err ? err->message : "?");
+  return pcm;
+}
+
+static GstClockTime
+seconds_to_time (double s)
+{
+  guint64 idx = s > 0 ? (guint64) (s * WHISPER_SAMPLE_RATE + 0.5) : 0;
+  return gst_util_uint64_scale_int_round (idx, GST_SECOND, WHISPER_SAMPLE_RATE);
+}
+
+GArray *
+wt_engine_segments (const float *pcm, gsize n)
+{
+  WhisperEngineOptions opts;
+  g_autoptr (WhisperEngine) engine = NULL;
+  g_autoptr (WhisperStream) stream = NULL;
+  g_autoptr (GError) err = NULL;
+  GPtrArray *segs = NULL;
+  GArray *out = g_array_new (FALSE, TRUE, sizeof (WtSegment));
+  GstClockTime audio_end = gst_util_uint64_scale_int_round (n, GST_SECOND,
+      WHISPER_SAMPLE_RATE);
+  guint i;
+
+  whisper_engine_options_init (&opts);
+  engine = whisper_engine_new (&opts, &err);
+  fail_unless (engine != NULL, "engine: %s", err ? err->message : "?");
+  stream = whisper_stream_new (engine, &err);
+  fail_unless (stream != NULL, "stream: %s", err ? err->message : "?");
+  fail_unless (whisper_stream_transcribe (stream, pcm, n, NULL, NULL, &segs, &err),
+      "transcribe: %s", err ? err->message : "?");
+
+  for (i = 0; i < segs->len; i++) {
+    WhisperSegment *s = g_ptr_array_index (segs, i);
+    WtSegment w;
+
+    w.text = g_strstrip (g_strdup (s->text ? s->text : ""));
+    w.start = MIN (seconds_to_time (s->start), audio_end);
+    w.end = MIN (seconds_to_time (s->end), audio_end);
+    if (*w.text == '\0' || w.end <= w.start) {
+      g_free (w.text);
+      continue;
+    }
+    g_array_append_val (out, w);
+  }
+  g_ptr_array_unref (segs);
+  return out;
+}
+
+gchar *
+wt_join_segments (GArray *segments)
+{
+  GString *s = g_string_new (NULL);
+  guint i;
+
+  for (i = 0; i < segments->len; i++) {
+    if (i)
+      g_string_append_c (s, ' ');
+    g_string_append (s, g_array_index (segments, WtSegment, i).text);
+  }
+  return g_string_free (s, FALSE);
+}
+
+void
+wt_segments_free (GArray *segments)
+{
+  guint i;
+
+  for (i = 0; i < segments->len; i++)
+    g_free (g_array_index (segments, WtSegment, i).text);
+  g_array_unref (segments);
+}
+
+GstFlowReturn
+wt_push_pcm (GstHarness *h, const float *pcm, gsize n, GstClockTime pts, gsize chunk,
+    gboolean discont)
+{
+  gsize off;
+
+  for (off = 0; off < n; off += chunk) {
+    gsize len = MIN (chunk, n - off);
+    GstBuffer *buf = gst_buffer_new_memdup (pcm + off, len * sizeof (float));
+    GstFlowReturn ret;
+
+    GST_BUFFER_PTS (buf) = pts + gst_util_uint64_scale_int_round (off, GST_SECOND,
+        WHISPER_SAMPLE_RATE);
+    GST_BUFFER_DURATION (buf) = gst_util_uint64_scale_int_round (len, GST_SECOND,
+        WHISPER_SAMPLE_RATE);
+    if (off == 0 && discont)
+      GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
+    ret = gst_harness_push (h, buf);
+    if (ret != GST_FLOW_OK)
+      return ret;
+  }
+  return GST_FLOW_OK;
+}
+
+gchar *
+wt_buffer_text (GstBuffer *buf)
+{
+  GstMapInfo map;
+  gchar *text;
+
+  fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
+  text = g_strndup ((const gchar *) map.data, map.size);
+  gst_buffer_unmap (buf, &map);
+  return text;
+}
+
+GPtrArray *
+wt_pull_until_eos (GstHarness *h, GPtrArray *texts)
+{
+  GPtrArray *bufs = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
+  GstBuffer *buf;
+
+  /* gst_harness_pull_until_eos() stops at the EOS event; buffers before it. */
+  while (gst_harness_pull_until_eos (h, &buf)) {
+    if (buf == NULL)
+      break;
+    if (texts)
+      g_ptr_array_add (texts, wt_buffer_text (buf));
+    g_ptr_array_add (bufs, buf);
+  }
+  return bufs;
+}
+
+glong
+wt_rss_kib (void)
+{
+  g_autofree gchar *status = NULL;
+  const gchar *p;
+
+  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL))
+    return -1;
+  p = strstr (status, "VmRSS:");
+  return p ? strtol (p + 6, NULL, 10) : -1;
+}
+
+gboolean
+wt_cuda_available (void)
+{
+  WhisperEngineOptions opts;
+  WhisperEngine *engine;
+
+  whisper_engine_options_init (&opts);
+  opts.device = WHISPER_DEVICE_CUDA;
+  engine = whisper_engine_new (&opts, NULL);
+  if (engine == NULL)
+    return FALSE;
+  whisper_engine_unref (engine);
+  return TRUE;
+}

@@ -1,0 +1,48 @@
+/* wt-util.h: helpers shared by the whispersink tests: shared speech clips,
+ * the engine's own transcript of them, feeding PCM into a harness, and
+ * reading output back. */
+#pragma once
+
+#include <gst/gst.h>
+#include <gst/check/gstharness.h>
+#include "whisper-engine.h"
+
+G_BEGIN_DECLS
+
+#define WT_CAPS_F32 "audio/x-raw, format=F32LE, rate=16000, channels=1, layout=interleaved"
+#define WT_CAPS_S16 "audio/x-raw, format=S16LE, rate=16000, channels=1, layout=interleaved"
+
+/* $WHISPER_SHARED_DATA/<name> (or ../shared/data next to the sources). */
+gchar *wt_data_path (const gchar *name);
+/* jfk.wav as the engine reads it (16 kHz mono float). */
+float *wt_load_jfk (gsize *n_samples);
+
+typedef struct {
+  GstClockTime start, end;   /* relative to the start of the audio */
+  gchar *text;               /* stripped */
+} WtSegment;
+
+/* The engine's own whole-input transcription of `pcm` on a fresh stream of
+ * the default model: segments (non-empty ones, times rounded to samples as
+ * whispersink does) and the joined text. */
+GArray *wt_engine_segments (const float *pcm, gsize n);
+gchar *wt_join_segments (GArray *segments);
+void wt_segments_free (GArray *segments);
+
+/* Pushes `n` samples as F32LE buffers of `chunk` samples starting at `pts`;
+ * the first buffer gets DISCONT when `discont`. Returns the first flow error. */
+GstFlowReturn wt_push_pcm (GstHarness *h, const float *pcm, gsize n, GstClockTime pts,
+    gsize chunk, gboolean discont);
+
+/* Every buffer until EOS (events are left in the harness); each item's
+ * text is in `texts` when not NULL. */
+GPtrArray *wt_pull_until_eos (GstHarness *h, GPtrArray *texts);
+gchar *wt_buffer_text (GstBuffer *buf);
+
+/* Resident set size of this process in KiB. */
+glong wt_rss_kib (void);
+
+/* Tells whether the engine could open a CUDA device here. */
+gboolean wt_cuda_available (void);
+
+G_END_DECLS
