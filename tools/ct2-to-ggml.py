@@ -10,6 +10,14 @@ Biases, layer norms, conv biases and positional embeddings are always f32, as
 whisper.cpp expects. Fused CTranslate2 projections are split back into
 query/key/value (the key has no bias, so none is written).
 
+int8/int16 CTranslate2 weights are dequantized (w = q * (1/scale), as
+CTranslate2 does) before they are written.
+
+whisper.cpp loads both kinds of file, but its CPU convolution only takes f16
+kernels (whisper.cpp issue #2557), so an --f32 file fails there at the first
+encode; use the default f16 file with whisper.cpp. The project's own loader
+takes both.
+
 Needs Python 3 and numpy only.
 """
 
@@ -407,7 +415,8 @@ def main(argv=None):
         description="Convert a CTranslate2 Whisper model directory to a whisper.cpp ggml file.")
     parser.add_argument("ct2_dir", help="CTranslate2 model directory (model.bin, vocabulary.*)")
     parser.add_argument("out", help="output ggml file")
-    parser.add_argument("--f32", action="store_true", help="write f32 weights instead of f16")
+    parser.add_argument("--f32", action="store_true",
+                        help="write f32 weights instead of f16 (whisper.cpp's CPU build cannot run these)")
     args = parser.parse_args(argv)
     try:
         convert(args.ct2_dir, args.out, args.f32)

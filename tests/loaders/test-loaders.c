@@ -708,7 +708,7 @@ static const struct {
   { "", "", "", 0 },
   { "\xc4\x8a", "\\u010a", "\n", 1 },
   { "\xc4\xa0" "caf\xc3\x83\xc2\xa9", "\\u0120caf\\u00c3\\u00a9", " caf\xc3\xa9", 6 },
-  { "\xc3\xa2\xc4\xa2\xc2\xac", "\\u00e2\\u0122\\u00ac", "\xe2\x82\xac", 3 },
+  { "\xc3\xa2\xc4\xa4\xc2\xac", "\\u00e2\\u0124\\u00ac", "\xe2\x82\xac", 3 },
   { "c", "c", "c", 1 },
   { "d", "d", "d", 1 },
   { "\xc4\x80", "\\u0100", "\0", 1 },
