@@ -290,8 +290,11 @@ class Worker:
         cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", kind,
                "--pcm", str(pcm_npy), "--model", args.model, "--ggml", str(ggml or ""),
                "--threads", str(args.threads)]
+        env = dict(os.environ)
+        if args.omp_wait_policy:
+            env["OMP_WAIT_POLICY"] = args.omp_wait_policy.upper()
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=self.log, text=True, bufsize=1)
+                                  stderr=self.log, text=True, bufsize=1, env=env)
         self.hello = self._read()
         self.maxrss_kb = None
 
@@ -684,6 +687,9 @@ def main():
     ap.add_argument("--pause", type=float, default=0.5,
                     help="seconds of idle before each run, so the previous contender's OpenMP "
                          "threads stop spinning (default 0.5)")
+    ap.add_argument("--omp-wait-policy", choices=["active", "passive"],
+                    help="set OMP_WAIT_POLICY for the peers' worker processes (default: unset, "
+                         "each library's own default; OpenMP spin-waiting suffers badly on a busy machine)")
     ap.add_argument("--markdown", metavar="FILE", help="also write the report to FILE (markdown)")
     ap.add_argument("--json", metavar="FILE", help="write the raw results to FILE")
     ap.add_argument("--keep-temp", action="store_true", help="keep the temp dir (audio, logs)")
@@ -800,7 +806,8 @@ def main():
             + ("" if quiet else " — **the machine was busy: timings are noisy**"),
             f"- threads: {args.threads} for every contender; runs: {args.runs} timed after 1 untimed "
             f"warm-up per contender and file, interleaved round-robin; OPENBLAS_CORETYPE="
-            f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')}",
+            f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')}; OMP_WAIT_POLICY for the peers: "
+            f"{(args.omp_wait_policy or os.environ.get('OMP_WAIT_POLICY') or '(unset: library default)')}",
             f"- model: {args.model} (CTranslate2 float16) for ours and faster-whisper; whisper.cpp reads "
             f"the same weights converted by tools/ct2-to-ggml.py to ggml f16",
             f"- decoding for all: greedy (beam 1, best_of 1), temperature 0 without fallback, "
