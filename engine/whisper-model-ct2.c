@@ -18,6 +18,9 @@
 #define CT2_WHISPER_MAX_REVISION 3
 #define CT2_MAX_RANK 4
 #define CT2_MAX_LAYERS 256
+/* A Whisper model with 256 + 256 layers and int8 scales has about 17000
+ * variables; more is a corrupt count, refused before allocating for it. */
+#define CT2_MAX_VARIABLES 100000
 #define CT2_ACTIVATION_GELU_TANH 1
 #define CT2_ACTIVATION_GELU 3
 #define CT2_INT16_DEFAULT_SCALE 1000.0f
@@ -297,11 +300,11 @@ ct2_read_variables (Ct2Reader *r, GError **error)
 
   /* Smallest record: u16 length + NUL name, rank, dtype, u32 size. */
   const gsize min_record = 2 + 1 + 1 + 1 + 4;
-  if (count > (r->size - r->pos) / min_record) {
+  if (count > CT2_MAX_VARIABLES || count > (r->size - r->pos) / min_record) {
     g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
                  "%s: %u variables cannot fit in the %" G_GSIZE_FORMAT
-                 " bytes after offset %" G_GSIZE_FORMAT,
-                 r->file, count, r->size - r->pos, r->pos);
+                 " bytes after offset %" G_GSIZE_FORMAT " (or exceed %d)",
+                 r->file, count, r->size - r->pos, r->pos, CT2_MAX_VARIABLES);
     return FALSE;
   }
 
@@ -321,11 +324,11 @@ ct2_read_aliases (Ct2Reader *r, GError **error)
     return FALSE;
 
   const gsize min_record = 2 * (2 + 1);
-  if (count > (r->size - r->pos) / min_record) {
+  if (count > CT2_MAX_VARIABLES || count > (r->size - r->pos) / min_record) {
     g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
                  "%s: %u aliases cannot fit in the %" G_GSIZE_FORMAT
-                 " bytes after offset %" G_GSIZE_FORMAT,
-                 r->file, count, r->size - r->pos, r->pos);
+                 " bytes after offset %" G_GSIZE_FORMAT " (or exceed %d)",
+                 r->file, count, r->size - r->pos, r->pos, CT2_MAX_VARIABLES);
     return FALSE;
   }
 
@@ -928,7 +931,57 @@ ct2_decoder (Ct2Reader *r, GError **error)
 }
 
 /* ------------------------------------------------------------------ */
-/* config.json                                                         */
+/* Side files: config.json, vocabulary.json, vocabulary.txt            */
+
+/* Real side files are far smaller (config.json: a few KiB; a vocabulary:
+ * 1-2 MiB); the limits keep a hostile file from costing gigabytes of parse
+ * trees. */
+#define CT2_MAX_CONFIG_BYTES (4u << 20)
+#define CT2_MAX_VOCABULARY_BYTES (8u << 20)
+
+static GMappedFile *
+map_side_file (const char *file, gsize max_bytes, GError **error)
+{
+  g_autoptr (GError) io_error = NULL;
+  g_autoptr (GMappedFile) mapped = g_mapped_file_new (file, FALSE, &io_error);
+  if (mapped == NULL) {
+    g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_NOT_FOUND,
+                 "%s: cannot read the file: %s", file, io_error->message);
+    return NULL;
+  }
+  if (g_mapped_file_get_length (mapped) > max_bytes) {
+    g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
+                 "%s: %" G_GSIZE_FORMAT " bytes is too large for this file "
+                 "(at most %" G_GSIZE_FORMAT ")", file,
+                 g_mapped_file_get_length (mapped), max_bytes);
+    return NULL;
+  }
+  return g_steal_pointer (&mapped);
+}
+
+static JsonParser *
+parse_json_file (const char *file, gsize max_bytes, GError **error)
+{
+  g_autoptr (GMappedFile) mapped = map_side_file (file, max_bytes, error);
+  if (mapped == NULL)
+    return NULL;
+
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) json_error = NULL;
+  gsize length = g_mapped_file_get_length (mapped);
+  const char *text = length > 0 ? g_mapped_file_get_contents (mapped) : "";
+  if (!json_parser_load_from_data (parser, text, length, &json_error)) {
+    g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
+                 "%s: not valid JSON: %s", file, json_error->message);
+    return NULL;
+  }
+  if (json_parser_get_root (parser) == NULL) {
+    g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
+                 "%s: not valid JSON: the file is empty", file);
+    return NULL;
+  }
+  return g_steal_pointer (&parser);
+}
 
 static gboolean
 read_id_list (JsonObject *root, const char *member, const char *file,
@@ -973,15 +1026,11 @@ ct2_config (Ct2Reader *r, GError **error)
   if (!g_file_test (file, G_FILE_TEST_EXISTS))
     return TRUE;
 
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  g_autoptr (GError) json_error = NULL;
-  if (!json_parser_load_from_mapped_file (parser, file, &json_error)) {
-    g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
-                 "%s: not valid JSON: %s", file, json_error->message);
+  g_autoptr (JsonParser) parser = parse_json_file (file, CT2_MAX_CONFIG_BYTES, error);
+  if (parser == NULL)
     return FALSE;
-  }
   JsonNode *root = json_parser_get_root (parser);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root)) {
+  if (!JSON_NODE_HOLDS_OBJECT (root)) {
     g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
                  "%s: the top level is not a JSON object", file);
     return FALSE;
@@ -995,9 +1044,6 @@ ct2_config (Ct2Reader *r, GError **error)
          read_id_list (object, "suppress_ids_begin", file, n_vocab,
                        &m->suppress_ids_begin, &m->n_suppress_ids_begin, error);
 }
-
-/* ------------------------------------------------------------------ */
-/* Vocabulary                                                          */
 
 /* Maps one vocabulary string to the token's raw bytes. */
 static GBytes *
@@ -1021,18 +1067,25 @@ token_from_text (const char *file, guint id, const char *text, gsize len,
   return NULL;
 }
 
-static GPtrArray *
-read_vocabulary_json (const char *file, GError **error)
+static gboolean
+check_token_count (const char *file, guint count, int n_vocab, GError **error)
 {
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  g_autoptr (GError) json_error = NULL;
-  if (!json_parser_load_from_mapped_file (parser, file, &json_error)) {
-    g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
-                 "%s: not valid JSON: %s", file, json_error->message);
+  if (count == (guint) n_vocab)
+    return TRUE;
+  g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
+               "%s: has %u tokens but the model has %d (rows of "
+               "decoder/embeddings/weight)", file, count, n_vocab);
+  return FALSE;
+}
+
+static GPtrArray *
+read_vocabulary_json (const char *file, int n_vocab, GError **error)
+{
+  g_autoptr (JsonParser) parser = parse_json_file (file, CT2_MAX_VOCABULARY_BYTES, error);
+  if (parser == NULL)
     return NULL;
-  }
   JsonNode *root = json_parser_get_root (parser);
-  if (root == NULL || !JSON_NODE_HOLDS_ARRAY (root)) {
+  if (!JSON_NODE_HOLDS_ARRAY (root)) {
     g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
                  "%s: the top level is not a JSON list of strings", file);
     return NULL;
@@ -1040,6 +1093,9 @@ read_vocabulary_json (const char *file, GError **error)
 
   JsonArray *array = json_node_get_array (root);
   guint n = json_array_get_length (array);
+  if (!check_token_count (file, n, n_vocab, error))
+    return NULL;
+
   g_autoptr (GPtrArray) tokens =
     g_ptr_array_new_full (n, (GDestroyNotify) g_bytes_unref);
   for (guint i = 0; i < n; i++) {
@@ -1062,15 +1118,11 @@ read_vocabulary_json (const char *file, GError **error)
 /* One token per line; a trailing '\r' is stripped only when every line
  * has one (as CTranslate2 does); an empty line is the empty token. */
 static GPtrArray *
-read_vocabulary_txt (const char *file, GError **error)
+read_vocabulary_txt (const char *file, int n_vocab, GError **error)
 {
-  g_autoptr (GError) io_error = NULL;
-  g_autoptr (GMappedFile) mapped = g_mapped_file_new (file, FALSE, &io_error);
-  if (mapped == NULL) {
-    g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_NOT_FOUND,
-                 "%s: cannot read the vocabulary: %s", file, io_error->message);
+  g_autoptr (GMappedFile) mapped = map_side_file (file, CT2_MAX_VOCABULARY_BYTES, error);
+  if (mapped == NULL)
     return NULL;
-  }
   const char *text = g_mapped_file_get_contents (mapped);
   gsize size = g_mapped_file_get_length (mapped);
 
@@ -1087,6 +1139,8 @@ read_vocabulary_txt (const char *file, GError **error)
   }
   if (n_lines == 0)
     all_cr = FALSE;
+  if (!check_token_count (file, n_lines, n_vocab, error))
+    return NULL;
 
   g_autoptr (GPtrArray) tokens =
     g_ptr_array_new_full (n_lines, (GDestroyNotify) g_bytes_unref);
@@ -1108,15 +1162,14 @@ ct2_vocabulary (Ct2Reader *r, GError **error)
 {
   g_autofree char *json_file = g_build_filename (r->dir, "vocabulary.json", NULL);
   g_autofree char *txt_file = g_build_filename (r->dir, "vocabulary.txt", NULL);
+  WhisperModel *m = r->model;
+  int n_vocab = whisper_model_lookup (m, WHISPER_HPARAM_N_VOCAB);
   g_autoptr (GPtrArray) tokens = NULL;
-  const char *file;
 
   if (g_file_test (json_file, G_FILE_TEST_EXISTS)) {
-    file = json_file;
-    tokens = read_vocabulary_json (file, error);
+    tokens = read_vocabulary_json (json_file, n_vocab, error);
   } else if (g_file_test (txt_file, G_FILE_TEST_EXISTS)) {
-    file = txt_file;
-    tokens = read_vocabulary_txt (file, error);
+    tokens = read_vocabulary_txt (txt_file, n_vocab, error);
   } else {
     g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_NOT_FOUND,
                  "%s: the model has no vocabulary.json or vocabulary.txt", r->dir);
@@ -1124,15 +1177,6 @@ ct2_vocabulary (Ct2Reader *r, GError **error)
   }
   if (tokens == NULL)
     return FALSE;
-
-  WhisperModel *m = r->model;
-  int n_vocab = whisper_model_lookup (m, WHISPER_HPARAM_N_VOCAB);
-  if (tokens->len != (guint) n_vocab) {
-    g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
-                 "%s: has %u tokens but the model has %d (rows of "
-                 "decoder/embeddings/weight)", file, tokens->len, n_vocab);
-    return FALSE;
-  }
 
   m->n_tokens = (int) tokens->len;
   g_ptr_array_set_free_func (tokens, NULL);

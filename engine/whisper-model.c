@@ -345,6 +345,11 @@ load_regular_file (const char *path, GError **error)
   size_t n = fread (head, 1, sizeof head, file);
   fclose (file);
 
+  guint32 magic = (guint32) head[0] | (guint32) head[1] << 8 |
+                  (guint32) head[2] << 16 | (guint32) head[3] << 24;
+  if (n == sizeof head && magic == GGML_FILE_MAGIC)
+    return whisper_model_load_ggml (path, error);
+
   g_autofree char *basename = g_path_get_basename (path);
   if (g_strcmp0 (basename, "model.bin") == 0) {
     /* The model.bin of a CTranslate2 directory: load the directory. */
@@ -364,11 +369,6 @@ load_regular_file (const char *path, GError **error)
                  "file or a CTranslate2 model directory)", path, n);
     return NULL;
   }
-
-  guint32 magic = (guint32) head[0] | (guint32) head[1] << 8 |
-                  (guint32) head[2] << 16 | (guint32) head[3] << 24;
-  if (magic == GGML_FILE_MAGIC)
-    return whisper_model_load_ggml (path, error);
 
   if (memcmp (head, "GGUF", 4) == 0) {
     g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_UNSUPPORTED,

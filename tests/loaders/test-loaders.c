@@ -1139,6 +1139,15 @@ test_synthetic_variants (void)
   g_autoptr (WhisperModel) heads_model = load_ok (heads_dir);
   g_assert_cmpint (whisper_model_lookup (heads_model, WHISPER_HPARAM_N_TEXT_HEAD), ==, SYN_HEADS);
 
+  /* A ggml file named model.bin is still a ggml file. */
+  g_autofree char *named_dir = tmp_path ("ggml-named");
+  g_assert_cmpint (g_mkdir_with_parents (named_dir, 0700), ==, 0);
+  g_autofree char *named = g_build_filename (named_dir, "model.bin", NULL);
+  convert_to_ggml (json_dir, named, TRUE);
+  g_autoptr (WhisperModel) named_model = load_ok (named);
+  g_assert_cmpint (named_model->format, ==, WHISPER_MODEL_FORMAT_GGML);
+  assert_same_weights (json_model, named_model);
+
   /* config.json suppress lists. */
   opt = synth_defaults;
   opt.config = "{\"suppress_ids\": [1, 2, 11], \"suppress_ids_begin\": [3, 9],"
@@ -1459,11 +1468,21 @@ test_real_hostile_ct2 (void)
     line_1000 = strchr (line_1000, '\n') + 1;
   write_file (vocabulary, vocab_text, line_1000 - vocab_text);
   expect_failure (dir, vocabulary, WHISPER_MODEL_ERROR_FORMAT, "has 1000 tokens");
+  const char *line_1001 = strchr (line_1000, '\n') + 1;
   g_autofree char *with_bad_token = g_strdup_printf ("%.*s\x01\n%s", (int) (line_1000 - vocab_text),
-                                                     vocab_text, line_1000);
+                                                     vocab_text, line_1001);
   write_file (vocabulary, with_bad_token, strlen (with_bad_token));
   expect_failure (dir, vocabulary, WHISPER_MODEL_ERROR_FORMAT, "token 1000 holds U+0001");
-  write_file (vocabulary, "\xff\xfe\n", 3);
+  g_autofree char *one_more = g_strconcat (vocab_text, "extra\n", NULL);
+  write_file (vocabulary, one_more, strlen (one_more));
+  expect_failure (dir, vocabulary, WHISPER_MODEL_ERROR_FORMAT, "has 51865 tokens");
+  gsize huge_size = 9u << 20;
+  g_autofree char *huge = g_malloc (huge_size);
+  memset (huge, '\n', huge_size);
+  write_file (vocabulary, huge, huge_size);
+  expect_failure (dir, vocabulary, WHISPER_MODEL_ERROR_FORMAT, "too large");
+  g_autofree char *bad_utf8 = g_strconcat ("\xff\xfe\n", strchr (vocab_text, '\n') + 1, NULL);
+  write_file (vocabulary, bad_utf8, strlen (bad_utf8));
   expect_failure (dir, vocabulary, WHISPER_MODEL_ERROR_FORMAT, "not valid UTF-8");
   g_unlink (vocabulary);
   expect_failure (dir, dir, WHISPER_MODEL_ERROR_NOT_FOUND, "vocabulary");
