@@ -464,7 +464,8 @@ ct2_read_int_scalar (Ct2Reader *r, const Ct2Variable *var, gint64 *value,
       return TRUE;
     case CT2_DTYPE_FLOAT32: {
       float f = ct2_float_at (var, 0);
-      if (f == (float) (gint32) f) {
+      /* Range first: converting an out-of-range float to int is undefined. */
+      if (f >= -2147483648.0f && f < 2147483648.0f && f == (float) (gint32) f) {
         *value = (gint32) f;
         return TRUE;
       }
