@@ -110,6 +110,8 @@ whisper_stream_free (WhisperStream *s)
   WhisperBackend *be = s->engine->backend;
   if (be->ops->logits_release)
     be->ops->logits_release (be, &s->logit_config);
+  if (be->ops->graph_release)
+    be->ops->graph_release (be, (guint64) (guintptr) s);
   whisper_decoder_state_clear (&s->dec, s->engine);
   if (s->history)
     g_array_unref (s->history);
@@ -241,6 +243,34 @@ check_cancelled (WhisperStream *s, GError **error)
   return TRUE;
 }
 
+static gboolean
+backend_ok (WhisperBackend *be, GError **error)
+{
+  return !be->ops->check || be->ops->check (be, error);
+}
+
+/* One decode step: the forward pass of `token` at position `pos`, then the
+ * choice of the next token. On a backend with decode graphs (CUDA) the
+ * whole step is one graph launch and only the choice comes back. */
+static gboolean
+decode_step (WhisperStream *s, gint32 token, int pos, const WhisperLogitState *state,
+             WhisperLogitChoice *choice, GError **error)
+{
+  WhisperEngine *e = s->engine;
+  WhisperBackend *be = e->backend;
+  const int row0 = 0;
+  const gboolean graph = be->ops->graph_begin && be->ops->logits_select;
+
+  if (graph && !be->ops->graph_begin (be, (guint64) (guintptr) s, error))
+    return FALSE;
+  whisper_decoder_forward (&s->dec, e, &token, 1, pos, &row0, 1);
+  select_token (s, s->dec.logits, s->host_logits, state, choice);
+  if (graph && !be->ops->graph_end (be, error))
+    return FALSE;
+  s->stats.decode_steps++;
+  return TRUE;
+}
+
 /* Encodes the window mel[:, seek : seek+n_frames] and decodes it greedily. */
 static gboolean
 decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek, int n_frames,
@@ -252,7 +282,7 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
   int sot_index;
   const int n_prompt = build_prompt (s, &sot_index);
   const int max_new = MIN (e->info.sample_len, e->n_text_ctx - n_prompt);
-  gboolean ok = TRUE;
+  gboolean ok = FALSE;
 
   memset (result, 0, sizeof *result);
   whisper_piece_decoder_reset (&s->piece);
@@ -265,24 +295,26 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
   be->ops->sync (be);
   s->stats.encoder_seconds += elapsed_since (t0);
   s->stats.windows++;
+  if (!backend_ok (be, error))
+    goto out;
 
+  /* The prompt pass; the no-speech probability comes from the raw logits
+   * at the SOT position. */
   t0 = g_get_monotonic_time ();
   const int rows[2] = { sot_index, n_prompt - 1 };
   const int n_rows = sot_index == n_prompt - 1 ? 1 : 2;
   whisper_decoder_forward (&s->dec, e, s->prompt, n_prompt, 0, rows, n_rows);
   s->stats.decode_steps++;
-  /* No-speech probability: raw logits at the SOT position. */
   be->ops->download (be, s->host_logits, s->dec.logits, (size_t) V * sizeof (float));
   be->ops->sync (be);
   result->no_speech_prob = whisper_logits_softmax_at (s->host_logits, V, e->info.token_no_speech);
 
   WhisperLogitState state = { .n_sampled = 0, .last_is_timestamp = FALSE,
                               .penultimate_is_timestamp = TRUE, .last_timestamp = -1 };
-  float *last_logits = s->dec.logits + (size_t) (n_rows - 1) * V;
+  WhisperLogitChoice choice;
+  select_token (s, s->dec.logits + (size_t) (n_rows - 1) * V, s->host_logits, &state, &choice);
   double segment_time = window_start;
   for (int step = 0; step < max_new; step++) {
-    WhisperLogitChoice choice;
-    select_token (s, last_logits, s->host_logits, &state, &choice);
     result->sum_logprob += choice.logprob;
     if (choice.token == e->info.token_eot)
       break;
@@ -291,18 +323,17 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
     if (s->token_func &&
         !emit_token (s, choice.token, choice.logprob, step, window_start, &segment_time))
       g_atomic_int_set (&s->cancelled, 1);
-    if (check_cancelled (s, error)) {
-      ok = FALSE;
-      break;
-    }
+    if (check_cancelled (s, error))
+      goto out;
     if (step + 1 == max_new)
       break;
-    const int row0 = 0;
-    whisper_decoder_forward (&s->dec, e, &choice.token, 1, n_prompt + step, &row0, 1);
-    s->stats.decode_steps++;
-    last_logits = s->dec.logits;
+    if (!decode_step (s, choice.token, n_prompt + step, &state, &choice, error))
+      goto out;
   }
   be->ops->sync (be);
+  ok = backend_ok (be, error);
+
+out:
   s->stats.decoder_seconds += elapsed_since (t0);
   g_mutex_unlock (&e->compute_lock);
   return ok;
