@@ -7,6 +7,6 @@ cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
 bash tools/fetch-model.sh
 if [ ! -f build/build.ninja ]; then
-  meson setup build
+  meson setup build -Dsanitize-tests=true
 fi
 ninja -C build
