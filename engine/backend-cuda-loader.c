@@ -45,8 +45,10 @@ module_candidates (gboolean *from_env)
   }
   g_autofree char *libdir = engine_library_dir ();
   if (libdir) {
-    g_ptr_array_add (paths, g_build_filename (libdir, MODULE_FILE, NULL));
-    g_ptr_array_add (paths, g_build_filename (libdir, "..", "kernels", MODULE_FILE, NULL));
+    g_autofree char *next = g_build_filename (libdir, MODULE_FILE, NULL);
+    g_autofree char *build = g_build_filename (libdir, "..", "kernels", MODULE_FILE, NULL);
+    g_ptr_array_add (paths, g_canonicalize_filename (next, NULL));
+    g_ptr_array_add (paths, g_canonicalize_filename (build, NULL));
   }
   g_ptr_array_add (paths, g_build_filename (WHISPER_CUDA_MODULE_DIR, MODULE_FILE, NULL));
   return paths;

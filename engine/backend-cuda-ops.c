@@ -114,19 +114,25 @@ wc_cuda_linear (WhisperBackend *be, float *y, int y_stride, const float *x, int 
     goto out;
   }
 
-  /* cuBLAS: activations to fp16, GEMM with fp32 accumulation, epilogue */
-  uint16_t *xh = wc_buffer_reserve (self, &self->ws_half, (size_t) n * w->cols * 2);
+  /* cuBLAS: activations to fp16 (and their fp16 remainder in split
+   * precision), GEMM(s) with fp32 accumulation, epilogue */
+  const size_t elems = (size_t) n * w->cols;
+  const gboolean split = self->split_precision;
+  uint16_t *xh = wc_buffer_reserve (self, &self->ws_half, elems * 2 * (split ? 2 : 1));
   if (!xh)
     goto out;
   WcToHalfArgs c;
   memset (&c, 0, sizeof c);
   c.dst = xh;
+  c.dst_lo = split ? xh + elems : NULL;
   c.src = x;
   c.rows = n;
   c.cols = w->cols;
   c.src_stride = x_stride;
   SUBMIT (self, wc_to_half_plan, c);
   gemm_f16 (self, y, y_stride, xh, w->cols, w, n, acc);
+  if (split)
+    gemm_f16 (self, y, y_stride, xh + elems, w->cols, w, n, TRUE);
   bias_act (self, y, y_stride, bias, w->rows, n, gelu);
 out:
   UNLOCK (self);
@@ -166,11 +172,15 @@ wc_cuda_conv1d_gelu (WhisperBackend *be, float *y, const float *x, int n_in_fram
     wc_fail_msg (self, "conv1d_gelu: weight has %d columns, expected 3 * %d", w->cols, c_in);
     goto out;
   }
-  /* im2col as fp16 into the caller's scratch (n_out * c_in * 3 floats: twice
-   * what the fp16 columns need), then one GEMM and the bias + GELU epilogue */
+  /* im2col as fp16 into the caller's scratch (n_out * c_in * 3 floats: room
+   * for the fp16 columns and their fp16 remainders), then one GEMM (two in
+   * split precision) and the bias + GELU epilogue */
+  const size_t elems = (size_t) n_out * 3 * c_in;
+  const gboolean split = self->split_precision;
   WcIm2colArgs a;
   memset (&a, 0, sizeof a);
   a.dst = (uint16_t *) scratch;
+  a.dst_lo = split ? (uint16_t *) scratch + elems : NULL;
   a.x = x;
   a.n_in = n_in_frames;
   a.c_in = c_in;
@@ -178,6 +188,8 @@ wc_cuda_conv1d_gelu (WhisperBackend *be, float *y, const float *x, int n_in_fram
   a.stride = stride;
   SUBMIT (self, wc_im2col_plan, a);
   gemm_f16 (self, y, w->rows, (const uint16_t *) scratch, 3 * c_in, w, n_out, FALSE);
+  if (split)
+    gemm_f16 (self, y, w->rows, (const uint16_t *) scratch + elems, 3 * c_in, w, n_out, TRUE);
   bias_act (self, y, w->rows, bias, w->rows, n_out, TRUE);
 out:
   UNLOCK (self);

@@ -14,9 +14,11 @@
 G_BEGIN_DECLS
 
 /* The module links no engine library (it is loaded into a process that has
- * one): the engine's error domain, by its registered name. */
+ * one): the engine's error domain, by its registered name. Not
+ * g_quark_from_static_string(): the module may be unloaded after a failed
+ * start, and the quark table must not keep a pointer into it. */
 #undef WHISPER_ENGINE_ERROR
-#define WHISPER_ENGINE_ERROR (g_quark_from_static_string ("whisper-engine-error-quark"))
+#define WHISPER_ENGINE_ERROR (g_quark_from_string ("whisper-engine-error-quark"))
 
 #define WC_DTYPE_F16 1
 #define WC_MAX_ARGS 512 /* bytes of one kernel's argument struct, at most */
@@ -93,6 +95,7 @@ typedef struct {
   GError *error;   /* first failure (sticky), see wc_fail() */
 
   int gemv_max_n;  /* linear with n <= this runs the fused GEMV kernel */
+  gboolean split_precision; /* cuBLAS on fp16 hi + lo activations (2 GEMMs) */
   gboolean graphs_enabled;
 
   WcBuffer ws_half;   /* fp16 activations for cuBLAS */

@@ -14,6 +14,12 @@
  *   WHISPER_CUDA_GEMV_MAX_N=N  linear with n <= N rows uses the fused GEMV
  *                              kernel, larger n cuBLAS (default 8, 0: cuBLAS only)
  *   WHISPER_CUDA_GRAPHS=0      graph_begin/graph_end run the ops at once
+ *   WHISPER_CUDA_PRECISION=    how cuBLAS GEMMs (encoder, prompts, n > GEMV
+ *                              limit) see fp32 activations:
+ *        split (default)       as fp16 hi + fp16 lo, two GEMMs into one fp32
+ *                              accumulator: about 22 bits, close to the CPU
+ *        fast                  as one fp16 value (11 bits), one GEMM
+ *   Weights are fp16 either way, accumulation fp32 (CUBLAS_COMPUTE_32F).
  */
 #include "backend-cuda-private.h"
 #include "whisper-engine.h"
@@ -466,6 +472,7 @@ whisper_backend_cuda_module_new (int abi_version, GError **error)
   self->deferred_free = g_ptr_array_new ();
   self->gemv_max_n = CLAMP (env_int ("WHISPER_CUDA_GEMV_MAX_N", WC_GEMV_MAX_N), 0, WC_GEMV_MAX_N);
   self->graphs_enabled = env_int ("WHISPER_CUDA_GRAPHS", 1) != 0;
+  self->split_precision = g_strcmp0 (g_getenv ("WHISPER_CUDA_PRECISION"), "fast") != 0;
   wc_graphs_init (self);
 
   if (!open_device (self, error) || !create_resources (self, error)) {

@@ -22,6 +22,10 @@ wc_fill (WcLaunch *l, void (*kernel) (Args), unsigned gx, unsigned gy, unsigned 
   l->block[1] = 1;
   l->block[2] = 1;
   l->smem = smem;
+#ifdef WC_EMULATION
+  // the CPU emulator (tests/gpu/emu) calls kernels through their arguments' type
+  wc_emu_register_kernel ((const void *) kernel, sizeof (Args), wc_emu_call<Args>);
+#endif
 }
 
 static inline unsigned
@@ -74,6 +78,16 @@ __device__ __forceinline__ uint16_t
 wc_float_to_half (float v)
 {
   return __half_as_ushort (__float2half_rn (v));
+}
+
+// fp16 of v, and optionally the fp16 of what that rounding lost.
+__device__ __forceinline__ void
+wc_split_half (float v, uint16_t *hi, uint16_t *lo)
+{
+  const __half h = __float2half_rn (v);
+  *hi = __half_as_ushort (h);
+  if (lo)
+    *lo = wc_float_to_half (v - __half2float (h));
 }
 
 // 2^x with the exponent -inf giving 0 (exp2f already does), and a guard for

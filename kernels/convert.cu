@@ -11,8 +11,9 @@ wc_to_half_kernel (WcToHalfArgs a)
   const int row = blockIdx.y;
   const float *src = a.src + (size_t) row * a.src_stride;
   uint16_t *dst = a.dst + (size_t) row * a.cols;
+  uint16_t *lo = a.dst_lo ? a.dst_lo + (size_t) row * a.cols : NULL;
   for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < a.cols; c += gridDim.x * blockDim.x)
-    dst[c] = wc_float_to_half (src[c]);
+    wc_split_half (src[c], dst + c, lo ? lo + c : NULL);
 }
 
 extern "C" void

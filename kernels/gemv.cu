@@ -7,15 +7,16 @@
 
 #define GEMV_WARPS 8
 
+// Eight fp16 values (16 bytes, lowest address first) to float. Bit
+// operations rather than a cast of the vector to __half2: no aliasing.
 __device__ __forceinline__ void
 unpack8 (uint4 u, float *w)
 {
-  const __half2 *h = (const __half2 *) &u;
+  const unsigned words[4] = { u.x, u.y, u.z, u.w };
 #pragma unroll
   for (int j = 0; j < 4; j++) {
-    const float2 f = __half22float2 (h[j]);
-    w[2 * j] = f.x;
-    w[2 * j + 1] = f.y;
+    w[2 * j] = wc_half_to_float ((uint16_t) (words[j] & 0xffffu));
+    w[2 * j + 1] = wc_half_to_float ((uint16_t) (words[j] >> 16));
   }
 }
 

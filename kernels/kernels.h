@@ -69,9 +69,12 @@ void wc_bias_act_plan (WcLaunch *l, const WcBiasActArgs *a);
 
 /* ---- convert.cu: fp32 -> fp16 (round to nearest even):
  * dst[i * cols + c] = src[i * src_stride + c] (activations before a GEMM,
- * and weights at upload, with rows = 1). */
+ * and weights at upload, with rows = 1). With dst_lo, also the remainder:
+ * dst_lo = fp16(src - dst), so that hi + lo carries about 22 bits of the
+ * fp32 value ("split" precision: two GEMMs, hi and lo, one accumulator). */
 typedef struct {
   uint16_t *dst;
+  uint16_t *dst_lo; /* or NULL */
   const float *src;
   int rows, cols, src_stride;
 } WcToHalfArgs;
@@ -100,8 +103,9 @@ void wc_embed_plan (WcLaunch *l, const WcEmbedArgs *a);
 /* ---- conv1d.cu: im2col of a kernel-3, padding-1 convolution, to fp16:
  * dst[t, c * 3 + k] = x[t * stride + k - 1, c] (0 outside), t < n_out. */
 typedef struct {
-  uint16_t *dst;  /* [n_out, 3 * c_in] */
-  const float *x; /* [n_in, c_in] time-major */
+  uint16_t *dst;    /* [n_out, 3 * c_in] */
+  uint16_t *dst_lo; /* remainder, as in WcToHalfArgs, or NULL */
+  const float *x;   /* [n_in, c_in] time-major */
   int n_in, c_in, n_out, stride;
 } WcIm2colArgs;
 void wc_im2col_plan (WcLaunch *l, const WcIm2colArgs *a);

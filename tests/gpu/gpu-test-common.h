@@ -1,0 +1,38 @@
+/* gpu-test-common.h: helpers of the GPU tests: a CUDA backend or exit 77
+ * (meson's "skipped"), random data, copies to and from either backend, and
+ * error measures for comparing a kernel with its CPU twin. */
+#pragma once
+
+#include "backend.h"
+
+G_BEGIN_DECLS
+
+#define GPU_TEST_SKIP 77
+
+/* The CUDA backend, or a message and exit(77) when there is none. The
+ * environment variables the backend reads (WHISPER_CUDA_*) are read here. */
+WhisperBackend *gpu_test_cuda_or_skip (void);
+WhisperBackend *gpu_test_cpu (void);
+
+/* Deterministic random floats in [lo, hi) (seed printed with -d). */
+void gpu_test_seed (guint32 seed);
+float *gpu_test_random (size_t n, float lo, float hi);
+/* Random values exactly representable in fp16, in about [-scale, scale]:
+ * weights that both backends store without rounding. */
+float *gpu_test_random_half (size_t n, float scale);
+
+/* A copy of host[n] in backend memory. */
+float *gpu_test_put (WhisperBackend *be, const float *host, size_t n);
+/* Backend memory [n] as a new host array. */
+float *gpu_test_get (WhisperBackend *be, const float *dev, size_t n);
+
+/* max over i of |a - b| / (floor + |scale_i|) where scale is `scale` (or |b|
+ * when scale is NULL). */
+double gpu_test_max_err (const float *a, const float *b, const float *scale, size_t n,
+                         double floor, size_t *worst);
+
+/* Fails the test when the error is above tol, printing the worst element. */
+void gpu_test_assert_close (const char *what, const float *gpu, const float *cpu,
+                            const float *scale, size_t n, double floor, double tol);
+
+G_END_DECLS

@@ -1,0 +1,169 @@
+/* test-cuda-e2e.c: the public API transcribes the same tokens on the GPU as
+ * on the CPU: jfk.wav ($WHISPER_SHARED_DATA) and the espeak-ng clips
+ * (the .wav files in tests/reference/clips/), default model, default decode options.
+ *
+ * Also checked: the GPU with graphs off (WHISPER_CUDA_GRAPHS=0) gives the
+ * same tokens as with them. Reported, not checked: the GPU in fast precision
+ * (WHISPER_CUDA_PRECISION=fast, one fp16 activation per GEMM input).
+ *
+ * Exits 77 (skipped) where there is no CUDA backend. With a GPU, a missing
+ * model or audio file is a failure.
+ */
+#include "backend.h"
+#include "whisper-engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  GArray *tokens; /* gint32, every segment's tokens in order */
+  GString *text;
+  double encoder_s, decoder_s;
+} Result;
+
+static void
+result_clear (Result *r)
+{
+  g_array_unref (r->tokens);
+  g_string_free (r->text, TRUE);
+}
+
+static WhisperEngine *
+engine_new (WhisperDevice device, const char *env_name, const char *env_value)
+{
+  WhisperEngineOptions o;
+  whisper_engine_options_init (&o);
+  o.device = device;
+  if (env_name)
+    g_setenv (env_name, env_value, TRUE);
+  g_autoptr (GError) error = NULL;
+  WhisperEngine *e = whisper_engine_new (&o, &error);
+  if (env_name)
+    g_unsetenv (env_name);
+  if (!e)
+    g_error ("engine (%s%s%s): %s", device == WHISPER_DEVICE_CPU ? "cpu" : "cuda",
+             env_name ? ", " : "", env_name ? env_name : "", error->message);
+  return e;
+}
+
+static Result
+transcribe (WhisperEngine *e, const float *pcm, gsize n)
+{
+  Result r = { g_array_new (FALSE, FALSE, sizeof (gint32)), g_string_new (NULL), 0, 0 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WhisperStream) s = whisper_stream_new (e, &error);
+  if (!s)
+    g_error ("stream: %s", error->message);
+  g_autoptr (GPtrArray) segments = NULL;
+  if (!whisper_stream_transcribe (s, pcm, n, NULL, NULL, &segments, &error))
+    g_error ("transcribe: %s", error->message);
+  for (guint i = 0; i < segments->len; i++) {
+    WhisperSegment *seg = g_ptr_array_index (segments, i);
+    g_array_append_vals (r.tokens, seg->tokens, seg->n_tokens);
+    g_string_append (r.text, seg->text);
+  }
+  WhisperStreamStats st;
+  whisper_stream_get_stats (s, &st);
+  r.encoder_s = st.encoder_seconds;
+  r.decoder_s = st.decoder_seconds;
+  return r;
+}
+
+static int
+first_difference (const Result *a, const Result *b)
+{
+  const guint n = MIN (a->tokens->len, b->tokens->len);
+  for (guint i = 0; i < n; i++)
+    if (g_array_index (a->tokens, gint32, i) != g_array_index (b->tokens, gint32, i))
+      return (int) i;
+  return a->tokens->len == b->tokens->len ? -1 : (int) n;
+}
+
+static int
+compare_paths (gconstpointer a, gconstpointer b)
+{
+  return g_strcmp0 (*(char *const *) a, *(char *const *) b);
+}
+
+static GPtrArray *
+audio_files (void)
+{
+  GPtrArray *files = g_ptr_array_new_with_free_func (g_free);
+  const char *shared = g_getenv ("WHISPER_SHARED_DATA");
+  g_ptr_array_add (files, g_build_filename (shared ? shared : "../shared/data", "jfk.wav", NULL));
+  const char *root = g_getenv ("WHISPER_SOURCE_ROOT");
+  g_autofree char *clips = g_build_filename (root ? root : ".", "tests", "reference", "clips",
+                                             NULL);
+  g_autoptr (GDir) dir = g_dir_open (clips, 0, NULL);
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  const char *name;
+  while (dir && (name = g_dir_read_name (dir)))
+    if (g_str_has_suffix (name, ".wav"))
+      g_ptr_array_add (names, g_build_filename (clips, name, NULL));
+  g_ptr_array_sort (names, compare_paths);
+  for (guint i = 0; i < names->len; i++)
+    g_ptr_array_add (files, g_strdup (g_ptr_array_index (names, i)));
+  if (names->len == 0)
+    g_print ("note: no clips in %s\n", clips);
+  return files;
+}
+
+int
+main (void)
+{
+  g_autoptr (GError) probe_error = NULL;
+  WhisperBackend *probe = whisper_backend_cuda_new (&probe_error);
+  if (!probe) {
+    g_print ("SKIP: no CUDA backend: %s\n", probe_error->message);
+    return 77;
+  }
+  whisper_backend_destroy (probe);
+
+  g_autoptr (WhisperEngine) cpu = engine_new (WHISPER_DEVICE_CPU, NULL, NULL);
+  g_autoptr (WhisperEngine) gpu = engine_new (WHISPER_DEVICE_CUDA, NULL, NULL);
+  g_autoptr (WhisperEngine) nograph = engine_new (WHISPER_DEVICE_CUDA, "WHISPER_CUDA_GRAPHS", "0");
+  g_autoptr (WhisperEngine) fast = engine_new (WHISPER_DEVICE_CUDA, "WHISPER_CUDA_PRECISION", "fast");
+  g_assert_cmpstr (whisper_engine_get_info (gpu)->device_name, ==, "cuda");
+  g_print ("model: %s\n", whisper_engine_get_info (gpu)->model_path);
+
+  g_autoptr (GPtrArray) files = audio_files ();
+  int failures = 0;
+  for (guint f = 0; f < files->len; f++) {
+    const char *path = g_ptr_array_index (files, f);
+    g_autoptr (GError) error = NULL;
+    gsize n = 0;
+    g_autofree float *pcm = whisper_audio_load_file (path, -1, &n, &error);
+    if (!pcm) {
+      g_printerr ("FAIL %s: %s\n", path, error->message);
+      failures++;
+      continue;
+    }
+    Result rc = transcribe (cpu, pcm, n);
+    Result rg = transcribe (gpu, pcm, n);
+    Result rn = transcribe (nograph, pcm, n);
+    Result rf = transcribe (fast, pcm, n);
+    g_autofree char *base = g_path_get_basename (path);
+    const int d = first_difference (&rg, &rc);
+    const int dn = first_difference (&rn, &rg);
+    const int df = first_difference (&rf, &rc);
+    g_print ("%s %s: %u tokens; cpu encoder %.3f s decoder %.3f s, gpu encoder %.3f s decoder "
+             "%.3f s; graphs off %s; fast precision %s\n",
+             d < 0 && dn < 0 ? "ok  " : "FAIL", base, rc.tokens->len, rc.encoder_s, rc.decoder_s,
+             rg.encoder_s, rg.decoder_s, dn < 0 ? "same" : "DIFFERENT",
+             df < 0 ? "same as cpu" : "differs from cpu (reported only)");
+    if (d >= 0 || dn >= 0) {
+      g_print ("  cpu: %s\n  gpu: %s\n", rc.text->str, rg.text->str);
+      if (d >= 0)
+        g_print ("  first different token: #%d\n", d);
+      if (dn >= 0)
+        g_print ("  graphs off: %s\n", rn.text->str);
+      failures++;
+    }
+    result_clear (&rc);
+    result_clear (&rg);
+    result_clear (&rn);
+    result_clear (&rf);
+  }
+  g_print ("%d of %u files differ\n", failures, files->len);
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,239 @@
+/* test-cuda-graph.c: decode-step graphs (ops->graph_begin/graph_end) give
+ * bit for bit the results of the same ops run one by one.
+ *
+ * A small decoder (synthetic-decoder.c: random weights, the op sequence of
+ * whisper_decoder_forward for one token, then logits_select) runs 24
+ * greedy steps three ways: ops
+ * run at once; recorded and replayed as a graph (captured at the first
+ * step, patched at every later one: token, position, KV write row, KV
+ * length and logit state change); and with WHISPER_CUDA_GRAPHS=0. The chosen
+ * tokens, their log probabilities, the KV caches and the last logits must be
+ * identical. Further tests: a graph holding cuBLAS GEMMs (captured, then
+ * replayed, then captured again when a GEMM's pointers change), a download
+ * inside a graph, and the misuse errors. Exits 77 without a CUDA backend.
+ */
+#include "gpu-test-common.h"
+#include "synthetic-decoder.h"
+#include "whisper-logits.h"
+
+#include <string.h>
+
+static const SynthShape shape = {
+  .d = 384, .n_head = 6, .n_layer = 2, .n_vocab = 2000, .n_ctx = 64, .n_cross = 300,
+};
+enum { STEPS = 24, D = 384 };
+
+typedef enum { RUN_EAGER, RUN_GRAPH } RunMode;
+
+typedef struct {
+  int32_t tokens[STEPS];
+  float logprobs[STEPS];
+  float *kv[2];
+  float *logits;
+} Run;
+
+static void
+decode (SynthModel *m, WhisperBackend *be, RunMode mode, guint64 key, Run *out)
+{
+  SynthState *s = synth_state_new (m);
+  WhisperLogitState st = { 0, FALSE, TRUE, -1 };
+  int32_t token = 1000; /* "sot" */
+  for (int step = 0; step < STEPS; step++) {
+    WhisperLogitChoice c;
+    g_autoptr (GError) error = NULL;
+    if (mode == RUN_GRAPH && !be->ops->graph_begin (be, key, &error))
+      g_error ("graph_begin: %s", error->message);
+    synth_forward (s, token, step);
+    synth_select (s, &st, &c);
+    if (mode == RUN_GRAPH && !be->ops->graph_end (be, &error))
+      g_error ("graph_end: %s", error->message);
+    out->tokens[step] = c.token;
+    out->logprobs[step] = c.logprob;
+    /* keep decoding past EOT: the test wants every step */
+    whisper_logit_state_push (&st, synth_logit_config (s), c.token);
+    token = c.token % shape.n_vocab;
+  }
+  for (int l = 0; l < shape.n_layer; l++)
+    out->kv[l] = gpu_test_get (be, synth_state_self_kv (s, l), (size_t) shape.n_ctx * 2 * D);
+  /* logits are modified in place by logits_select: compare after it */
+  out->logits = gpu_test_get (be, synth_state_logits (s), shape.n_vocab);
+  synth_state_free (s);
+}
+
+static void
+run_clear (Run *r)
+{
+  for (int l = 0; l < shape.n_layer; l++)
+    g_free (r->kv[l]);
+  g_free (r->logits);
+}
+
+static void
+assert_same_run (const char *what, const Run *a, const Run *b)
+{
+  for (int i = 0; i < STEPS; i++)
+    if (a->tokens[i] != b->tokens[i] || memcmp (&a->logprobs[i], &b->logprobs[i], 4) != 0) {
+      g_printerr ("%s: step %d: token %d (%.9g) vs %d (%.9g)\n", what, i, a->tokens[i],
+                  a->logprobs[i], b->tokens[i], b->logprobs[i]);
+      g_test_fail ();
+      return;
+    }
+  for (int l = 0; l < shape.n_layer; l++)
+    if (memcmp (a->kv[l], b->kv[l], (size_t) shape.n_ctx * 2 * D * sizeof (float)) != 0) {
+      g_printerr ("%s: KV cache of layer %d differs\n", what, l);
+      g_test_fail ();
+    }
+  if (memcmp (a->logits, b->logits, shape.n_vocab * sizeof (float)) != 0) {
+    g_printerr ("%s: last logits differ\n", what);
+    g_test_fail ();
+  }
+}
+
+static void
+test_decode_steps (void)
+{
+  WhisperBackend *be = gpu_test_cuda_or_skip ();
+  SynthModel *m = synth_model_new (be, &shape, 777);
+  Run eager, graph, again;
+  decode (m, be, RUN_EAGER, 0, &eager);
+  decode (m, be, RUN_GRAPH, 1, &graph);
+  /* other buffers, same key: every pointer argument is patched */
+  decode (m, be, RUN_GRAPH, 1, &again);
+  g_autoptr (GString) toks = g_string_new (NULL);
+  for (int i = 0; i < STEPS; i++)
+    g_string_append_printf (toks, " %d", eager.tokens[i]);
+  g_test_message ("tokens:%s", toks->str);
+  assert_same_run ("graph vs eager", &graph, &eager);
+  assert_same_run ("graph (new buffers) vs eager", &again, &eager);
+  int32_t eager_tokens[STEPS];
+  memcpy (eager_tokens, eager.tokens, sizeof eager_tokens);
+  run_clear (&eager);
+  run_clear (&graph);
+  run_clear (&again);
+  g_autoptr (GError) error = NULL;
+  if (!be->ops->check (be, &error))
+    g_error ("backend failed: %s", error->message);
+  synth_model_free (m);
+  whisper_backend_destroy (be);
+
+  /* graphs disabled: graph_begin/graph_end still work, ops run at once */
+  g_setenv ("WHISPER_CUDA_GRAPHS", "0", TRUE);
+  be = gpu_test_cuda_or_skip ();
+  g_unsetenv ("WHISPER_CUDA_GRAPHS");
+  SynthModel *m2 = synth_model_new (be, &shape, 777);
+  Run plain, passthrough;
+  decode (m2, be, RUN_EAGER, 0, &plain);
+  decode (m2, be, RUN_GRAPH, 7, &passthrough);
+  assert_same_run ("WHISPER_CUDA_GRAPHS=0", &passthrough, &plain);
+  /* and the same tokens as the first backend */
+  for (int i = 0; i < STEPS; i++)
+    if (plain.tokens[i] != eager_tokens[i]) {
+      g_printerr ("second backend: step %d token %d vs %d\n", i, plain.tokens[i], eager_tokens[i]);
+      g_test_fail ();
+      break;
+    }
+  run_clear (&plain);
+  run_clear (&passthrough);
+  synth_model_free (m2);
+  whisper_backend_destroy (be);
+}
+
+/* A graph with cuBLAS GEMMs (n > the GEMV limit), an upload and a download. */
+static void
+gemm_step (WhisperBackend *be, WhisperWeight *w, float *x, float *y, const float *host_x,
+           float *host_y, gboolean graph, guint64 key)
+{
+  g_autoptr (GError) error = NULL;
+  if (graph && !be->ops->graph_begin (be, key, &error))
+    g_error ("graph_begin: %s", error->message);
+  be->ops->upload (be, x, host_x, 16 * D * sizeof (float));
+  be->ops->linear (be, y, 3 * D, x, D, w, NULL, 16, WHISPER_LINEAR_GELU);
+  be->ops->download (be, host_y, y, 16 * 3 * D * sizeof (float));
+  if (graph && !be->ops->graph_end (be, &error))
+    g_error ("graph_end: %s", error->message);
+  be->ops->sync (be);
+}
+
+static void
+test_gemm_graph (void)
+{
+  WhisperBackend *be = gpu_test_cuda_or_skip ();
+  g_autoptr (GError) error = NULL;
+  WhisperWeight w = { 0 };
+  {
+    g_autofree float *h = gpu_test_random_half ((size_t) 3 * D * D, 0.0625f);
+    if (!be->ops->weight_upload (be, &w, h, 3 * D, D, &error))
+      g_error ("weight_upload: %s", error->message);
+  }
+  float *x = be->ops->alloc (be, 16 * D, &error);
+  float *y1 = be->ops->alloc (be, 16 * 3 * D, &error);
+  float *y2 = be->ops->alloc (be, 16 * 3 * D, &error);
+  g_autofree float *want = g_new (float, 16 * 3 * D), *got = g_new (float, 16 * 3 * D);
+  for (int round = 0; round < 4; round++) {
+    g_autofree float *hx = gpu_test_random (16 * D, -1.0f, 1.0f);
+    float *y = round == 3 ? y2 : y1; /* round 3: other output, capture again */
+    gemm_step (be, &w, x, y, hx, want, FALSE, 0);
+    memset (got, 0, 16 * 3 * D * sizeof (float));
+    gemm_step (be, &w, x, y, hx, got, TRUE, 42);
+    if (memcmp (want, got, 16 * 3 * D * sizeof (float)) != 0) {
+      g_printerr ("graph with GEMMs, round %d: output differs from the eager run\n", round);
+      g_test_fail ();
+    }
+  }
+  be->ops->graph_release (be, 42);
+  be->ops->free (be, x);
+  be->ops->free (be, y1);
+  be->ops->free (be, y2);
+  be->ops->weight_free (be, &w);
+  if (!be->ops->check (be, &error))
+    g_error ("backend failed: %s", error->message);
+  whisper_backend_destroy (be);
+}
+
+static void
+test_misuse (void)
+{
+  WhisperBackend *be = gpu_test_cuda_or_skip ();
+  g_autoptr (GError) error = NULL;
+
+  g_assert_false (be->ops->graph_end (be, &error));
+  g_assert_nonnull (error);
+  g_test_message ("graph_end alone: %s", error->message);
+  g_clear_error (&error);
+
+  g_assert_true (be->ops->graph_begin (be, 1, &error));
+  g_assert_false (be->ops->graph_begin (be, 2, &error));
+  g_test_message ("nested graph_begin: %s", error->message);
+  g_clear_error (&error);
+  /* free while recording is deferred, not a crash */
+  float *p = be->ops->alloc (be, 100, &error);
+  g_assert_nonnull (p);
+  be->ops->free (be, p);
+  g_assert_true (be->ops->graph_end (be, &error));
+
+  /* weight_upload while recording is refused; the error sticks */
+  g_assert_true (be->ops->graph_begin (be, 3, &error));
+  WhisperWeight w = { 0 };
+  float host[8] = { 0 };
+  g_assert_false (be->ops->weight_upload (be, &w, host, 2, 4, &error));
+  g_test_message ("weight_upload while recording: %s", error->message);
+  g_clear_error (&error);
+  g_assert_false (be->ops->graph_end (be, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+  g_assert_false (be->ops->check (be, &error));
+  g_assert_nonnull (error);
+  whisper_backend_destroy (be);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  /* skip (77) before registering anything when there is no GPU */
+  whisper_backend_destroy (gpu_test_cuda_or_skip ());
+  g_test_add_func ("/cuda/graph/decode-steps", test_decode_steps);
+  g_test_add_func ("/cuda/graph/gemm", test_gemm_graph);
+  g_test_add_func ("/cuda/graph/misuse", test_misuse);
+  return g_test_run ();
+}
