@@ -164,6 +164,22 @@ def cpu_flags():
     return ""
 
 
+def cpu_busy_seconds():
+    """Non-idle CPU seconds of the whole machine since boot (/proc/stat)."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return (v[0] + v[1] + v[2] + v[5] + v[6] + (v[7] if len(v) > 7 else 0)) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def own_cpu_seconds():
+    import resource
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
 def loadavg():
     try:
         return os.getloadavg()
@@ -734,6 +750,7 @@ def main():
     notes = []
     load_start = loadavg()
     started = datetime.datetime.now().astimezone()
+    busy0, own0, wall0 = cpu_busy_seconds(), own_cpu_seconds(), time.monotonic()
     try:
         # the same weights for whisper.cpp
         ggml = None
@@ -769,6 +786,10 @@ def main():
                 f"{args.threads} threads")
             results[a["name"]] = bench_file(a, contenders, args, cli, ggml, tmp, log)
         load_end = loadavg()
+        busy1, own1, wall1 = cpu_busy_seconds(), own_cpu_seconds(), time.monotonic()
+        others = None
+        if busy0 is not None and busy1 is not None:
+            others = max(0.0, (busy1 - busy0) - (own1 - own0)) / max(1e-9, (wall1 - wall0) * os.cpu_count())
 
         # versions
         versions = {}
@@ -795,14 +816,17 @@ def main():
         for a in audios:
             rows += summarize(a, results[a["name"]], contenders)
 
-        quiet = max(load_start[0], load_end[0]) < 1.5
+        quiet = load_start[0] < 1.5 and (others is None or others < 0.15)
         lines = [
             f"# gst-whisper CPU benchmark{' (--quick)' if args.quick else ''}",
             "",
             f"- date: {started.strftime('%Y-%m-%d %H:%M %Z')}; machine: {cpu_model()}, "
             f"{os.cpu_count()} cores ({cpu_flags()}), {platform.system()} {platform.release()}",
             f"- load average (1/5/15 min) at start {load_start[0]:.2f}/{load_start[1]:.2f}/{load_start[2]:.2f}, "
-            f"at end {load_end[0]:.2f}/{load_end[1]:.2f}/{load_end[2]:.2f}"
+            f"at end {load_end[0]:.2f}/{load_end[1]:.2f}/{load_end[2]:.2f} (the benchmark's own load included); "
+            + (f"other processes used {100 * others:.0f} % of the machine's CPU time during the run "
+               if others is not None else "")
+            + (f"({(wall1 - wall0) / 60:.1f} min)")
             + ("" if quiet else " — **the machine was busy: timings are noisy**"),
             f"- threads: {args.threads} for every contender; runs: {args.runs} timed after 1 untimed "
             f"warm-up per contender and file, interleaved round-robin; OPENBLAS_CORETYPE="
@@ -857,7 +881,7 @@ def main():
             Path(args.json).write_text(json.dumps(clean({
                 "audios": audios, "results": results, "contenders": contenders,
                 "threads": args.threads, "runs": args.runs, "load_start": load_start,
-                "load_end": load_end, "notes": notes}), indent=1))
+                "load_end": load_end, "others_cpu_fraction": others, "notes": notes}), indent=1))
         return 0
     finally:
         if args.keep_temp:
