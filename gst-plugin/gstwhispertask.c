@@ -23,12 +23,15 @@
  * window's log-mel is normalised over that call's audio only and the first
  * frames of a window see reflect padding instead of the audio before it.
  *
- * Live upstream: every chunk (`latency`/4) of new audio the engine gets what
- * is buffered (at most one window). While that is under two chunks, only
- * the engine's first window is kept and its unfinished tail is carried into
- * the next call, so words cut by a chunk edge are decoded again with more
- * audio; a call therefore covers at most three chunks, and the last quarter
- * of the budget is left for inference.
+ * Live upstream: every chunk (`latency`/4) of new audio the engine gets all
+ * the audio not transcribed yet. Every segment but the last goes out; the
+ * last one may be cut by the edge of the audio, so while the next call
+ * stays within three chunks it is held back and its audio is decoded again
+ * with the next chunk (a sentence grows until Whisper closes it). A sample
+ * therefore waits at most three chunks before a call that outputs it, and
+ * the last quarter of the budget is left for inference. Live calls are not
+ * conditioned on previous text: the engine's prompt history would hold the
+ * held-back segment (the API has no way to take it out).
  * When the audio waiting exceeds latency + lateness (inference slower than
  * real time), the oldest audio is dropped down to one chunk, a GAP covers
  * it and a warning is posted. */
@@ -45,14 +48,19 @@
 
 #define WINDOWED_LOOKAHEAD_SAMPLES (WHISPER_SAMPLE_RATE)
 #define MIN_CHUNK_SAMPLES (WHISPER_SAMPLE_RATE / 2)
+/* Segment times and token times are the same 20-ms timestamps, computed
+ * apart. */
+#define SEGMENT_TIME_EPSILON 0.005
 
 typedef struct {
   GstWhisperSink *self;
   GstWhisperOutputMode output;
   guint64 start;             /* run index of the first sample handed over */
   gsize n_samples;
-  gboolean first_window_only;
+  GstWhisperCarry carry;
   double next_window;        /* where the engine went on after its first window, s */
+  WhisperSegment *held;      /* CARRY_LAST_SEGMENT: the latest segment, not out yet */
+  GArray *held_words;        /* CARRY_LAST_SEGMENT: words of segments not out yet */
   GstFlowReturn flow;
 } CallContext;
 
@@ -87,7 +95,7 @@ is_cancelled (GstWhisperSink *self)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Engine callbacks (task thread, inside whisper_stream_transcribe) */
+/* Output of one engine call */
 
 static GstClockTime
 call_time (CallContext *ctx, double seconds)
@@ -98,80 +106,122 @@ call_time (CallContext *ctx, double seconds)
   return gst_whisper_window_time_at (w, MIN (idx, ctx->start + ctx->n_samples));
 }
 
+static void
+push_word (CallContext *ctx, GstWhisperWord *word)
+{
+  GstWhisperItem item = { 0, };
+  GstClockTime start = call_time (ctx, word->start), end = call_time (ctx, word->end);
+
+  if (ctx->flow != GST_FLOW_OK)
+    return;
+  item.text = word->text;
+  item.pts = start;
+  item.duration = end > start ? end - start : GST_MSECOND;
+  item.avg_logprob = word->avg_logprob;
+  item.no_speech_prob = NAN;
+  item.final = FALSE;
+  item.granularity = "word";
+  item.decode_step = word->step;
+  item.push = TRUE;
+  ctx->flow = gst_whisper_output_push_item (&ctx->self->out, &item);
+}
+
+/* Pushes the held words whose segment started before `before` (G_MAXDOUBLE:
+ * all of them). */
+static void
+release_words (CallContext *ctx, double before)
+{
+  guint i = 0;
+
+  while (i < ctx->held_words->len) {
+    GstWhisperWord *w = &g_array_index (ctx->held_words, GstWhisperWord, i);
+    if (w->segment_start < before) {
+      push_word (ctx, w);
+      gst_whisper_word_clear (w);
+      g_array_remove_index (ctx->held_words, i);
+    } else {
+      i++;
+    }
+  }
+}
+
+static void
+drop_words (CallContext *ctx)
+{
+  guint i;
+
+  for (i = 0; i < ctx->held_words->len; i++)
+    gst_whisper_word_clear (&g_array_index (ctx->held_words, GstWhisperWord, i));
+  g_array_set_size (ctx->held_words, 0);
+}
+
+/* A segment goes out: a buffer in segments mode, a bus message only in words
+ * mode (its words went out already). Takes the segment. */
+static void
+push_segment (CallContext *ctx, WhisperSegment *segment)
+{
+  GstWhisperItem item = { 0, };
+  GstClockTime start = call_time (ctx, segment->start), end = call_time (ctx, segment->end);
+  gchar *text = g_strstrip (g_strdup (segment->text ? segment->text : ""));
+
+  if (ctx->flow == GST_FLOW_OK && *text != '\0' && end > start) {
+    item.text = text;
+    item.pts = start;
+    item.duration = end - start;
+    item.avg_logprob = segment->avg_logprob;
+    item.no_speech_prob = segment->no_speech_prob;
+    item.final = TRUE;
+    item.granularity = "segment";
+    item.decode_step = -1;
+    item.push = ctx->output == GST_WHISPER_OUTPUT_SEGMENTS;
+    ctx->flow = gst_whisper_output_push_item (&ctx->self->out, &item);
+  }
+  g_free (text);
+  whisper_segment_free (segment);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Engine callbacks (task thread, inside whisper_stream_transcribe) */
+
 static gboolean
 on_token (const WhisperTokenEvent *event, gpointer user_data)
 {
   CallContext *ctx = user_data;
-  GstWhisperSink *self = ctx->self;
   GstWhisperWord word;
 
-  if (is_cancelled (self))
+  if (is_cancelled (ctx->self) || ctx->flow != GST_FLOW_OK)
     return FALSE;
-  if (ctx->first_window_only && event->window_start > 0.0) {
+  if (ctx->carry == GST_WHISPER_CARRY_AFTER_WINDOW && event->window_start > 0.0) {
     ctx->next_window = event->window_start;
     return FALSE;
   }
-  if (ctx->output != GST_WHISPER_OUTPUT_WORDS)
+  if (ctx->output != GST_WHISPER_OUTPUT_WORDS
+      || !gst_whisper_words_feed (&ctx->self->words, event, &word))
     return TRUE;
 
-  if (gst_whisper_words_feed (&self->words, event, &word)) {
-    GstWhisperItem item = { 0, };
-    GstClockTime start = call_time (ctx, word.start), end = call_time (ctx, word.end);
-
-    item.text = word.text;
-    item.pts = start;
-    item.duration = end > start ? end - start : GST_MSECOND;
-    item.avg_logprob = word.avg_logprob;
-    item.no_speech_prob = NAN;
-    item.final = FALSE;
-    item.granularity = "word";
-    item.decode_step = word.step;
-    item.push = TRUE;
-    ctx->flow = gst_whisper_output_push_item (&self->out, &item);
+  if (ctx->carry == GST_WHISPER_CARRY_LAST_SEGMENT) {
+    /* A word of a newer segment: the earlier segments are complete. */
+    release_words (ctx, word.segment_start - SEGMENT_TIME_EPSILON);
+    g_array_append_val (ctx->held_words, word);
+  } else {
+    push_word (ctx, &word);
     gst_whisper_word_clear (&word);
-    if (ctx->flow != GST_FLOW_OK)
-      return FALSE;
   }
-  return TRUE;
+  return ctx->flow == GST_FLOW_OK;
 }
 
 static gboolean
 on_segment (WhisperSegment *segment, gpointer user_data)
 {
   CallContext *ctx = user_data;
-  GstWhisperSink *self = ctx->self;
-  GstWhisperItem item = { 0, };
-  GstClockTime start, end;
-  gchar *text;
 
-  if (ctx->first_window_only && ctx->next_window >= 0.0) {
-    whisper_segment_free (segment);
-    return FALSE;
+  if (ctx->carry == GST_WHISPER_CARRY_LAST_SEGMENT) {
+    if (ctx->held)
+      push_segment (ctx, g_steal_pointer (&ctx->held));
+    ctx->held = segment;
+  } else {
+    push_segment (ctx, segment);
   }
-  text = g_strstrip (g_strdup (segment->text ? segment->text : ""));
-  start = call_time (ctx, segment->start);
-  end = call_time (ctx, segment->end);
-  if (*text == '\0' || end <= start) {
-    GST_DEBUG_OBJECT (self, "skipping empty segment %.2f-%.2f", segment->start,
-        segment->end);
-    g_free (text);
-    whisper_segment_free (segment);
-    return TRUE;
-  }
-
-  item.text = text;
-  item.pts = start;
-  item.duration = end - start;
-  item.avg_logprob = segment->avg_logprob;
-  item.no_speech_prob = segment->no_speech_prob;
-  item.final = TRUE;
-  item.granularity = "segment";
-  item.decode_step = -1;
-  /* In words mode the words went out already; the segment is a bus message. */
-  item.push = ctx->output == GST_WHISPER_OUTPUT_SEGMENTS;
-  ctx->flow = gst_whisper_output_push_item (&self->out, &item);
-  g_free (text);
-  whisper_segment_free (segment);
   return ctx->flow == GST_FLOW_OK;
 }
 
@@ -209,6 +259,44 @@ read_policy (GstWhisperSink *self, GstWhisperWindowPolicy *policy,
   self->out.budget = (GstClockTime) (latency_ms + lateness_ms) * GST_MSECOND;
 }
 
+static const gchar *
+carry_name (GstWhisperCarry carry)
+{
+  switch (carry) {
+    case GST_WHISPER_CARRY_AFTER_WINDOW:
+      return " (first window only)";
+    case GST_WHISPER_CARRY_LAST_SEGMENT:
+      return " (last segment carried)";
+    default:
+      return "";
+  }
+}
+
+/* How much of the region is transcribed once the call returned. */
+static gsize
+finish_call (CallContext *ctx, const GstWhisperRegion *region)
+{
+  gsize done = region->n_samples;
+
+  if (ctx->carry == GST_WHISPER_CARRY_AFTER_WINDOW && ctx->next_window >= 0.0) {
+    done = (gsize) MIN ((guint64) llround (ctx->next_window * WHISPER_SAMPLE_RATE),
+        region->n_samples);
+  } else if (ctx->carry == GST_WHISPER_CARRY_LAST_SEGMENT && ctx->held) {
+    /* The last segment and its words wait for more audio (the window
+     * policy bounds how long). */
+    done = (gsize) MIN ((guint64) llround (MAX (ctx->held->start, 0.0)
+            * WHISPER_SAMPLE_RATE), region->n_samples);
+    release_words (ctx, ctx->held->start - SEGMENT_TIME_EPSILON);
+    drop_words (ctx);
+    g_clear_pointer (&ctx->held, whisper_segment_free);
+  }
+  if (ctx->held_words->len > 0)
+    release_words (ctx, G_MAXDOUBLE);
+  if (ctx->held)
+    push_segment (ctx, g_steal_pointer (&ctx->held));
+  return done;
+}
+
 static GstFlowReturn
 transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
     GstWhisperOutputMode output, double no_speech_threshold)
@@ -217,7 +305,8 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   WhisperDecodeOptions opts;
   CallContext ctx = { 0, };
   g_autoptr (GError) err = NULL;
-  gsize done;
+  GstFlowReturn ret = GST_FLOW_OK;
+  gsize done = 0;
   gboolean ok;
 
   if (is_cancelled (self))
@@ -227,12 +316,17 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   ctx.output = output;
   ctx.start = w->seek;
   ctx.n_samples = region->n_samples;
-  ctx.first_window_only = region->first_window_only;
+  ctx.carry = region->carry;
   ctx.next_window = -1.0;
+  ctx.held_words = g_array_new (FALSE, TRUE, sizeof (GstWhisperWord));
   ctx.flow = GST_FLOW_OK;
 
   whisper_decode_options_init (&opts);
   opts.no_speech_threshold = no_speech_threshold;
+  /* The prompt history would hold the text of a carried segment, which is
+   * decoded again: condition live calls on nothing. */
+  if (region->carry == GST_WHISPER_CARRY_LAST_SEGMENT)
+    opts.condition_on_previous_text = FALSE;
   whisper_stream_set_options (self->stream, &opts);
   whisper_stream_set_token_callback (self->stream, on_token, &ctx);
   self->words.token_eot = whisper_engine_get_info (self->engine)->token_eot;
@@ -240,28 +334,31 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
 
   GST_DEBUG_OBJECT (self, "transcribing %" G_GSIZE_FORMAT " samples at %" GST_TIME_FORMAT
       "%s", region->n_samples, GST_TIME_ARGS (gst_whisper_window_time_at (w, w->seek)),
-      region->first_window_only ? " (first window only)" : "");
+      carry_name (region->carry));
   ok = whisper_stream_transcribe (self->stream, gst_whisper_window_data (w),
       region->n_samples, on_segment, &ctx, NULL, &err);
   whisper_stream_set_token_callback (self->stream, NULL, NULL);
 
-  if (ctx.flow != GST_FLOW_OK)
-    return ctx.flow;
-  if (!ok) {
+  if (!ok && ctx.flow == GST_FLOW_OK) {
     if (!g_error_matches (err, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_CANCELLED)) {
       GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("Transcription failed: %s",
               err ? err->message : "unknown error"), (NULL));
-      return GST_FLOW_ERROR;
+      ret = GST_FLOW_ERROR;
+    } else if (ctx.next_window < 0.0) {
+      ret = GST_FLOW_FLUSHING;
     }
-    if (ctx.next_window < 0.0)
-      return GST_FLOW_FLUSHING;
   }
+  if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK)
+    done = finish_call (&ctx, region);
+  if (ctx.flow != GST_FLOW_OK)
+    ret = ctx.flow;
 
-  done = region->n_samples;
-  if (ctx.next_window >= 0.0) {
-    guint64 idx = gst_whisper_window_index_at (w, ctx.next_window);
-    done = (gsize) MIN (idx - w->seek, region->n_samples);
-  }
+  drop_words (&ctx);
+  g_array_unref (ctx.held_words);
+  g_clear_pointer (&ctx.held, whisper_segment_free);
+  if (ret != GST_FLOW_OK)
+    return ret;
+
   gst_whisper_window_advance (w, region->n_samples, done);
   gst_whisper_output_gap_until (&self->out, gst_whisper_window_time_at (w, w->seek));
   return GST_FLOW_OK;

@@ -64,7 +64,7 @@ gst_whisper_window_next_region (const GstWhisperWindow *w,
   guint64 end = gst_whisper_window_end (w);
 
   region->n_samples = 0;
-  region->first_window_only = FALSE;
+  region->carry = GST_WHISPER_CARRY_NONE;
   if (pending == 0)
     return FALSE;
 
@@ -79,17 +79,17 @@ gst_whisper_window_next_region (const GstWhisperWindow *w,
     if (p->chunk_samples == 0 || fresh < p->chunk_samples)
       return FALSE;
     region->n_samples = MIN (pending, p->window_samples);
-    /* Carry the engine's unfinished tail into the next call while that keeps
-     * calls short; once the carried audio reaches a chunk, take it all. */
-    region->first_window_only = pending < 2 * p->chunk_samples
-        && region->n_samples < p->window_samples;
+    /* The last segment may be cut by the edge of the audio: decode it again
+     * with the next chunk, as long as that call stays within 3 chunks. */
+    if (pending + p->chunk_samples <= MIN (3 * p->chunk_samples, p->window_samples))
+      region->carry = GST_WHISPER_CARRY_LAST_SEGMENT;
     return TRUE;
   }
 
   if (p->offline == GST_WHISPER_OFFLINE_WINDOWED
       && pending >= p->window_samples + p->lookahead_samples) {
     region->n_samples = p->window_samples + p->lookahead_samples;
-    region->first_window_only = TRUE;
+    region->carry = GST_WHISPER_CARRY_AFTER_WINDOW;
     return TRUE;
   }
   return FALSE;

@@ -28,13 +28,22 @@ typedef struct {
   GstWhisperOfflineMode offline;
   gsize window_samples;     /* audio per engine window (WhisperEngineInfo.window_samples) */
   gsize lookahead_samples;  /* windowed mode: audio needed beyond the window */
-  gsize chunk_samples;      /* live: new audio that triggers an engine call */
+  gsize chunk_samples;      /* live: new audio that triggers an engine call; a call
+                               covers at most 3 chunks */
 } GstWhisperWindowPolicy;
 
+/* What happens to the end of the audio handed to the engine. */
+typedef enum {
+  GST_WHISPER_CARRY_NONE,          /* everything is transcribed */
+  GST_WHISPER_CARRY_AFTER_WINDOW,  /* only the engine's first window is kept; the audio
+                                      from where it would seek next stays buffered */
+  GST_WHISPER_CARRY_LAST_SEGMENT,  /* the last segment is not output; its audio stays
+                                      buffered and is decoded again with what follows */
+} GstWhisperCarry;
+
 typedef struct {
-  gsize n_samples;             /* samples from the seek point handed to the engine */
-  gboolean first_window_only;  /* keep only the engine's first window; the audio after
-                                  the point where it would seek next stays buffered */
+  gsize n_samples;         /* samples from the seek point handed to the engine */
+  GstWhisperCarry carry;
 } GstWhisperRegion;
 
 void gst_whisper_window_init (GstWhisperWindow *w, gint rate);

@@ -104,6 +104,7 @@ complete_word (GstWhisperWords *w, const WhisperTokenEvent *ev, double closing_t
     word->end = end;
     word->avg_logprob = w->n_tokens ? w->logprob_sum / w->n_tokens : 0.0;
     word->step = ev->step;
+    word->segment_start = w->seg_start;
   } else {
     g_free (text);
   }

@@ -23,6 +23,7 @@ typedef struct {
   double start, end;    /* seconds from the start of the audio given to the engine */
   double avg_logprob;   /* mean log probability of its tokens */
   int step;             /* decode step whose token completed it */
+  double segment_start; /* opening timestamp of its segment, seconds */
 } GstWhisperWord;
 
 typedef struct {

@@ -5,6 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Usable outside a check test too (the reference transcript is made in
+ * main(), before the tests fork). */
+#define WT_REQUIRE(cond, ...) \
+  G_STMT_START { if (!(cond)) g_error (__VA_ARGS__); } G_STMT_END
+
 /* See gst_whisper_sink_class_init(): the error domain must be registered
  * by libwhisper-engine before any CUDA module is tried. */
 static void __attribute__ ((constructor))
@@ -30,7 +35,7 @@ wt_load_jfk (gsize *n_samples)
   g_autoptr (GError) err = NULL;
   float *pcm = whisper_audio_load_file (path, -1, n_samples, &err);
 
-  fail_unless (pcm != NULL, "cannot read %s: %s", path, err ? err->message : "?");
+  WT_REQUIRE (pcm != NULL, "cannot read %s: %s", path, err ? err->message : "?");
   return pcm;
 }
 
@@ -56,10 +61,10 @@ wt_engine_segments (const float *pcm, gsize n)
 
   whisper_engine_options_init (&opts);
   engine = whisper_engine_new (&opts, &err);
-  fail_unless (engine != NULL, "engine: %s", err ? err->message : "?");
+  WT_REQUIRE (engine != NULL, "engine: %s", err ? err->message : "?");
   stream = whisper_stream_new (engine, &err);
-  fail_unless (stream != NULL, "stream: %s", err ? err->message : "?");
-  fail_unless (whisper_stream_transcribe (stream, pcm, n, NULL, NULL, &segs, &err),
+  WT_REQUIRE (stream != NULL, "stream: %s", err ? err->message : "?");
+  WT_REQUIRE (whisper_stream_transcribe (stream, pcm, n, NULL, NULL, &segs, &err),
       "transcribe: %s", err ? err->message : "?");
 
   for (i = 0; i < segs->len; i++) {
