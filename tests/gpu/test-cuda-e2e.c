@@ -1,5 +1,6 @@
 /* test-cuda-e2e.c: the public API transcribes the same tokens on the GPU as
- * on the CPU: jfk.wav ($WHISPER_SHARED_DATA) and the espeak-ng clips
+ * on the CPU: jfk.wav ($WHISPER_GPU_SHARED_DATA, else $WHISPER_SHARED_DATA)
+ * and the espeak-ng clips
  * (the .wav files in tests/reference/clips/), default model, default decode options.
  *
  * Also checked: the GPU with graphs off (WHISPER_CUDA_GRAPHS=0) gives the
@@ -89,7 +90,10 @@ static GPtrArray *
 audio_files (void)
 {
   GPtrArray *files = g_ptr_array_new_with_free_func (g_free);
-  const char *shared = g_getenv ("WHISPER_SHARED_DATA");
+  /* run-checks.sh points WHISPER_GPU_SHARED_DATA at the carried audio */
+  const char *shared = g_getenv ("WHISPER_GPU_SHARED_DATA");
+  if (!shared)
+    shared = g_getenv ("WHISPER_SHARED_DATA");
   g_ptr_array_add (files, g_build_filename (shared ? shared : "../shared/data", "jfk.wav", NULL));
   const char *root = g_getenv ("WHISPER_SOURCE_ROOT");
   g_autofree char *clips = g_build_filename (root ? root : ".", "tests", "reference", "clips",
