@@ -15,9 +15,9 @@
  *   capture the records into a new graph (stream capture, which also takes
  *   cuBLAS calls), instantiate it, remember which node each kernel record
  *   became, and launch it;
- * - when capture or instantiation fails, the key falls back to running its
- *   records one by one, with a warning, so that a step never fails for the
- *   graph's sake alone.
+ * - when capture or instantiation fails, the step runs its records one by
+ *   one, so that a step never fails for the graph's sake alone; after three
+ *   failures in a row the key stays without a graph (with a warning).
  *
  * Host outputs of the step (logit choice, downloads) are written to pinned
  * staging memory by the graph and copied to the caller's memory after the
@@ -36,7 +36,8 @@ struct _WcGraph {
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   cudaGraphNode_t *nodes;   /* per record: its kernel node, or NULL */
-  gboolean eager_only;      /* capture failed once: run records one by one */
+  int failed_captures;      /* in a row */
+  gboolean eager_only;      /* capture failed too often: run records one by one */
   guint64 launches, patches, captures;
 };
 
@@ -447,10 +448,15 @@ wc_cuda_graph_end (WhisperBackend *be, GError **error)
     if (!g->eager_only) {
       ready = same_shape (g, self->records) && patch (g, self->records);
       if (!ready && !(ready = capture (self, g, self->records))) {
-        g_warning ("CUDA graph %" G_GINT64_MODIFIER "x: running its steps without a graph",
-                   g->key);
+        /* this step runs op by op (which also loads whatever the capture
+         * may have lacked); after three failures in a row, every step */
         graph_destroy_exec (g);
-        g->eager_only = TRUE;
+        g->eager_only = ++g->failed_captures >= 3;
+        if (g->eager_only)
+          g_warning ("CUDA graph %" G_GINT64_MODIFIER "x: running its steps without a graph",
+                     g->key);
+      } else if (ready) {
+        g->failed_captures = 0;
       }
     }
     if (ready) {

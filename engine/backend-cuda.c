@@ -373,6 +373,50 @@ device_error (GError **error, cudaError_t err, const char *what)
   return FALSE;
 }
 
+/* Every kernel of the module must have code for this device. Asking for
+ * its attributes also loads it now (CUDA loads kernels lazily, at their
+ * first launch): a kernel first launched inside a graph capture would
+ * otherwise have to be loaded there. */
+static gboolean
+preload_kernels (GError **error)
+{
+  WcLaunch l[16];
+  int n = 0;
+  WcLayerNormArgs ln = { 0 };
+  WcGemvArgs gemv = { 0 };
+  WcBiasActArgs bias = { 0 };
+  WcToHalfArgs half = { 0 };
+  WcAddArgs add = { 0 };
+  WcEmbedArgs embed = { 0 };
+  WcIm2colArgs im2col = { 0 };
+  WcAttnArgs attn = { 0 };
+  WcAttnSplitArgs split = { 0 };
+  WcAttnCombineArgs combine = { 0 };
+  WcCopyRowsArgs copy = { 0 };
+  WcLogitsMaskArgs mask = { 0 };
+  WcLogitsChooseArgs choose = { 0 };
+  wc_layer_norm_plan (&l[n++], &ln);
+  wc_gemv_plan (&l[n++], &gemv);
+  wc_bias_act_plan (&l[n++], &bias);
+  wc_to_half_plan (&l[n++], &half);
+  wc_add_plan (&l[n++], &add);
+  wc_embed_plan (&l[n++], &embed);
+  wc_im2col_plan (&l[n++], &im2col);
+  wc_flash_plan (&l[n++], &attn);
+  wc_attn_split_plan (&l[n++], &split);
+  wc_attn_combine_plan (&l[n++], &combine);
+  wc_copy_rows_plan (&l[n++], &copy);
+  wc_logits_mask_plan (&l[n++], &mask);
+  wc_logits_choose_plan (&l[n++], &choose);
+  for (int i = 0; i < n; i++) {
+    struct cudaFuncAttributes attr;
+    cudaError_t err = cudaFuncGetAttributes (&attr, l[i].func);
+    if (err != cudaSuccess)
+      return device_error (error, err, "the CUDA module has no code for this device");
+  }
+  return TRUE;
+}
+
 /* Picks the device and checks that it can run this module's kernels. */
 static gboolean
 open_device (WcBackend *self, GError **error)
@@ -409,14 +453,7 @@ open_device (WcBackend *self, GError **error)
     return FALSE;
   }
 
-  /* A kernel of the module must have code for this device. */
-  WcLayerNormArgs probe = { 0 };
-  WcLaunch l;
-  wc_layer_norm_plan (&l, &probe);
-  struct cudaFuncAttributes attr;
-  if ((err = cudaFuncGetAttributes (&attr, l.func)) != cudaSuccess)
-    return device_error (error, err, "the CUDA module has no code for this device");
-  return TRUE;
+  return preload_kernels (error);
 }
 
 static gboolean

@@ -22,6 +22,9 @@ force_sysroot=0
 [ "${1:-}" = "--force-sysroot" ] && force_sysroot=1
 mkdir -p "$out"
 t0=$(date +%s)
+deadline=$((t0 + 450)) # everything inside 7.5 minutes, whatever hangs
+# seconds for a phase: at most $1, and never past the deadline
+budget() { local left=$((deadline - $(date +%s))); [ "$left" -lt "$1" ] && echo $((left > 5 ? left : 5)) || echo "$1"; }
 log() { echo "[run-checks +$(($(date +%s) - t0))s] $*"; }
 fail() { log "FAILED: $*"; echo "FAILED: $*" >>"$out/summary.txt"; exit 1; }
 : >"$out/summary.txt"
@@ -43,7 +46,9 @@ else
   [ -f "$carry/sysroot.tar.xz" ] || fail "build dependencies missing and no $carry/sysroot.tar.xz (run tests/gpu/prepare-carry.sh here first)"
   wsys=/tmp/gst-whisper-sysroot
   rm -rf "$wsys" && mkdir -p "$wsys"
-  tar -xJf "$carry/sysroot.tar.xz" -C "$wsys" || fail "cannot unpack the sysroot"
+  tar -xJf "$carry/sysroot.tar.xz" -C "$wsys" 2>/dev/null ||
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+      "$carry/sysroot.tar.xz" "$wsys" || fail "cannot unpack the sysroot"
   # .pc files: /usr -> the sysroot
   find "$wsys" -name '*.pc' -exec sed -i -E \
     -e "s#^([A-Za-z_]+)=/usr#\\1=$wsys/usr#" -e "s#(-[IL])/usr/#\\1$wsys/usr/#g" {} +
@@ -118,13 +123,13 @@ log "building"
 gpu_targets="kernels/libwhisper-engine-cuda.so engine/libwhisper-engine.so engine/whisper-transcribe \
 tests/gpu/test-cuda-loader tests/gpu/test-cuda-ops tests/gpu/test-cuda-graph tests/gpu/test-cuda-e2e \
 tests/gpu/bench-gpu"
-if ! timeout 300 ninja -C "$build" >>"$out/build.log" 2>&1; then
+if ! timeout "$(budget 240)" ninja -C "$build" >>"$out/build.log" 2>&1; then
   # something outside the GPU path may be broken: say so, build what the
   # GPU checks need, and go on
   log "WARNING: the full build failed (build.log):"
   grep -E "error:|FAILED:" "$out/build.log" | head -5 | sed 's/^/  /'
   echo "WARNING: full build failed" >>"$out/summary.txt"
-  timeout 300 ninja -C "$build" $gpu_targets >>"$out/build.log" 2>&1 ||
+  timeout "$(budget 200)" ninja -C "$build" $gpu_targets >>"$out/build.log" 2>&1 ||
     { grep -E "error|FAILED" -A5 "$out/build.log" | head -40; fail "build of the GPU targets (log: build.log)"; }
   ninja -C "$build" gst-plugin/libgstwhisper.so >>"$out/build.log" 2>&1 ||
     log "WARNING: the plugin did not build: test no-cuda-link will fail"
@@ -135,19 +140,19 @@ log "built; CUDA module: $(ls "$build"/kernels/libwhisper-engine-cuda.so)"
 run_env=(env)
 [ -n "$runtime_ld" ] && run_env=(env "LD_LIBRARY_PATH=$runtime_ld${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 log "GPU test suite"
-timeout 300 "${run_env[@]}" "${MESON[@]}" test -C "$build" --no-rebuild --suite gpu \
+timeout "$(budget 240)" "${run_env[@]}" "${MESON[@]}" test -C "$build" --no-rebuild --suite gpu \
   --print-errorlogs --num-processes 2 >"$out/tests.log" 2>&1
 test_rc=$?
 cp -f "$build/meson-logs/testlog.txt" "$out/testlog.txt" 2>/dev/null
 grep -E "^ *[0-9]+/[0-9]+ " "$out/tests.log" | sed 's/^/  /'
 
 log "transcription on the GPU"
-timeout 60 "${run_env[@]}" "$build/engine/whisper-transcribe" -d cuda -f text "$audio" \
+timeout "$(budget 60)" "${run_env[@]}" "$build/engine/whisper-transcribe" -d cuda -f text "$audio" \
   >"$out/transcribe.txt" 2>&1
 sed 's/^/  /' "$out/transcribe.txt" | tail -3
 
 log "benchmark"
-timeout 240 "${run_env[@]}" "$build/tests/gpu/bench-gpu" "$audio" 5 >"$out/bench.txt" 2>&1
+timeout "$(budget 150)" "${run_env[@]}" "$build/tests/gpu/bench-gpu" "$audio" 5 >"$out/bench.txt" 2>&1
 bench_rc=$?
 
 # ---- summary ---------------------------------------------------------------------
