@@ -123,9 +123,13 @@ typedef struct {
 
 /* Flash kernel (attention.cu): d_head == 64, strides % 4 == 0, 16-byte
  * aligned pointers. Blocks of WC_FLASH_BQ queries, keys streamed through
- * shared memory with an online softmax; no score matrix in global memory. */
-#define WC_FLASH_BQ 64
-#define WC_FLASH_BK 64
+ * shared memory with an online softmax; no score matrix in global memory.
+ * 32 x 32: 128 threads and about 130 registers each, so three blocks fit on
+ * a multiprocessor and the encoder's 47 x n_head blocks (1500 frames) run in
+ * one wave on an H200's 132 multiprocessors (64 x 64 took 197 registers,
+ * one block per multiprocessor, and left a second wave of 12 blocks). */
+#define WC_FLASH_BQ 32
+#define WC_FLASH_BK 32
 int wc_flash_supported (const WcAttnArgs *a);
 void wc_flash_plan (WcLaunch *l, const WcAttnArgs *a);
 

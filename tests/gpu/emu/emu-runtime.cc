@@ -63,11 +63,47 @@ registry ()
 }
 
 // ---- fibers ---------------------------------------------------------------
+//
+// On x86-64 a fiber switch is a few instructions (callee-saved registers
+// and the stack pointer; swapcontext would make two system calls per
+// switch, and a warp shuffle is two switches per thread); elsewhere
+// ucontext.
+
+#if defined(__x86_64__)
+#define EMU_FAST_SWITCH 1
+extern "C" void wc_emu_switch (void **save_sp, void *load_sp);
+asm (R"(
+  .text
+  .globl wc_emu_switch
+  .type wc_emu_switch, @function
+wc_emu_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size wc_emu_switch, .-wc_emu_switch
+)");
+#endif
 
 enum FiberState { RUNNABLE, AT_BLOCK, AT_WARP, DONE };
 
 struct Fiber {
+#ifdef EMU_FAST_SWITCH
+  void *sp;
+#else
   ucontext_t ctx;
+#endif
   FiberState state;
   EmuDim3 tid;
   int linear;
@@ -82,7 +118,11 @@ struct Launch {
   WcEmuCall call;
   EmuDim3 grid, block, block_idx;
   std::vector<Fiber> fibers;
+#ifdef EMU_FAST_SWITCH
+  void *sched_sp;
+#else
   ucontext_t sched;
+#endif
   Fiber *cur;
   uint64_t slots[32][32]; // warp shuffle mailboxes
 };
@@ -91,12 +131,26 @@ Launch *L; // the launch being run (launches do not nest)
 std::vector<void *> stacks;
 
 void
+to_scheduler (Fiber *f)
+{
+#ifdef EMU_FAST_SWITCH
+  wc_emu_switch (&f->sp, L->sched_sp);
+#else
+  swapcontext (&f->ctx, &L->sched);
+#endif
+}
+
+void
 fiber_main ()
 {
   Fiber *f = L->cur;
   L->call (L->fn, L->args);
   f->state = DONE;
-  // uc_link returns to the scheduler
+#ifdef EMU_FAST_SWITCH
+  to_scheduler (f); // never resumed
+  abort ();
+#endif
+  // (ucontext: uc_link returns to the scheduler)
 }
 
 void
@@ -104,7 +158,7 @@ yield (FiberState s)
 {
   Fiber *f = L->cur;
   f->state = s;
-  swapcontext (&f->ctx, &L->sched);
+  to_scheduler (f);
 }
 
 // Releases the warps whose live lanes all wait at the warp barrier, else
@@ -160,11 +214,22 @@ run_block ()
     f.tid.y = (i / L->block.x) % L->block.y;
     f.tid.z = i / (L->block.x * L->block.y);
     f.stack = stacks[i];
+#ifdef EMU_FAST_SWITCH
+    // what wc_emu_switch pops: six registers, then the address it returns
+    // to; the padding word leaves the stack as a call would (16n + 8)
+    uintptr_t *sp = (uintptr_t *) ((uint8_t *) f.stack + STACK_SIZE);
+    *--sp = 0;
+    *--sp = (uintptr_t) fiber_main;
+    for (int r = 0; r < 6; r++)
+      *--sp = 0;
+    f.sp = sp;
+#else
     getcontext (&f.ctx);
     f.ctx.uc_stack.ss_sp = f.stack;
     f.ctx.uc_stack.ss_size = STACK_SIZE;
     f.ctx.uc_link = &L->sched;
     makecontext (&f.ctx, fiber_main, 0);
+#endif
   }
   for (;;) {
     bool ran = false, live = false;
@@ -175,7 +240,11 @@ run_block ()
       if (f.state != RUNNABLE)
         continue;
       L->cur = &f;
+#ifdef EMU_FAST_SWITCH
+      wc_emu_switch (&L->sched_sp, f.sp);
+#else
       swapcontext (&L->sched, &f.ctx);
+#endif
       L->cur = nullptr;
       ran = true;
     }
