@@ -292,14 +292,13 @@ axpy_avx2 (float *y, float a, const float *x, int n)
     y[i] += a * x[i];
 }
 
-AVX2_TARGET static void
-half_to_float_f16c (float *dst, const uint16_t *src, size_t n)
+AVX2_TARGET static size_t
+half_to_float_f16c (float *dst, const guint8 *src, size_t n)
 {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps (dst + i, _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) (src + i))));
-  for (; i < n; i++)
-    dst[i] = whisper_half_to_float (src[i]);
+    _mm256_storeu_ps (dst + i, _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) (src + 2 * i))));
+  return i;
 }
 #endif
 
@@ -408,16 +407,19 @@ whisper_cpu_gemv_f16 (float *y, const uint16_t *w, const float *x, int r0, int r
 }
 
 void
-whisper_cpu_half_to_float (float *dst, const uint16_t *src, size_t n)
+whisper_cpu_half_to_float (float *dst, const void *src, size_t n)
 {
+  const guint8 *bytes = src;
+  size_t i = 0;
 #ifdef HAVE_X86
-  if (have_avx2 ()) {
-    half_to_float_f16c (dst, src, n);
-    return;
-  }
+  if (have_avx2 ())
+    i = half_to_float_f16c (dst, bytes, n);
 #endif
-  for (size_t i = 0; i < n; i++)
-    dst[i] = whisper_half_to_float (src[i]);
+  for (; i < n; i++) {
+    guint16 h;
+    memcpy (&h, bytes + 2 * i, sizeof h);
+    dst[i] = whisper_half_to_float (h);
+  }
 }
 
 void
@@ -501,10 +503,34 @@ float_to_half_exact_one (float f, uint16_t *out)
   return FALSE;
 }
 
+#ifdef HAVE_X86
+/* Converts 8 at a time and checks that they convert back unchanged. */
+AVX2_TARGET static size_t
+float_to_half_exact_f16c (uint16_t *dst, const float *src, size_t n)
+{
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps (src + i);
+    const __m128i h = _mm256_cvtps_ph (v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 back = _mm256_cvtph_ps (h);
+    const __m256i same = _mm256_cmpeq_epi32 (_mm256_castps_si256 (v), _mm256_castps_si256 (back));
+    if (_mm256_movemask_epi8 (same) != -1)
+      return i; /* the scalar check below reports it */
+    _mm_storeu_si128 ((__m128i *) (dst + i), h);
+  }
+  return i;
+}
+#endif
+
 gboolean
 whisper_cpu_float_to_half_exact (uint16_t *dst, const float *src, size_t n)
 {
-  for (size_t i = 0; i < n; i++)
+  size_t i = 0;
+#ifdef HAVE_X86
+  if (have_avx2 ())
+    i = float_to_half_exact_f16c (dst, src, n);
+#endif
+  for (; i < n; i++)
     if (!float_to_half_exact_one (src[i], &dst[i]))
       return FALSE;
   return TRUE;

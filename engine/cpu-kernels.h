@@ -15,8 +15,8 @@ void whisper_cpu_gemv_f32 (float *y, const float *w32, const float *x, int r0, i
 void whisper_cpu_gemv_f16 (float *y, const uint16_t *w16, const float *x, int r0, int r1,
                            int cols, gboolean accumulate);
 
-/* dst[i] = (float) src[i] */
-void whisper_cpu_half_to_float (float *dst, const uint16_t *src, size_t n);
+/* dst[i] = (float) src[i] for n IEEE halves at src (any alignment). */
+void whisper_cpu_half_to_float (float *dst, const void *src, size_t n);
 /* Returns FALSE if some value does not survive float -> half -> float
  * exactly (dst is then incomplete). */
 gboolean whisper_cpu_float_to_half_exact (uint16_t *dst, const float *src, size_t n);

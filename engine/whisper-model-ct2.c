@@ -6,6 +6,7 @@
  * bounds-checked before it is read.
  */
 #include "whisper-model.h"
+#include "cpu-kernels.h"
 #include "whisper-vocab.h"
 
 #include <stdarg.h>
@@ -532,6 +533,17 @@ ct2_read_floats (Ct2Reader *r, const Ct2Variable *var, const char *name,
   gsize n = var->n_elements;
 
   if (ct2_is_float_dtype (var->dtype)) {
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+    /* fast paths: the file's little-endian layout is the host's */
+    if (var->dtype == CT2_DTYPE_FLOAT32) {
+      memcpy (out, var->data, n * sizeof (float));
+      return TRUE;
+    }
+    if (var->dtype == CT2_DTYPE_FLOAT16) {
+      whisper_cpu_half_to_float (out, var->data, n);
+      return TRUE;
+    }
+#endif
     for (gsize i = 0; i < n; i++)
       out[i] = ct2_float_at (var, i);
     return TRUE;

@@ -8,6 +8,7 @@
  * loaders give the same WhisperModel for the same weights.
  */
 #include "whisper-model.h"
+#include "cpu-kernels.h"
 #include "whisper-vocab.h"
 
 #include <stdarg.h>
@@ -546,8 +547,12 @@ ggml_convert (const guint8 *data, gint32 ttype, gsize n, float *out)
       memcpy (&out[i], &bits, sizeof bits);
     }
   } else {
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+    whisper_cpu_half_to_float (out, data, n);
+#else
     for (gsize i = 0; i < n; i++)
       out[i] = whisper_half_to_float ((guint16) (data[2 * i] | data[2 * i + 1] << 8));
+#endif
   }
 }
 
