@@ -45,6 +45,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -115,7 +116,13 @@ def run_process(cmd, env=None):
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
-        _, status, ru = os.wait4(p.pid, 0)
+        try:
+            _, status, ru = os.wait4(p.pid, 0)
+        except BaseException:  # interrupted: leave no orphan behind
+            p.kill()
+            os.waitpid(p.pid, 0)
+            p.returncode = -9
+            raise
         wall = time.perf_counter() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
@@ -530,6 +537,7 @@ def bench_file(audio, contenders, args, cli, ggml, tmp, log):
                 res[c]["note"] = f"failed: {str(e).strip().splitlines()[-1]}"
                 log(f"  {c}: {e}")
                 active.remove(c)
+    completed = False
     try:
         for rnd in range(args.runs + 1):
             warm = rnd == 0
@@ -560,9 +568,12 @@ def bench_file(audio, contenders, args, cli, ggml, tmp, log):
                 if not warm:
                     res[c]["runs"].append(r)
                     res[c]["texts"].append(r["text"])
+        completed = True
     finally:
         for c, w in workers.items():
-            if w.p.returncode is None:
+            if not completed:  # interrupted: do not wait for a transcription in flight
+                w.kill()
+            elif w.p.returncode is None:
                 try:
                     final = w.close()
                     res[c]["maxrss_kb"] = w.maxrss_kb
@@ -745,6 +756,10 @@ def main():
         return 2
 
     import numpy as np  # noqa: F401  (needed by the audio helpers; fail early)
+
+    def on_term(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, on_term)
 
     tmp = tempfile.mkdtemp(prefix="gstw-bench-")
     notes = []
