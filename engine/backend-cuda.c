@@ -484,6 +484,16 @@ create_resources (WcBackend *self, GError **error)
   if ((err = cudaMalloc ((void **) &self->logit_partial,
                          WC_LOGITS_BLOCKS * sizeof (WcLogitPartial))) != cudaSuccess)
     return device_error (error, err, "cudaMalloc (logit partials)");
+  /* Split-attention partials of decode steps (up to WC_GEMV_MAX_N queries,
+   * 32 heads, the widest head), sized now so that no decode step, not even
+   * the first, allocates; larger shapes grow it outside the decode path. */
+  if (!wc_buffer_reserve (self, &self->ws_attn,
+                          (size_t) WC_GEMV_MAX_N * 32 * WC_SPLIT_MAX * (WC_SPLIT_MAX_D + 2) *
+                              sizeof (float))) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
+                 "cudaMalloc (attention workspace): %s", self->error->message);
+    return FALSE;
+  }
   if ((err = cudaHostAlloc ((void **) &self->choice.host, 256, cudaHostAllocMapped)) !=
       cudaSuccess)
     return device_error (error, err, "cudaHostAlloc");
