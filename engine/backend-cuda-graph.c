@@ -26,6 +26,7 @@
 #include "backend-cuda-private.h"
 #include "whisper-engine.h"
 
+#include <gmodule.h>
 #include <string.h>
 
 #define STAGING_CHUNK (256u << 10)
@@ -239,6 +240,28 @@ wc_graphs_clear (WcBackend *self)
   g_clear_pointer (&self->record_refused, g_free);
 }
 
+/* Field by field: the structs' padding bytes are not initialised. */
+static gboolean
+same_launch (const WcLaunch *a, const WcLaunch *b)
+{
+  return a->func == b->func && a->smem == b->smem && memcmp (a->grid, b->grid, sizeof a->grid) == 0 &&
+         memcmp (a->block, b->block, sizeof a->block) == 0;
+}
+
+static gboolean
+same_gemm (const WcGemm *a, const WcGemm *b)
+{
+  return a->ta == b->ta && a->tb == b->tb && a->m == b->m && a->n == b->n && a->k == b->k &&
+         a->alpha == b->alpha && a->beta == b->beta && a->a == b->a && a->lda == b->lda &&
+         a->b == b->b && a->ldb == b->ldb && a->c == b->c && a->ldc == b->ldc;
+}
+
+static gboolean
+same_copy (const WcCopy *a, const WcCopy *b)
+{
+  return a->dst == b->dst && a->src == b->src && a->bytes == b->bytes && a->kind == b->kind;
+}
+
 /* Same work apart from kernel arguments, and every kernel node known. */
 static gboolean
 same_shape (const WcGraph *g, const GArray *records)
@@ -253,15 +276,15 @@ same_shape (const WcGraph *g, const GArray *records)
     switch (a->kind) {
     case WC_REC_KERNEL:
       if (!g->nodes[i] || a->u.kernel.size != b->u.kernel.size ||
-          memcmp (&a->u.kernel.launch, &b->u.kernel.launch, sizeof (WcLaunch)) != 0)
+          !same_launch (&a->u.kernel.launch, &b->u.kernel.launch))
         return FALSE;
       break;
     case WC_REC_GEMM:
-      if (memcmp (&a->u.gemm, &b->u.gemm, sizeof (WcGemm)) != 0)
+      if (!same_gemm (&a->u.gemm, &b->u.gemm))
         return FALSE;
       break;
     case WC_REC_COPY:
-      if (memcmp (&a->u.copy, &b->u.copy, sizeof (WcCopy)) != 0)
+      if (!same_copy (&a->u.copy, &b->u.copy))
         return FALSE;
       break;
     }
@@ -494,4 +517,23 @@ wc_cuda_graph_release (WhisperBackend *be, guint64 key)
   g_mutex_lock (&self->lock);
   g_hash_table_remove (self->graphs, &key);
   g_mutex_unlock (&self->lock);
+}
+
+/* For tests and diagnostics (not part of the backend table): how often the
+ * graph of `key` was launched, captured and patched (kernel nodes). FALSE
+ * when there is no graph for `key`. */
+G_MODULE_EXPORT gboolean
+whisper_backend_cuda_graph_stats (WhisperBackend *be, guint64 key, guint64 *launches,
+                                  guint64 *captures, guint64 *patches)
+{
+  WcBackend *self = (WcBackend *) be;
+  g_mutex_lock (&self->lock);
+  WcGraph *g = g_hash_table_lookup (self->graphs, &key);
+  if (g) {
+    *launches = g->launches;
+    *captures = g->captures;
+    *patches = g->patches;
+  }
+  g_mutex_unlock (&self->lock);
+  return g != NULL;
 }
