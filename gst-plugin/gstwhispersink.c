@@ -842,7 +842,9 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
     case GST_EVENT_FLUSH_STOP:{
       gboolean ret;
 
-      /* Serialized: upstream holds the stream lock; wait for the task to stop. */
+      /* Serialized: upstream holds the stream lock; wait for the task to stop
+       * (flushing again in case no FLUSH_START came first). */
+      set_flushing (self);
       gst_pad_pause_task (self->srcpad);
       gst_whisper_sink_task_reset (self);
       reset_sink_side (self);

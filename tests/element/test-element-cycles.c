@@ -1,7 +1,9 @@
 /* test-element-cycles.c: NULL -> PLAYING -> NULL again and again (100 times
  * by default, $WT_CYCLES otherwise), every tenth cycle with speech flowing
- * to EOS; the resident memory must not grow. Run under valgrind with a few
- * cycles (tests/element/valgrind-cycles.sh) for a leak check. */
+ * to EOS; the resident memory must not grow. Under valgrind
+ * (tests/element/valgrind-cycles.sh) it runs a few cycles with a short
+ * encoder context ($WT_ENCODER_CONTEXT) and a longer EOS wait
+ * ($WT_EOS_TIMEOUT, seconds). */
 #include <gst/check/gstcheck.h>
 #include <gst/app/gstappsrc.h>
 
@@ -11,10 +13,10 @@ static float *jfk;
 static gsize jfk_n;
 
 static guint
-n_cycles (void)
+env_uint (const gchar *name, guint fallback)
 {
-  const gchar *s = g_getenv ("WT_CYCLES");
-  return s && *s ? (guint) g_ascii_strtoull (s, NULL, 10) : 100;
+  const gchar *s = g_getenv (name);
+  return s && *s ? (guint) g_ascii_strtoull (s, NULL, 10) : fallback;
 }
 
 static void
@@ -28,7 +30,7 @@ push_speech_and_wait (GstElement *p, GstElement *src)
   GST_BUFFER_PTS (buf) = 0;
   fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (src), buf), GST_FLOW_OK);
   fail_unless_equals_int (gst_app_src_end_of_stream (GST_APP_SRC (src)), GST_FLOW_OK);
-  m = gst_bus_timed_pop_filtered (bus, 120 * GST_SECOND,
+  m = gst_bus_timed_pop_filtered (bus, env_uint ("WT_EOS_TIMEOUT", 120) * GST_SECOND,
       GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
   fail_unless (m != NULL && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS);
   gst_message_unref (m);
@@ -38,10 +40,19 @@ push_speech_and_wait (GstElement *p, GstElement *src)
 GST_START_TEST (test_state_cycles)
 {
   GstElement *p = gst_parse_launch ("appsrc name=src format=time caps=\"" WT_CAPS_F32
-      "\" ! whispersink ! fakesink", NULL);
+      "\" ! whispersink name=w ! fakesink async=false", NULL);
   GstElement *src = gst_bin_get_by_name (GST_BIN (p), "src");
-  guint cycles = n_cycles (), i;
+  GstElement *whisper = gst_bin_get_by_name (GST_BIN (p), "w");
+  guint cycles = env_uint ("WT_CYCLES", 100), i;
   glong rss_warm = -1, rss_end;
+
+  g_object_set (whisper, "encoder-context", env_uint ("WT_ENCODER_CONTEXT", 0), NULL);
+  /* device=cpu: with device=auto on a machine without a GPU the engine opens
+   * and closes its CUDA module at every engine creation, and the CUDA
+   * runtime's initialisers leak ~130 KiB each time (an engine issue,
+   * measured without GStreamer); this test is about the element. */
+  gst_util_set_object_arg (G_OBJECT (whisper), "device",
+      g_getenv ("WT_DEVICE") ? g_getenv ("WT_DEVICE") : "cpu");
 
   for (i = 0; i < cycles; i++) {
     fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE,
@@ -61,11 +72,12 @@ GST_START_TEST (test_state_cycles)
   g_print ("%u cycles: RSS %ld KiB after warm-up, %ld KiB at the end\n", cycles,
       rss_warm, rss_end);
   /* One engine is ~75 MB of weights: a leaked engine or stream per cycle
-   * would show at once. Allow allocator noise. */
-  fail_unless (rss_end - rss_warm < 24 * 1024, "RSS grew by %ld KiB",
+   * would show at once; so would 100 KiB per cycle. Allow allocator noise. */
+  fail_unless (rss_end - rss_warm < 8 * 1024, "RSS grew by %ld KiB",
       rss_end - rss_warm);
 
   gst_object_unref (src);
+  gst_object_unref (whisper);
   gst_object_unref (p);
 }
 GST_END_TEST;
