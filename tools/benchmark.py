@@ -172,11 +172,14 @@ def cpu_flags():
 
 
 def cpu_busy_seconds():
-    """Non-idle CPU seconds of the whole machine since boot (/proc/stat)."""
+    """(non-idle CPU seconds at normal priority, niced CPU seconds) of the whole
+    machine since boot, from /proc/stat. Niced work (nice 19: about 1.5 % of a
+    core's share against nice 0) barely competes with the benchmark."""
     try:
         with open("/proc/stat") as f:
             v = [int(x) for x in f.readline().split()[1:]]
-        return (v[0] + v[1] + v[2] + v[5] + v[6] + (v[7] if len(v) > 7 else 0)) / os.sysconf("SC_CLK_TCK")
+        hz = os.sysconf("SC_CLK_TCK")
+        return ((v[0] + v[2] + v[5] + v[6] + (v[7] if len(v) > 7 else 0)) / hz, v[1] / hz)
     except (OSError, ValueError, IndexError):
         return None
 
@@ -802,9 +805,11 @@ def main():
             results[a["name"]] = bench_file(a, contenders, args, cli, ggml, tmp, log)
         load_end = loadavg()
         busy1, own1, wall1 = cpu_busy_seconds(), own_cpu_seconds(), time.monotonic()
-        others = None
+        others = niced = None
         if busy0 is not None and busy1 is not None:
-            others = max(0.0, (busy1 - busy0) - (own1 - own0)) / max(1e-9, (wall1 - wall0) * os.cpu_count())
+            span = max(1e-9, (wall1 - wall0) * os.cpu_count())
+            others = max(0.0, (busy1[0] - busy0[0]) - (own1 - own0)) / span
+            niced = (busy1[1] - busy0[1]) / span
 
         # versions
         versions = {}
@@ -840,7 +845,7 @@ def main():
             f"- load average (1/5/15 min) at start {load_start[0]:.2f}/{load_start[1]:.2f}/{load_start[2]:.2f}, "
             f"at end {load_end[0]:.2f}/{load_end[1]:.2f}/{load_end[2]:.2f} (the benchmark's own load included); "
             + (f"other processes used {100 * others:.0f} % of the machine's CPU time during the run "
-               if others is not None else "")
+               f"(and niced ones {100 * niced:.0f} %) " if others is not None else "")
             + (f"({(wall1 - wall0) / 60:.1f} min)")
             + ("" if quiet else " — **the machine was busy: timings are noisy**"),
             f"- threads: {args.threads} for every contender; runs: {args.runs} timed after 1 untimed "
@@ -896,7 +901,7 @@ def main():
             Path(args.json).write_text(json.dumps(clean({
                 "audios": audios, "results": results, "contenders": contenders,
                 "threads": args.threads, "runs": args.runs, "load_start": load_start,
-                "load_end": load_end, "others_cpu_fraction": others, "notes": notes}), indent=1))
+                "load_end": load_end, "others_cpu_fraction": others, "niced_cpu_fraction": niced, "notes": notes}), indent=1))
         return 0
     finally:
         if args.keep_temp:
