@@ -385,20 +385,34 @@ gemm_run (const Gemm &g)
     memcpy (&h, (const uint8_t *) p + 2 * i, 2);
     return (float) h;
   };
-  float *c = (float *) g.c;
+  // op(A) as [m][k] and op(B) as [n][k], so that every dot product runs
+  // over contiguous memory
+  std::vector<float> a ((size_t) g.m * g.k), b ((size_t) g.n * g.k);
+  for (int i = 0; i < g.m; i++)
+    for (int l = 0; l < g.k; l++)
+      a[(size_t) i * g.k + l] = g.ta == CUBLAS_OP_N ? half (g.a, i + (size_t) l * g.lda)
+                                                    : half (g.a, l + (size_t) i * g.lda);
   for (int j = 0; j < g.n; j++)
+    for (int l = 0; l < g.k; l++)
+      b[(size_t) j * g.k + l] = g.tb == CUBLAS_OP_N ? half (g.b, l + (size_t) j * g.ldb)
+                                                    : half (g.b, j + (size_t) l * g.ldb);
+  float *c = (float *) g.c;
+  for (int j = 0; j < g.n; j++) {
+    const float *bj = &b[(size_t) j * g.k];
     for (int i = 0; i < g.m; i++) {
-      float s = 0.0f;
-      for (int l = 0; l < g.k; l++) {
-        const float a = g.ta == CUBLAS_OP_N ? half (g.a, i + (size_t) l * g.lda)
-                                            : half (g.a, l + (size_t) i * g.lda);
-        const float b = g.tb == CUBLAS_OP_N ? half (g.b, l + (size_t) j * g.ldb)
-                                            : half (g.b, j + (size_t) l * g.ldb);
-        s += a * b;
-      }
+      const float *ai = &a[(size_t) i * g.k];
+      float s[4] = { 0, 0, 0, 0 };
+      int l = 0;
+      for (; l + 4 <= g.k; l += 4)
+        for (int t = 0; t < 4; t++)
+          s[t] += ai[l + t] * bj[l + t];
+      for (; l < g.k; l++)
+        s[0] += ai[l] * bj[l];
+      const float sum = (s[0] + s[1]) + (s[2] + s[3]);
       float &out = c[i + (size_t) j * g.ldc];
-      out = g.beta == 0.0f ? g.alpha * s : g.alpha * s + g.beta * out;
+      out = g.beta == 0.0f ? g.alpha * sum : g.alpha * sum + g.beta * out;
     }
+  }
 }
 
 void
