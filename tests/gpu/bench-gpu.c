@@ -224,8 +224,13 @@ main (int argc, char **argv)
            rg.encoder_ms, rf.encoder_ms, rc.encoder_ms / rg.encoder_ms);
   g_print ("%-44s %12.1f %12.1f %12.1f %10.1f\n", "decoder per pass (token), us", rc.decoder_us,
            rg.decoder_us, rf.decoder_us, rc.decoder_us / rg.decoder_us);
-  g_print ("%-44s %12" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT "\n",
-           "windows / decoder passes per run", rc.windows, rg.windows, rf.windows);
+  g_autofree char *wp_c = g_strdup_printf ("%" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT,
+                                            rc.windows, rc.passes);
+  g_autofree char *wp_g = g_strdup_printf ("%" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT,
+                                            rg.windows, rg.passes);
+  g_autofree char *wp_f = g_strdup_printf ("%" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT,
+                                            rf.windows, rf.passes);
+  g_print ("%-44s %12s %12s %12s\n", "windows / decoder passes per run", wp_c, wp_g, wp_f);
   g_print ("%-44s %12s %12s %12s\n", "tokens equal to the CPU's", "-",
            same_tokens (&rg, &rc) ? "yes" : "NO", same_tokens (&rf, &rc) ? "yes" : "no");
   g_print ("\nsynthetic tiny.en decode step on the CUDA backend (%d steps):\n", SYNTH_STEPS);
