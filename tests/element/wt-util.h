@@ -39,7 +39,7 @@ GstFlowReturn wt_push_pcm (GstHarness *h, const float *pcm, gsize n, GstClockTim
 GPtrArray *wt_pull_until_eos (GstHarness *h, GPtrArray *texts);
 gchar *wt_buffer_text (GstBuffer *buf);
 
-/* Resident set size of this process in KiB. */
+/* Resident set size of this process in KiB (after trimming the heap). */
 glong wt_rss_kib (void);
 
 /* Tells whether the engine could open a CUDA device here. */
