@@ -1,0 +1,183 @@
+/* test-element-units.c: whispersink's model-free parts: the window policy
+ * and drift-free timestamps (gstwhisperwindow.c), and words assembled from
+ * token events (gstwhisperwords.c). */
+#include <gst/check/gstcheck.h>
+#include <string.h>
+
+#include "gstwhisperwindow.h"
+#include "gstwhisperwords.h"
+
+#define RATE 16000
+
+static void
+append_zeros (GstWhisperWindow *w, gsize n)
+{
+  float *z = g_new0 (float, n);
+  gst_whisper_window_append (w, z, n);
+  g_free (z);
+}
+
+GST_START_TEST (test_window_timestamps_no_drift)
+{
+  GstWhisperWindow w;
+  gsize i;
+
+  gst_whisper_window_init (&w, RATE);
+  gst_whisper_window_reset (&w, 5 * GST_SECOND);
+  /* 10 ms buffers of 160 samples, a million of them: no accumulated error. */
+  for (i = 0; i < 1000; i++)
+    append_zeros (&w, 160);
+  fail_unless_equals_uint64 (gst_whisper_window_time_at (&w, 160000), 15 * GST_SECOND);
+  fail_unless_equals_uint64 (gst_whisper_window_time_at (&w, 1), 5 * GST_SECOND + 62500);
+  fail_unless_equals_uint64 (gst_whisper_window_time_at (&w, (guint64) 16000 * 3600 * 24),
+      5 * GST_SECOND + 24 * 3600 * GST_SECOND);
+  gst_whisper_window_advance (&w, 160000, 16000);
+  fail_unless_equals_int (gst_whisper_window_pending (&w), 144000);
+  fail_unless_equals_uint64 (w.base, 16000);
+  fail_unless_equals_int (w.pcm->len, 144000);
+  gst_whisper_window_clear (&w);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_window_policy)
+{
+  GstWhisperWindow w;
+  GstWhisperWindowPolicy p = { FALSE, GST_WHISPER_OFFLINE_EXACT, 480000, RATE, 2 * RATE };
+  GstWhisperRegion r;
+
+  gst_whisper_window_init (&w, RATE);
+  gst_whisper_window_reset (&w, 0);
+  append_zeros (&w, 40 * RATE);
+  /* exact: only when draining, everything */
+  fail_if (gst_whisper_window_next_region (&w, &p, FALSE, &r));
+  fail_unless (gst_whisper_window_next_region (&w, &p, TRUE, &r));
+  fail_unless_equals_int (r.n_samples, 40 * RATE);
+  fail_unless_equals_int (r.carry, GST_WHISPER_CARRY_NONE);
+
+  /* windowed: a window plus lookahead, first window only */
+  p.offline = GST_WHISPER_OFFLINE_WINDOWED;
+  fail_unless (gst_whisper_window_next_region (&w, &p, FALSE, &r));
+  fail_unless_equals_int (r.n_samples, 31 * RATE);
+  fail_unless_equals_int (r.carry, GST_WHISPER_CARRY_AFTER_WINDOW);
+  gst_whisper_window_advance (&w, r.n_samples, 28 * RATE);   /* engine seeked to 28 s */
+  fail_if (gst_whisper_window_next_region (&w, &p, FALSE, &r));  /* 12 s left */
+
+  /* live: a chunk of new audio triggers; the last segment may be carried
+   * while a call stays within 3 chunks */
+  p.live = TRUE;
+  gst_whisper_window_reset (&w, 0);
+  append_zeros (&w, RATE);
+  fail_if (gst_whisper_window_next_region (&w, &p, FALSE, &r));
+  append_zeros (&w, RATE);
+  fail_unless (gst_whisper_window_next_region (&w, &p, FALSE, &r));
+  fail_unless_equals_int (r.n_samples, 2 * RATE);
+  fail_unless_equals_int (r.carry, GST_WHISPER_CARRY_LAST_SEGMENT);
+  gst_whisper_window_advance (&w, r.n_samples, 0);           /* all carried */
+  append_zeros (&w, RATE);
+  fail_if (gst_whisper_window_next_region (&w, &p, FALSE, &r));   /* 1 s new */
+  append_zeros (&w, RATE);
+  fail_unless (gst_whisper_window_next_region (&w, &p, FALSE, &r));
+  fail_unless_equals_int (r.n_samples, 4 * RATE);
+  fail_unless_equals_int (r.carry, GST_WHISPER_CARRY_LAST_SEGMENT);  /* 4 + 2 <= 6 s */
+  gst_whisper_window_advance (&w, r.n_samples, 0);
+  append_zeros (&w, 2 * RATE);
+  fail_unless (gst_whisper_window_next_region (&w, &p, FALSE, &r));
+  fail_unless_equals_int (r.n_samples, 6 * RATE);
+  fail_unless_equals_int (r.carry, GST_WHISPER_CARRY_NONE);   /* 6 + 2 > 6 s */
+
+  /* overload: keep one chunk */
+  append_zeros (&w, 20 * RATE);
+  fail_unless_equals_int (gst_whisper_window_drop_backlog (&w, p.chunk_samples), 24 * RATE);
+  fail_unless_equals_int (gst_whisper_window_pending (&w), 2 * RATE);
+  fail_unless_equals_uint64 (gst_whisper_window_time_at (&w, w.seek), 24 * GST_SECOND);
+  gst_whisper_window_clear (&w);
+}
+GST_END_TEST;
+
+/* Token stream: <|0.00|> " And" " so" "," <|1.00|> <|1.00|> " my" <|2.00|> EOT */
+typedef struct {
+  gint32 id;
+  const gchar *piece;
+  gboolean ts;
+  double time;
+  int step;
+} Tok;
+
+#define EOT 50256
+#define TS 50363
+
+static guint
+feed_all (GstWhisperWords *w, const Tok *toks, guint n, GstWhisperWord *out, double win)
+{
+  guint i, k = 0;
+
+  for (i = 0; i < n; i++) {
+    WhisperTokenEvent ev = { 0, };
+    ev.id = toks[i].id;
+    ev.piece = toks[i].piece;
+    ev.is_timestamp = toks[i].ts;
+    ev.time = toks[i].time;
+    ev.window_start = win;
+    ev.logprob = -0.5f;
+    ev.step = toks[i].step;
+    if (gst_whisper_words_feed (w, &ev, &out[k]))
+      k++;
+  }
+  return k;
+}
+
+GST_START_TEST (test_words)
+{
+  const Tok toks[] = {
+    {TS, "", TRUE, 0.0, 0}, {100, " And", FALSE, 0.0, 1}, {101, " so", FALSE, 0.0, 2},
+    {102, ",", FALSE, 0.0, 3}, {TS + 50, "", TRUE, 1.0, 4}, {TS + 50, "", TRUE, 1.0, 5},
+    {103, " my", FALSE, 1.0, 6}, {TS + 100, "", TRUE, 2.0, 7}, {EOT, "", FALSE, 2.0, 8},
+  };
+  GstWhisperWords w;
+  GstWhisperWord out[8];
+  guint n, i;
+
+  gst_whisper_words_init (&w, EOT);
+  n = feed_all (&w, toks, G_N_ELEMENTS (toks), out, 0.0);
+  fail_unless_equals_int (n, 3);
+  fail_unless_equals_string (out[0].text, "And");
+  fail_unless_equals_string (out[1].text, "so,");
+  fail_unless_equals_string (out[2].text, "my");
+  /* completed by the next token: " so" completes "And" at step 2 */
+  fail_unless_equals_int (out[0].step, 2);
+  fail_unless_equals_int (out[1].step, 4);
+  /* estimated inside the segment, closed by the closing timestamp */
+  fail_unless (out[0].start == 0.0 && out[1].start > out[0].start);
+  fail_unless (out[1].end == 1.0);
+  fail_unless (out[2].start == 1.0 && out[2].end == 2.0);
+  fail_unless (out[2].segment_start == 1.0);
+  for (i = 0; i < n; i++)
+    gst_whisper_word_clear (&out[i]);
+
+  /* The same window decoded again (fallback): words already out are not
+   * repeated. */
+  n = feed_all (&w, toks, G_N_ELEMENTS (toks), out, 0.0);
+  fail_unless_equals_int (n, 0);
+  /* A new window: words again. */
+  n = feed_all (&w, toks, G_N_ELEMENTS (toks), out, 30.0);
+  fail_unless_equals_int (n, 3);
+  for (i = 0; i < n; i++)
+    gst_whisper_word_clear (&out[i]);
+  gst_whisper_words_clear (&w);
+}
+GST_END_TEST;
+
+static Suite *
+whispersink_units_suite (void)
+{
+  Suite *s = suite_create ("whispersink-units");
+  TCase *tc = tcase_create ("units");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_window_timestamps_no_drift);
+  tcase_add_test (tc, test_window_policy);
+  tcase_add_test (tc, test_words);
+  return s;
+}
+
+GST_CHECK_MAIN (whispersink_units);
