@@ -604,6 +604,7 @@ def summarize(audio, res, contenders):
     ours = res.get("ours-cli", {})
     ours_runs = ours.get("runs", [])
     ours_tr = statistics.median(r["stats"]["transcribe_s"] for r in ours_runs) if ours_runs else None
+    ours_min = min(r["stats"]["transcribe_s"] for r in ours_runs) if ours_runs else None
     ref_ours = ours["texts"][0] if ours.get("texts") else None
     fw = res.get("fw-float32", {})
     ref_fw = fw["texts"][0] if fw.get("texts") else None
@@ -638,7 +639,7 @@ def summarize(audio, res, contenders):
                      f"includes logit rules and sampling, no separate timer)")
             rss = max(x["maxrss_kb"] for x in runs)
             rows.append([fname, LABEL[c], "transcribe, model loaded (--stats)",
-                         fmt_s(statistics.median(trs)), fmt_s(min(trs)), fmt_s(max(trs)), "1.00",
+                         fmt_s(statistics.median(trs)), fmt_s(min(trs)), fmt_s(max(trs)), "1.00 (1.00)",
                          fmt_s(med("load_model_s")), f"{rss / 1024:.0f}", fmt_wer(w_ours),
                          fmt_wer(w_fw), parts + stable(r["texts"])])
             rows.append([fname, LABEL[c], "whole process (audio + model load + transcribe)",
@@ -653,7 +654,7 @@ def summarize(audio, res, contenders):
                          "offline-mode exact" + stable(r["texts"])])
             continue
         med_w = statistics.median(walls)
-        ratio = f"{ours_tr / med_w:.2f}" if ours_tr else "—"
+        ratio = f"{ours_tr / med_w:.2f} ({ours_min / min(walls):.2f})" if ours_tr else "—"
         rss = r.get("maxrss_kb") or r.get("vmhwm_kb")
         hello = r.get("hello", {})
         base = hello.get("rss_before_load_kb")
@@ -688,7 +689,7 @@ def summarize(audio, res, contenders):
 
 
 HEADER = ["audio", "contender", "what the time covers", "median s", "min s", "max s",
-          "ours/peer", "model load s", "peak RSS MiB", "WER vs ours", "WER vs fw-f32", "parts / notes"]
+          "ours/peer: median (min)", "model load s", "peak RSS MiB", "WER vs ours", "WER vs fw-f32", "parts / notes"]
 
 
 def markdown_table(rows):
@@ -722,6 +723,8 @@ def main():
                          "each library's own default; OpenMP spin-waiting suffers badly on a busy machine)")
     ap.add_argument("--markdown", metavar="FILE", help="also write the report to FILE (markdown)")
     ap.add_argument("--json", metavar="FILE", help="write the raw results to FILE")
+    ap.add_argument("--from-json", metavar="FILE",
+                    help="render the report again from the raw results of an earlier --json run")
     ap.add_argument("--keep-temp", action="store_true", help="keep the temp dir (audio, logs)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--pcm", help=argparse.SUPPRESS)
@@ -730,6 +733,15 @@ def main():
 
     if args.worker:
         return worker_main(args)
+
+    if args.from_json:
+        d = json.loads(Path(args.from_json).read_text())
+        report = render(d.get("header", ["# gst-whisper CPU benchmark (header not saved)"]),
+                        d["audios"], d["results"], d["contenders"], d.get("note_lines", []))
+        print(report)
+        if args.markdown:
+            Path(args.markdown).write_text(report)
+        return 0
 
     if args.quick:
         args.runs = 1
@@ -832,10 +844,6 @@ def main():
                                    text=True).stdout.splitlines()[1:2]
             gst_v = gst_v[0] if gst_v else ""
 
-        rows = []
-        for a in audios:
-            rows += summarize(a, results[a["name"]], contenders)
-
         quiet = load_start[0] < 1.5 and (others is None or others < 0.15)
         lines = [
             f"# gst-whisper CPU benchmark{' (--quick)' if args.quick else ''}",
@@ -863,6 +871,52 @@ def main():
             "- audio: the same 16-kHz PCM for all (decoded once by whisper-transcribe --dump-pcm, "
             "16-bit WAV for the programs that read files, the identical float32 samples for the "
             "in-process peers)" + (f"; long = {long_desc}" if long_desc else ""),
+        ]
+        note_lines = [f"- note: {n}" for n in notes]
+        for a in audios:
+            for c in contenders:
+                n = results[a["name"]].get(c, {}).get("note")
+                if n:
+                    note_lines.append(f"- note: {a['name']}, {c}: {n}")
+        report = render(lines, audios, results, contenders, note_lines)
+        print(report)
+        if args.markdown:
+            Path(args.markdown).write_text(report)
+        if args.json:
+            def clean(o):
+                if isinstance(o, dict):
+                    return {k: clean(v) for k, v in o.items()}
+                if isinstance(o, (list, tuple)):
+                    return [clean(v) for v in o]
+                if isinstance(o, Path):
+                    return str(o)
+                return o
+            Path(args.json).write_text(json.dumps(clean({
+                "header": lines, "note_lines": note_lines,
+                "audios": audios, "results": results, "contenders": contenders,
+                "threads": args.threads, "runs": args.runs, "load_start": load_start,
+                "load_end": load_end, "others_cpu_fraction": others, "niced_cpu_fraction": niced,
+                "notes": notes}), indent=1))
+        return 0
+    finally:
+        if args.keep_temp:
+            log(f"temp dir kept: {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def render(header_lines, audios, results, contenders, note_lines):
+    rows = []
+    for a in audios:
+        rows += summarize(a, results[a["name"]], contenders)
+    spread = []
+    for a in audios:
+        for c in contenders:
+            runs = results[a["name"]].get(c, {}).get("runs", [])
+            walls = [r["stats"]["transcribe_s"] if "stats" in r else r["wall_s"] for r in runs]
+            if walls and min(walls) > 0 and max(walls) / min(walls) > 1.5:
+                spread.append(f"{a['name']} {c} ({max(walls) / min(walls):.1f}x)")
+    lines = list(header_lines) + [
             "",
             markdown_table(rows),
             "",
@@ -872,42 +926,19 @@ def main():
             "--stats 'transcribe' time (the CLI loads the model each run, shown in *model load s*).",
             "- *whole process*: what a user of the command line waits for, from exec to exit.",
             "- *ours/peer*: median of ours' 'transcribe, model loaded' / median of the peer's "
-            "(below 1: ours is faster).",
+            "(below 1: ours is faster); in parentheses the same ratio of the minima, the better "
+            "estimate when other processes competed for the CPU.",
             "- *peak RSS*: ru_maxrss of the process (the CLI, gst-launch, or the peer's Python worker, "
             "which includes the interpreter, numpy and the audio; its RSS before the model load is in "
             "parentheses).",
             "- *WER*: word-level Levenshtein over lowercase words with punctuation stripped, against "
             "ours' transcript and against faster-whisper float32's.",
-        ]
-        lines += [f"- note: {n}" for n in notes]
-        for a in audios:
-            for c in contenders:
-                n = results[a["name"]].get(c, {}).get("note")
-                if n:
-                    lines.append(f"- note: {a['name']}, {c}: {n}")
-        report = "\n".join(lines) + "\n"
-        print(report)
-        if args.markdown:
-            Path(args.markdown).write_text(report)
-        if args.json:
-            def clean(o):
-                if isinstance(o, dict):
-                    return {k: clean(v) for k, v in o.items()}
-                if isinstance(o, list):
-                    return [clean(v) for v in o]
-                if isinstance(o, Path):
-                    return str(o)
-                return o
-            Path(args.json).write_text(json.dumps(clean({
-                "audios": audios, "results": results, "contenders": contenders,
-                "threads": args.threads, "runs": args.runs, "load_start": load_start,
-                "load_end": load_end, "others_cpu_fraction": others, "niced_cpu_fraction": niced, "notes": notes}), indent=1))
-        return 0
-    finally:
-        if args.keep_temp:
-            log(f"temp dir kept: {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+    ]
+    if spread:
+        lines.append("- spread (max/min over the timed runs) above 1.5x, a sign of competing load: "
+                     + ", ".join(spread))
+    lines += list(note_lines)
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
