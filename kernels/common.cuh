@@ -34,7 +34,9 @@ wc_div_up (size_t a, size_t b)
   return (unsigned) ((a + b - 1) / b);
 }
 
-// Exact GELU, the same formula as whisper_gelu() (engine/whisper-cpu-math.h).
+// Exact GELU, 0.5 x (1 + erf(x / sqrt 2)), with the CUDA math library's erff.
+// CPU twin: whisper_cpu_bias_gelu() (engine/cpu-kernels.c; a rational erf,
+// absolute error under 5e-7).
 __device__ __forceinline__ float
 wc_gelu (float x)
 {

@@ -1,5 +1,5 @@
 // layer-norm.cu: LayerNorm over the last dimension.
-// CPU twin: cpu_layer_norm() / whisper_layer_norm_row() (mean and variance
+// CPU twin: cpu_layer_norm() / whisper_cpu_layer_norm_row() (mean and variance
 // in double, inverse standard deviation rounded to float, then
 // (x - mean) * inv * gamma + beta in float).
 #include "common.cuh"
