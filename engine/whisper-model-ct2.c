@@ -94,20 +94,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (Ct2Reader, ct2_reader_free)
 static gpointer G_GNUC_PRINTF (4, 5)
 ct2_take (Ct2Reader *r, gsize n, GError **error, const char *what_format, ...)
 {
-  if (n > r->size - r->pos) {
-    va_list args;
-    va_start (args, what_format);
-    g_autofree char *what = g_strdup_vprintf (what_format, args);
-    va_end (args);
-    g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
-                 "%s: %s needs %" G_GSIZE_FORMAT " bytes at offset %" G_GSIZE_FORMAT
-                 " but the file has %" G_GSIZE_FORMAT,
-                 r->file, what, n, r->pos, r->size);
-    return NULL;
-  }
-  gpointer p = (gpointer) (r->bytes + r->pos);
-  r->pos += n;
-  return p;
+  va_list args;
+  va_start (args, what_format);
+  gconstpointer p =
+      whisper_model_take_bytes (r->file, r->bytes, r->size, &r->pos, n, error, what_format, args);
+  va_end (args);
+  return (gpointer) p;
 }
 
 static gboolean
@@ -126,7 +118,7 @@ ct2_read_u16 (Ct2Reader *r, guint16 *value, const char *what, GError **error)
   const guint8 *p = ct2_take (r, 2, error, "%s", what);
   if (p == NULL)
     return FALSE;
-  *value = (guint16) (p[0] | p[1] << 8);
+  *value = whisper_read_le16 (p);
   return TRUE;
 }
 
@@ -136,8 +128,7 @@ ct2_read_u32 (Ct2Reader *r, guint32 *value, const char *what, GError **error)
   const guint8 *p = ct2_take (r, 4, error, "%s", what);
   if (p == NULL)
     return FALSE;
-  *value = (guint32) p[0] | (guint32) p[1] << 8 | (guint32) p[2] << 16 |
-           (guint32) p[3] << 24;
+  *value = whisper_read_le32 (p);
   return TRUE;
 }
 

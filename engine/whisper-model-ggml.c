@@ -69,27 +69,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (GgmlReader, ggml_reader_free)
 static gconstpointer G_GNUC_PRINTF (4, 5)
 ggml_take (GgmlReader *r, gsize n, GError **error, const char *what_format, ...)
 {
-  if (n > r->size - r->pos) {
-    va_list args;
-    va_start (args, what_format);
-    g_autofree char *what = g_strdup_vprintf (what_format, args);
-    va_end (args);
-    g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
-                 "%s: %s needs %" G_GSIZE_FORMAT " bytes at offset %" G_GSIZE_FORMAT
-                 " but the file has %" G_GSIZE_FORMAT,
-                 r->file, what, n, r->pos, r->size);
-    return NULL;
-  }
-  gconstpointer p = r->bytes + r->pos;
-  r->pos += n;
+  va_list args;
+  va_start (args, what_format);
+  gconstpointer p =
+      whisper_model_take_bytes (r->file, r->bytes, r->size, &r->pos, n, error, what_format, args);
+  va_end (args);
   return p;
-}
-
-static guint32
-le32 (const guint8 *p)
-{
-  return (guint32) p[0] | (guint32) p[1] << 8 | (guint32) p[2] << 16 |
-         (guint32) p[3] << 24;
 }
 
 static gboolean
@@ -98,7 +83,7 @@ ggml_read_i32 (GgmlReader *r, gint32 *value, const char *what, GError **error)
   const guint8 *p = ggml_take (r, 4, error, "%s", what);
   if (p == NULL)
     return FALSE;
-  *value = (gint32) le32 (p);
+  *value = (gint32) whisper_read_le32 (p);
   return TRUE;
 }
 
@@ -543,7 +528,7 @@ ggml_convert (const guint8 *data, gint32 ttype, gsize n, float *out)
 {
   if (ttype == GGML_TYPE_F32) {
     for (gsize i = 0; i < n; i++) {
-      guint32 bits = le32 (data + 4 * i);
+      guint32 bits = whisper_read_le32 (data + 4 * i);
       memcpy (&out[i], &bits, sizeof bits);
     }
   } else {

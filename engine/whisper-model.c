@@ -408,3 +408,32 @@ whisper_model_load (const char *path, GError **error)
                "%s: not a regular file or directory", path);
   return NULL;
 }
+
+gconstpointer
+whisper_model_take_bytes (const char *file, const guint8 *bytes, gsize size, gsize *pos, gsize n,
+                          GError **error, const char *what_format, va_list args)
+{
+  if (n > size - *pos) {
+    g_autofree char *what = g_strdup_vprintf (what_format, args);
+    g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
+                 "%s: %s needs %" G_GSIZE_FORMAT " bytes at offset %" G_GSIZE_FORMAT
+                 " but the file has %" G_GSIZE_FORMAT,
+                 file, what, n, *pos, size);
+    return NULL;
+  }
+  gconstpointer p = bytes + *pos;
+  *pos += n;
+  return p;
+}
+
+guint16
+whisper_read_le16 (const guint8 *p)
+{
+  return (guint16) (p[0] | p[1] << 8);
+}
+
+guint32
+whisper_read_le32 (const guint8 *p)
+{
+  return (guint32) p[0] | (guint32) p[1] << 8 | (guint32) p[2] << 16 | (guint32) p[3] << 24;
+}

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <glib.h>
+#include <stdarg.h>
 
 G_BEGIN_DECLS
 
@@ -144,6 +145,17 @@ gboolean whisper_model_check_hparams (WhisperModel *model, GError **error);
 
 WhisperModel *whisper_model_load_ct2 (const char *dir, GError **error);
 WhisperModel *whisper_model_load_ggml (const char *file, GError **error);
+
+/* Bounds-checked read cursor over a mapped model file, shared by the loaders:
+ * returns bytes[*pos .. *pos+n) and advances *pos, or fails with
+ * "FILE: WHAT needs N bytes at offset P but the file has SIZE". */
+gconstpointer whisper_model_take_bytes (const char *file, const guint8 *bytes, gsize size,
+                                        gsize *pos, gsize n, GError **error,
+                                        const char *what_format, va_list args)
+    G_GNUC_PRINTF (7, 0);
+/* Little-endian integers from a byte pointer (any alignment). */
+guint16 whisper_read_le16 (const guint8 *p);
+guint32 whisper_read_le32 (const guint8 *p);
 
 /* IEEE half to float. */
 float whisper_half_to_float (guint16 h);
