@@ -216,6 +216,9 @@ def worker_main(args):
         rss_before = proc_status_kb("VmRSS")
         kind = args.worker
         extra = {}
+
+        def prepare():
+            pass
         t0 = time.perf_counter()
         if kind.startswith("fw-"):
             import ctranslate2
@@ -239,6 +242,8 @@ def worker_main(args):
             import importlib.metadata
             import _pywhispercpp as pw
             from pywhispercpp.model import Model
+            if not Path(args.ggml or "").is_file():  # pywhispercpp would take it for a name to download
+                raise FileNotFoundError(f"ggml file {args.ggml!r} not found")
             model = Model(
                 args.ggml,
                 redirect_whispercpp_logs_to=None,
@@ -275,8 +280,21 @@ def worker_main(args):
                     f.seek(0)
                     return f.read().decode("utf-8", "replace")
 
-            def transcribe():
+            silence = np.zeros(2 * SAMPLE_RATE, dtype=np.float32)
+
+            def fresh_state():
+                # whisper.cpp keeps the previous call's text in its state
+                # (prompt_past) and, with no_context=False, prompts the next
+                # call's first window with it. A call with no_context=True
+                # clears it; on silence it leaves nothing behind. Untimed.
+                model.transcribe(silence, no_context=True)
+                model._set_params({"no_context": False})
+
+            def prepare():
+                fresh_state()
                 pw.whisper_reset_timings(model._ctx)
+
+            def transcribe():
                 segs = model.transcribe(pcm)
                 return " ".join(s.text.strip() for s in segs), {"_timings": timings_text}
         else:
@@ -287,6 +305,7 @@ def worker_main(args):
         for line in sys.stdin:
             cmd = line.strip()
             if cmd == "run":
+                prepare()  # untimed
                 t = time.perf_counter()
                 text, parts = transcribe()
                 wall = time.perf_counter() - t
