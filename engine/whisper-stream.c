@@ -281,7 +281,11 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
   const int V = e->n_vocab;
   int sot_index;
   const int n_prompt = build_prompt (s, &sot_index);
-  const int max_new = MIN (e->info.sample_len, e->n_text_ctx - n_prompt);
+  /* As CTranslate2 counts it: the prompt's last token is the first decoding
+   * step's input, so max_length - (n_prompt - 1) tokens may be generated,
+   * at most sample_len. The last one is never fed back, so positions stay
+   * below n_text_ctx. */
+  const int max_new = MIN (e->info.sample_len, e->n_text_ctx - (n_prompt - 1));
   gboolean ok = FALSE;
 
   memset (result, 0, sizeof *result);
