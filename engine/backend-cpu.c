@@ -7,7 +7,8 @@
  * memory bandwidth, and half the bytes is half the time.
  *
  * - linear, one row (decode steps): our own matrix-vector kernels, rows
- *   split over the threads (cpu-kernels.c).
+ *   split over the threads (cpu-kernels.c), on weights packed so that each
+ *   task reads one sequential stream (cpu-gemv-packed.c).
  * - linear, many rows: OpenBLAS sgemm per block of output columns (weights
  *   converted to float32 block by block), bias and GELU fused in the task.
  * - attention: per (head, block of queries): scores = q k^T (sgemm),
@@ -23,7 +24,9 @@
 #include <math.h>
 #include <string.h>
 
-enum { WEIGHT_F32 = 0, WEIGHT_F16 = 1 };
+/* F16_PACKED: float16 in blocks of rows (cpu-gemv-packed.c), for every
+ * float16 matrix whose shape allows it; F16 row-major for the others. */
+enum { WEIGHT_F32 = 0, WEIGHT_F16 = 1, WEIGHT_F16_PACKED = 2 };
 
 #define GEMM_BLOCK_COLS 64   /* output columns per sgemm task */
 #define ATTN_BLOCK_ROWS 64   /* queries per attention task */
@@ -101,8 +104,17 @@ cpu_weight_upload (WhisperBackend *be, WhisperWeight *w, const float *host, int 
   const size_t n = (size_t) rows * cols;
   uint16_t *half = g_try_malloc (MAX (n, 1) * sizeof (uint16_t));
   if (half && whisper_cpu_float_to_half_exact (half, host, n)) {
-    w->data = half;
-    w->dtype = WEIGHT_F16;
+    uint16_t *packed = whisper_cpu_packable (rows, cols) ? g_try_malloc (n * sizeof (uint16_t))
+                                                         : NULL;
+    if (packed) {
+      whisper_cpu_pack_rows (packed, half, rows, cols);
+      g_free (half);
+      w->data = packed;
+      w->dtype = WEIGHT_F16_PACKED;
+    } else {
+      w->data = half;
+      w->dtype = WEIGHT_F16;
+    }
   } else {
     g_free (half);
     float *data = g_try_malloc (MAX (n, 1) * sizeof (float));
@@ -158,7 +170,9 @@ gemv_task (int task, int thread, gpointer data)
   const WhisperWeight *w = job->w;
   const int r0 = task * GEMV_BLOCK_ROWS, r1 = MIN (r0 + GEMV_BLOCK_ROWS, w->rows);
   const gboolean acc = (job->flags & WHISPER_LINEAR_ACCUMULATE) != 0;
-  if (w->dtype == WEIGHT_F16)
+  if (w->dtype == WEIGHT_F16_PACKED)
+    whisper_cpu_gemv_f16_packed (job->y, w->data, job->x, r0, r1, w->cols, acc);
+  else if (w->dtype == WEIGHT_F16)
     whisper_cpu_gemv_f16 (job->y, w->data, job->x, r0, r1, w->cols, acc);
   else
     whisper_cpu_gemv_f32 (job->y, w->data, job->x, r0, r1, w->cols, acc);
@@ -175,7 +189,11 @@ gemm_task (int task, int thread, gpointer data)
   const int nc = c1 - c0;
   const float *wblock;
 
-  if (w->dtype == WEIGHT_F16) {
+  if (w->dtype == WEIGHT_F16_PACKED) {
+    float *tmp = thread_scratch (job->self, thread, (size_t) nc * w->cols);
+    whisper_cpu_unpack_rows (tmp, w->data, c0, c1, w->cols);
+    wblock = tmp;
+  } else if (w->dtype == WEIGHT_F16) {
     float *tmp = thread_scratch (job->self, thread, (size_t) nc * w->cols);
     whisper_cpu_half_to_float (tmp, (const uint16_t *) w->data + (size_t) c0 * w->cols,
                                (size_t) nc * w->cols);
@@ -271,7 +289,9 @@ cpu_embed (WhisperBackend *be, float *x, const WhisperWeight *embedding, const f
   (void) be;
   for (int i = 0; i < n; i++) {
     float *row = x + (size_t) i * d;
-    if (embedding->dtype == WEIGHT_F16)
+    if (embedding->dtype == WEIGHT_F16_PACKED)
+      whisper_cpu_unpack_rows (row, embedding->data, tokens[i], tokens[i] + 1, d);
+    else if (embedding->dtype == WEIGHT_F16)
       whisper_cpu_half_to_float (row, (const uint16_t *) embedding->data + (size_t) tokens[i] * d, d);
     else
       memcpy (row, (const float *) embedding->data + (size_t) tokens[i] * d, d * sizeof (float));

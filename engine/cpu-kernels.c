@@ -390,6 +390,12 @@ whisper_cpu_bias_gelu (float *x, const float *bias, int n, gboolean gelu)
   bias_gelu_generic (x, bias, n, gelu);
 }
 
+gboolean
+whisper_cpu_have_avx2 (void)
+{
+  return have_avx2 ();
+}
+
 static gboolean
 have_avx2 (void)
 {

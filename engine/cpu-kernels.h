@@ -15,6 +15,23 @@ void whisper_cpu_gemv_f32 (float *y, const float *w32, const float *x, int r0, i
 void whisper_cpu_gemv_f16 (float *y, const uint16_t *w16, const float *x, int r0, int r1,
                            int cols, gboolean accumulate);
 
+/* Float16 weights packed in blocks of WHISPER_CPU_PACK_ROWS rows, one
+ * sequential stream for the matrix-vector product (cpu-gemv-packed.c);
+ * the results are bit-identical to whisper_cpu_gemv_f16 on the row-major
+ * matrix. Only shapes with whisper_cpu_packable () can be packed. */
+#define WHISPER_CPU_PACK_ROWS 8
+gboolean whisper_cpu_packable (int rows, int cols);
+void whisper_cpu_pack_rows (uint16_t *dst, const uint16_t *src, int rows, int cols);
+/* r0, r1 multiples of WHISPER_CPU_PACK_ROWS */
+void whisper_cpu_gemv_f16_packed (float *y, const uint16_t *packed, const float *x, int r0,
+                                  int r1, int cols, gboolean accumulate);
+/* dst = rows [r0, r1) as float32, row-major [r1 - r0, cols] */
+void whisper_cpu_unpack_rows (float *dst, const uint16_t *packed, int r0, int r1, int cols);
+
+/* TRUE when the AVX2/FMA/F16C versions run (FALSE without them, or when
+ * WHISPER_CPU_GENERIC is set). */
+gboolean whisper_cpu_have_avx2 (void);
+
 /* dst[i] = (float) src[i] for n IEEE halves at src (any alignment). */
 void whisper_cpu_half_to_float (float *dst, const void *src, size_t n);
 /* Returns FALSE if some value does not survive float -> half -> float

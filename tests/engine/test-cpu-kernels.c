@@ -77,6 +77,49 @@ test_gemv (void)
 }
 
 static void
+test_gemv_packed (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (13);
+  const int rows = 48, cols = 392;
+  g_autofree float *w = g_new (float, rows * cols);
+  g_autofree guint16 *wh = g_new (guint16, rows * cols);
+  g_autofree guint16 *packed = g_new (guint16, rows * cols);
+  g_autofree float *x = g_new (float, cols);
+  g_autofree float *y_rows = g_new (float, rows);
+  g_autofree float *y_packed = g_new (float, rows);
+  g_autofree float *unpacked = g_new (float, rows * cols);
+
+  g_assert_true (whisper_cpu_packable (rows, cols));
+  g_assert_false (whisper_cpu_packable (rows + 1, cols));
+  g_assert_false (whisper_cpu_packable (rows, cols - 4));
+  for (int i = 0; i < rows * cols; i++)
+    w[i] = roundf (rnd (r) * 1024.0f) / 1024.0f;
+  for (int i = 0; i < cols; i++)
+    x[i] = rnd (r);
+  g_assert_true (whisper_cpu_float_to_half_exact (wh, w, rows * cols));
+  whisper_cpu_pack_rows (packed, wh, rows, cols);
+
+  /* the packed product gives the same bits as the row-major one, over a
+   * sub-range of rows, with and without accumulation */
+  for (int pass = 0; pass < 2; pass++) {
+    const gboolean acc = pass == 1;
+    for (int i = 0; i < rows; i++)
+      y_rows[i] = y_packed[i] = 0.5f + i;
+    whisper_cpu_gemv_f16 (y_rows, wh, x, 8, 40, cols, acc);
+    whisper_cpu_gemv_f16_packed (y_packed, packed, x, 8, 40, cols, acc);
+    g_assert_cmpmem (y_rows, rows * sizeof (float), y_packed, rows * sizeof (float));
+    g_assert_cmpfloat (y_packed[7], ==, 7.5f);  /* outside the range: untouched */
+    g_assert_cmpfloat (y_packed[40], ==, 40.5f);
+  }
+
+  /* unpacking any row range gives the original matrix */
+  whisper_cpu_unpack_rows (unpacked, packed, 0, rows, cols);
+  g_assert_cmpmem (unpacked, rows * cols * sizeof (float), w, rows * cols * sizeof (float));
+  whisper_cpu_unpack_rows (unpacked, packed, 13, 14, cols);
+  g_assert_cmpmem (unpacked, cols * sizeof (float), w + 13 * cols, cols * sizeof (float));
+}
+
+static void
 test_half_conversions (void)
 {
   const float exact[] = { 0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 6.103515625e-05f /* min normal */,
@@ -208,6 +251,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/cpu-kernels/softmax", test_softmax);
   g_test_add_func ("/cpu-kernels/gemv", test_gemv);
+  g_test_add_func ("/cpu-kernels/gemv-packed", test_gemv_packed);
   g_test_add_func ("/cpu-kernels/half", test_half_conversions);
   g_test_add_func ("/cpu-kernels/dot-axpy", test_dot_axpy);
   g_test_add_func ("/cpu-kernels/bias-gelu", test_bias_gelu);
