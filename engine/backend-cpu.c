@@ -9,8 +9,13 @@
  * - linear, one row (decode steps): our own matrix-vector kernels, rows
  *   split over the threads (cpu-kernels.c), on weights packed so that each
  *   task reads one sequential stream (cpu-gemv-packed.c).
- * - linear, many rows: OpenBLAS sgemm per block of output columns (weights
- *   converted to float32 block by block), bias and GELU fused in the task.
+ * - linear, many rows (encoder, prompt passes): the weight is converted to
+ *   float32 once per call, then one OpenBLAS sgemm per block of input rows
+ *   with the whole weight, bias and GELU fused in the task. Blocks of rows,
+ *   not of output columns: OpenBLAS packs the row block once per call, and
+ *   a 64-column split had it pack all 1500 rows again for every 64 columns
+ *   (12 % of the encoder's time in sgemm's copy routines).
+ * - linear, a few rows (2 to 63): sgemm per block of output columns.
  * - attention: per (head, block of queries): scores = q k^T (sgemm),
  *   softmax, out = scores v (sgemm); the score block stays in cache and the
  *   full score matrix is never stored. Decode steps use direct loops.
@@ -28,8 +33,10 @@
  * float16 matrix whose shape allows it; F16 row-major for the others. */
 enum { WEIGHT_F32 = 0, WEIGHT_F16 = 1, WEIGHT_F16_PACKED = 2 };
 
-#define GEMM_BLOCK_COLS 64   /* output columns per sgemm task */
-#define ATTN_BLOCK_ROWS 64   /* queries per attention task */
+#define GEMM_BLOCK_COLS 64   /* output columns per sgemm task (few rows) */
+#define GEMM_MIN_ROWS 64     /* from this many input rows, split by rows */
+#define CONVERT_BLOCK_ROWS 64 /* weight rows per float16 -> float32 task */
+#define ATTN_BLOCK_ROWS 256   /* queries per attention task */
 #define GEMV_BLOCK_ROWS 256  /* output rows per matrix-vector task */
 
 typedef struct {
@@ -38,6 +45,10 @@ typedef struct {
   /* Per-thread scratch, grown to the largest size asked and then reused. */
   float **scratch;
   size_t *scratch_size;
+  /* One float32 copy of the weight of the current many-row linear, shared
+   * by the tasks; grown to the largest weight seen, then reused. */
+  float *weight_f32;
+  size_t weight_f32_size;
 } WhisperBackendCpu;
 
 static float *
@@ -61,6 +72,7 @@ cpu_destroy (WhisperBackend *be)
     g_free (self->scratch[i]);
   g_free (self->scratch);
   g_free (self->scratch_size);
+  g_free (self->weight_f32);
   g_free (self);
 }
 
@@ -208,16 +220,84 @@ gemm_task (int task, int thread, gpointer data)
                   (job->flags & WHISPER_LINEAR_GELU) != 0);
 }
 
+typedef struct {
+  const WhisperWeight *w;
+  float *dst;
+} ConvertJob;
+
+static void
+convert_task (int task, int thread, gpointer data)
+{
+  (void) thread;
+  ConvertJob *job = data;
+  const WhisperWeight *w = job->w;
+  const int r0 = task * CONVERT_BLOCK_ROWS, r1 = MIN (r0 + CONVERT_BLOCK_ROWS, w->rows);
+  float *dst = job->dst + (size_t) r0 * w->cols;
+  if (w->dtype == WEIGHT_F16_PACKED)
+    whisper_cpu_unpack_rows (dst, w->data, r0, r1, w->cols);
+  else
+    whisper_cpu_half_to_float (dst, (const uint16_t *) w->data + (size_t) r0 * w->cols,
+                               (size_t) (r1 - r0) * w->cols);
+}
+
+/* The weight as float32: itself, or the shared copy converted by the pool. */
+static const float *
+weight_as_f32 (WhisperBackendCpu *self, const WhisperWeight *w)
+{
+  if (w->dtype == WEIGHT_F32)
+    return w->data;
+  const size_t n = (size_t) w->rows * w->cols;
+  if (n > self->weight_f32_size) {
+    g_free (self->weight_f32);
+    self->weight_f32 = g_malloc (n * sizeof (float));
+    self->weight_f32_size = n;
+  }
+  ConvertJob job = { w, self->weight_f32 };
+  whisper_thread_pool_run (self->pool, (w->rows + CONVERT_BLOCK_ROWS - 1) / CONVERT_BLOCK_ROWS,
+                           convert_task, &job);
+  return self->weight_f32;
+}
+
+typedef struct {
+  LinearJob *linear;
+  const float *w32;
+  int rows_per_task;
+} RowsJob;
+
+static void
+gemm_rows_task (int task, int thread, gpointer data)
+{
+  (void) thread;
+  RowsJob *rj = data;
+  LinearJob *job = rj->linear;
+  const WhisperWeight *w = job->w;
+  const int i0 = task * rj->rows_per_task, ni = MIN (rj->rows_per_task, job->n - i0);
+  float *y = job->y + (size_t) i0 * job->y_stride;
+  const float beta = (job->flags & WHISPER_LINEAR_ACCUMULATE) ? 1.0f : 0.0f;
+  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, ni, w->rows, w->cols, 1.0f,
+               job->x + (size_t) i0 * job->x_stride, job->x_stride, rj->w32, w->cols, beta, y,
+               job->y_stride);
+  bias_act_block (y, job->y_stride, job->bias, ni, 0, w->rows,
+                  (job->flags & WHISPER_LINEAR_GELU) != 0);
+}
+
 static void
 cpu_linear (WhisperBackend *be, float *y, int y_stride, const float *x, int x_stride,
             const WhisperWeight *w, const float *bias, int n, WhisperLinearFlags flags)
 {
   WhisperBackendCpu *self = (WhisperBackendCpu *) be;
   LinearJob job = { self, y, y_stride, x, x_stride, w, bias, n, flags };
-  if (n == 1)
+  if (n == 1) {
     whisper_thread_pool_run (self->pool, (w->rows + GEMV_BLOCK_ROWS - 1) / GEMV_BLOCK_ROWS,
                              gemv_task, &job);
-  else
+  } else if (n >= GEMM_MIN_ROWS) {
+    /* two blocks per thread, multiples of 16 rows: even shares when the
+     * threads run alike, something to take over when one is slowed */
+    const int per = (n + 2 * be->n_threads - 1) / (2 * be->n_threads);
+    RowsJob rj = { &job, weight_as_f32 (self, w), (per + 15) / 16 * 16 };
+    whisper_thread_pool_run (self->pool, (n + rj.rows_per_task - 1) / rj.rows_per_task,
+                             gemm_rows_task, &rj);
+  } else
     whisper_thread_pool_run (self->pool, (w->rows + GEMM_BLOCK_COLS - 1) / GEMM_BLOCK_COLS,
                              gemm_task, &job);
 }
@@ -312,20 +392,25 @@ typedef struct {
   const float *k, *v;
   int kv_stride, n_q, n_kv, n_head, d_head, causal, n_blocks;
   float scale;
+  int heads_per_task;
 } AttentionJob;
 
-/* Few queries (decode steps): direct loops, one task per head. */
+/* Few queries (decode steps): direct loops, one task per group of
+ * consecutive heads (one group per thread), so that a task reads whole runs
+ * of each key row rather than one head's slice of it. */
 static void
-attention_direct_task (int h, int thread, gpointer data)
+attention_direct_task (int task, int thread, gpointer data)
 {
   AttentionJob *job = data;
-  float *s = thread_scratch (job->self, thread, job->n_kv);
-  const int dh = job->d_head;
+  const int dh = job->d_head, h0 = task * job->heads_per_task;
+  const int nh = MIN (job->heads_per_task, job->n_head - h0);
+  float *s = thread_scratch (job->self, thread, WHISPER_CPU_ATTENTION_SCRATCH (job->n_kv, dh, nh));
   for (int i = 0; i < job->n_q; i++) {
     const int n_visible = job->causal < 0 ? job->n_kv : MIN (job->n_kv, job->causal + i + 1);
-    whisper_cpu_attention_row (job->out + (size_t) i * job->out_stride + h * dh,
-                               job->q + (size_t) i * job->q_stride + h * dh, job->k + h * dh,
-                               job->v + h * dh, job->kv_stride, n_visible, dh, job->scale, s);
+    whisper_cpu_attention_heads (job->out + (size_t) i * job->out_stride + h0 * dh,
+                                 job->q + (size_t) i * job->q_stride + h0 * dh, job->k + h0 * dh,
+                                 job->v + h0 * dh, job->kv_stride, n_visible, dh, nh, job->scale,
+                                 s);
   }
 }
 
@@ -364,9 +449,11 @@ cpu_attention (WhisperBackend *be, float *out, int out_stride, const float *q, i
   WhisperBackendCpu *self = (WhisperBackendCpu *) be;
   AttentionJob job = { self, out, out_stride, q, q_stride, k, v, kv_stride, n_q, n_kv, n_head,
                        d_head, causal, (n_q + ATTN_BLOCK_ROWS - 1) / ATTN_BLOCK_ROWS,
-                       1.0f / sqrtf ((float) d_head) };
+                       1.0f / sqrtf ((float) d_head),
+                       (n_head + be->n_threads - 1) / be->n_threads };
   if (n_q <= 4)
-    whisper_thread_pool_run (self->pool, n_head, attention_direct_task, &job);
+    whisper_thread_pool_run (self->pool, (n_head + job.heads_per_task - 1) / job.heads_per_task,
+                             attention_direct_task, &job);
   else
     whisper_thread_pool_run (self->pool, n_head * job.n_blocks, attention_block_task, &job);
 }

@@ -47,10 +47,15 @@ void whisper_cpu_softmax (float *x, int n);
 /* x[i] = x[i] + bias[i] (bias may be NULL), then exact-erf GELU if gelu. */
 void whisper_cpu_bias_gelu (float *x, const float *bias, int n, gboolean gelu);
 
-/* One query against n_kv keys of one head: out[dh] = softmax(q k^T * scale) v.
- * k and v rows are kv_stride floats apart; scores holds n_kv floats. */
-void whisper_cpu_attention_row (float *out, const float *q, const float *k, const float *v,
-                                int kv_stride, int n_kv, int dh, float scale, float *scores);
+/* One query against n_kv keys, for n_heads consecutive heads (head h at
+ * offset h * dh in q, k, v and out): out = softmax(q k^T * scale) v per head.
+ * k and v rows are kv_stride floats apart; scratch holds
+ * WHISPER_CPU_ATTENTION_SCRATCH (n_kv, dh, n_heads) floats. */
+#define WHISPER_CPU_ATTENTION_SCRATCH(n_kv, dh, n_heads) \
+  ((size_t) (n_heads) * (n_kv) + 2 * (size_t) (n_heads) * (dh))
+void whisper_cpu_attention_heads (float *out, const float *q, const float *k, const float *v,
+                                  int kv_stride, int n_kv, int dh, int n_heads, float scale,
+                                  float *scratch);
 
 /* One row of LayerNorm (mean and variance in double): y may equal x. */
 void whisper_cpu_layer_norm_row (float *y, const float *x, const float *gamma, const float *beta,

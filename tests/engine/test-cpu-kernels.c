@@ -162,6 +162,33 @@ test_dot_axpy (void)
     g_assert_cmpfloat (fabs (y[i] - want[i]), <=, 1e-6);
 }
 
+/* Three heads at once give the bits of three one-head calls (odd and even
+ * key counts: the kernel pairs keys). */
+static void
+test_attention_heads (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (17);
+  const int dh = 64, n_heads = 3, stride = 2 * n_heads * dh;
+  const int lengths[] = { 301, 300, 7 };
+  const int n_max = 301;
+  g_autofree float *kv = g_new (float, n_max * stride);
+  g_autofree float *scratch = g_new (float, WHISPER_CPU_ATTENTION_SCRATCH (n_max, dh, n_heads));
+  float q[3 * 64], together[3 * 64], alone[3 * 64];
+  for (int i = 0; i < n_max * stride; i++)
+    kv[i] = rnd (r);
+  for (int c = 0; c < n_heads * dh; c++)
+    q[c] = rnd (r) * 3.0f;
+  for (gsize t = 0; t < G_N_ELEMENTS (lengths); t++) {
+    const float *k = kv, *v = kv + n_heads * dh;
+    whisper_cpu_attention_heads (together, q, k, v, stride, lengths[t], dh, n_heads, 0.125f,
+                                 scratch);
+    for (int h = 0; h < n_heads; h++)
+      whisper_cpu_attention_heads (alone + h * dh, q + h * dh, k + h * dh, v + h * dh, stride,
+                                   lengths[t], dh, 1, 0.125f, scratch);
+    g_assert_cmpmem (together, sizeof together, alone, sizeof alone);
+  }
+}
+
 static void
 test_bias_gelu (void)
 {
@@ -189,7 +216,7 @@ test_attention_row (void)
   const int dims[] = { 64, 12 }; /* the AVX2 kernel (dh % 8 == 0) and the portable one */
   g_autofree float *k = g_new (float, n_kv * stride);
   g_autofree float *v = g_new (float, n_kv * stride);
-  g_autofree float *scores = g_new (float, n_kv);
+  g_autofree float *scores = g_new (float, WHISPER_CPU_ATTENTION_SCRATCH (n_kv, 64, 1));
   g_autofree double *p = g_new (double, n_kv);
   for (int i = 0; i < n_kv * stride; i++) {
     k[i] = rnd (r);
@@ -211,7 +238,7 @@ test_attention_row (void)
     }
     for (int j = 0; j < n_kv; j++)
       sum += (p[j] = exp (p[j] - max));
-    whisper_cpu_attention_row (out, q, k, v, stride, n_kv, dh, (float) scale, scores);
+    whisper_cpu_attention_heads (out, q, k, v, stride, n_kv, dh, 1, (float) scale, scores);
     for (int c = 0; c < dh; c++) {
       double want = 0.0;
       for (int j = 0; j < n_kv; j++)
@@ -256,6 +283,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cpu-kernels/dot-axpy", test_dot_axpy);
   g_test_add_func ("/cpu-kernels/bias-gelu", test_bias_gelu);
   g_test_add_func ("/cpu-kernels/attention-row", test_attention_row);
+  g_test_add_func ("/cpu-kernels/attention-heads", test_attention_heads);
   g_test_add_func ("/cpu-kernels/thread-pool", test_thread_pool);
   return g_test_run ();
 }
