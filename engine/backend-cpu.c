@@ -22,6 +22,7 @@
  */
 #include "backend.h"
 #include "cpu-kernels.h"
+#include "cpu-memory.h"
 #include "cpu-threadpool.h"
 #include "whisper-engine.h"
 
@@ -55,8 +56,10 @@ static float *
 thread_scratch (WhisperBackendCpu *self, int thread, size_t n)
 {
   if (n > self->scratch_size[thread]) {
-    g_free (self->scratch[thread]);
-    self->scratch[thread] = g_malloc (n * sizeof (float));
+    whisper_cpu_memory_free (self->scratch[thread]);
+    self->scratch[thread] = whisper_cpu_memory_alloc (n * sizeof (float));
+    if (!self->scratch[thread])
+      g_error ("cpu backend: cannot allocate %zu floats of scratch memory", n);
     self->scratch_size[thread] = n;
   }
   return self->scratch[thread];
@@ -69,10 +72,10 @@ cpu_destroy (WhisperBackend *be)
   const int n = whisper_thread_pool_size (self->pool);
   whisper_thread_pool_free (self->pool);
   for (int i = 0; i < n; i++)
-    g_free (self->scratch[i]);
+    whisper_cpu_memory_free (self->scratch[i]);
   g_free (self->scratch);
   g_free (self->scratch_size);
-  g_free (self->weight_f32);
+  whisper_cpu_memory_free (self->weight_f32);
   g_free (self);
 }
 
@@ -80,7 +83,8 @@ static float *
 cpu_alloc (WhisperBackend *be, size_t n_floats, GError **error)
 {
   (void) be;
-  float *p = g_try_malloc0_n (MAX (n_floats, 1), sizeof (float));
+  float *p = n_floats <= G_MAXSIZE / sizeof (float)
+                 ? whisper_cpu_memory_alloc (n_floats * sizeof (float)) : NULL;
   if (!p)
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_FAILED,
                  "cpu backend: cannot allocate %zu floats", n_floats);
@@ -91,7 +95,7 @@ static void
 cpu_free (WhisperBackend *be, void *ptr)
 {
   (void) be;
-  g_free (ptr);
+  whisper_cpu_memory_free (ptr);
 }
 
 static void
@@ -116,8 +120,8 @@ cpu_weight_upload (WhisperBackend *be, WhisperWeight *w, const float *host, int 
   const size_t n = (size_t) rows * cols;
   uint16_t *half = g_try_malloc (MAX (n, 1) * sizeof (uint16_t));
   if (half && whisper_cpu_float_to_half_exact (half, host, n)) {
-    uint16_t *packed = whisper_cpu_packable (rows, cols) ? g_try_malloc (n * sizeof (uint16_t))
-                                                         : NULL;
+    uint16_t *packed = whisper_cpu_packable (rows, cols)
+                           ? whisper_cpu_memory_alloc (n * sizeof (uint16_t)) : NULL;
     if (packed) {
       whisper_cpu_pack_rows (packed, half, rows, cols);
       g_free (half);
@@ -129,7 +133,7 @@ cpu_weight_upload (WhisperBackend *be, WhisperWeight *w, const float *host, int 
     }
   } else {
     g_free (half);
-    float *data = g_try_malloc (MAX (n, 1) * sizeof (float));
+    float *data = whisper_cpu_memory_alloc (n * sizeof (float));
     if (!data) {
       g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_FAILED,
                    "cpu backend: cannot allocate a %d x %d weight", rows, cols);
@@ -148,7 +152,7 @@ static void
 cpu_weight_free (WhisperBackend *be, WhisperWeight *w)
 {
   (void) be;
-  g_clear_pointer (&w->data, g_free);
+  g_clear_pointer (&w->data, whisper_cpu_memory_free);
 }
 
 /* ---- linear --------------------------------------------------------- */
@@ -248,8 +252,10 @@ weight_as_f32 (WhisperBackendCpu *self, const WhisperWeight *w)
     return w->data;
   const size_t n = (size_t) w->rows * w->cols;
   if (n > self->weight_f32_size) {
-    g_free (self->weight_f32);
-    self->weight_f32 = g_malloc (n * sizeof (float));
+    whisper_cpu_memory_free (self->weight_f32);
+    self->weight_f32 = whisper_cpu_memory_alloc (n * sizeof (float));
+    if (!self->weight_f32)
+      g_error ("cpu backend: cannot allocate a %d x %d float32 weight copy", w->rows, w->cols);
     self->weight_f32_size = n;
   }
   ConvertJob job = { w, self->weight_f32 };
