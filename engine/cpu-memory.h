@@ -1,4 +1,4 @@
-/* cpu-memory.h: memory for the CPU backend's weights, caches and scratch. */
+/* cpu-memory.h: memory for the CPU backend's activations, caches and scratch. */
 #pragma once
 
 #include <glib.h>

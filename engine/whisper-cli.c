@@ -14,6 +14,7 @@ static int opt_channel = -1;
 static char *opt_dump_pcm;
 static char *opt_format = "segments";
 static gboolean opt_stats;
+static int opt_warmup;
 static gboolean opt_no_condition;
 static double opt_no_speech_threshold = 0.6;
 
@@ -34,6 +35,9 @@ static GOptionEntry entries[] = {
   { "no-speech-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_no_speech_threshold,
     "skip windows whose no-speech probability exceeds this (default 0.6; < 0: never)", "P" },
   { "stats", 's', 0, G_OPTION_ARG_NONE, &opt_stats, "print timings to stderr", NULL },
+  { "warmup", 0, 0, G_OPTION_ARG_INT, &opt_warmup,
+    "first transcribe the file N times untimed on the same engine, as a running pipeline or "
+    "server is warm (for benchmarks; --stats then covers the last run only)", "N" },
   { NULL }
 };
 
@@ -145,6 +149,10 @@ main (int argc, char **argv)
                 opt_format);
     return 2;
   }
+  if (opt_warmup < 0 || opt_warmup > 100) {
+    g_printerr ("whisper-transcribe: --warmup: %d is not a count from 0 to 100\n", opt_warmup);
+    return 2;
+  }
 
   gsize n_samples;
   gint64 t_start = g_get_monotonic_time ();
@@ -188,6 +196,18 @@ main (int argc, char **argv)
   decode.no_speech_threshold = opt_no_speech_threshold;
   whisper_stream_set_options (stream, &decode);
 
+  gint64 t_warm = g_get_monotonic_time ();
+  for (int i = 0; i < opt_warmup; i++) {
+    g_autoptr (GPtrArray) ignored = NULL;
+    if (!whisper_stream_transcribe (stream, pcm, n_samples, NULL, NULL, &ignored, &error)) {
+      g_printerr ("whisper-transcribe: %s: %s\n", argv[1], error->message);
+      return 1;
+    }
+    whisper_stream_reset (stream);
+  }
+  WhisperStreamStats before;
+  whisper_stream_get_stats (stream, &before);
+
   gint64 t_run = g_get_monotonic_time ();
   g_autoptr (GPtrArray) segments = NULL;
   if (!whisper_stream_transcribe (stream, pcm, n_samples, NULL, NULL, &segments, &error)) {
@@ -201,13 +221,22 @@ main (int argc, char **argv)
   if (opt_stats) {
     WhisperStreamStats st;
     whisper_stream_get_stats (stream, &st);
+    /* the timed run only: the counters are cumulative over the warm-up runs */
+    st.windows -= before.windows;
+    st.decode_steps -= before.decode_steps;
+    st.mel_seconds -= before.mel_seconds;
+    st.encoder_seconds -= before.encoder_seconds;
+    st.decoder_seconds -= before.decoder_seconds;
     const WhisperEngineInfo *info = whisper_engine_get_info (engine);
     const double tokens = st.decode_steps - st.windows;  /* one prompt pass per window */
     g_printerr ("device %s, %d threads, audio %.2f s\n", info->device_name,
                 opt_threads ? opt_threads : (int) g_get_num_processors (),
                 n_samples / (double) WHISPER_SAMPLE_RATE);
-    g_printerr ("load audio %.3f s, load model %.3f s, transcribe %.3f s\n",
-                (t_load - t_start) / 1e6, (t_run - t_load) / 1e6, (t_end - t_run) / 1e6);
+    g_printerr ("load audio %.3f s, load model %.3f s, ", (t_load - t_start) / 1e6,
+                (t_warm - t_load) / 1e6);
+    if (opt_warmup)
+      g_printerr ("warm-up %.3f s (%d runs), ", (t_run - t_warm) / 1e6, opt_warmup);
+    g_printerr ("transcribe %.3f s\n", (t_end - t_run) / 1e6);
     g_printerr ("mel %.3f s; encoder %.3f s per window (%" G_GUINT64_FORMAT " windows); "
                 "decoder %.3f ms per step (%" G_GUINT64_FORMAT " steps)\n",
                 st.mel_seconds, st.windows ? st.encoder_seconds / st.windows : 0.0, st.windows,
