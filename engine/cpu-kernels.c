@@ -169,6 +169,27 @@ bias_gelu_avx2 (float *x, const float *bias, int n, gboolean gelu)
   bias_gelu_generic (x + i, bias ? bias + i : NULL, n - i, gelu);
 }
 
+/* sum_i exp(x[i] - max) in double, each term through exp_avx2 (float, about
+ * 1 ulp): -inf terms give 0. */
+AVX2_TARGET static double
+sum_exp_avx2 (const float *x, int n, float max)
+{
+  const __m256 m = _mm256_set1_ps (max);
+  __m256d acc0 = _mm256_setzero_pd (), acc1 = acc0;
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 e = exp_avx2 (_mm256_sub_ps (_mm256_loadu_ps (x + i), m));
+    acc0 = _mm256_add_pd (acc0, _mm256_cvtps_pd (_mm256_castps256_ps128 (e)));
+    acc1 = _mm256_add_pd (acc1, _mm256_cvtps_pd (_mm256_extractf128_ps (e, 1)));
+  }
+  double buf[4];
+  _mm256_storeu_pd (buf, _mm256_add_pd (acc0, acc1));
+  double sum = (buf[0] + buf[1]) + (buf[2] + buf[3]);
+  for (; i < n; i++)
+    sum += exp ((double) x[i] - max);
+  return sum;
+}
+
 AVX2_TARGET static void
 softmax_avx2 (float *x, int n)
 {
@@ -507,6 +528,19 @@ whisper_cpu_softmax (float *x, int n)
   }
 #endif
   softmax_generic (x, n);
+}
+
+double
+whisper_cpu_sum_exp (const float *x, int n, float max)
+{
+#ifdef HAVE_X86
+  if (have_avx2 ())
+    return sum_exp_avx2 (x, n, max);
+#endif
+  double sum = 0.0;
+  for (int i = 0; i < n; i++)
+    sum += exp ((double) x[i] - max);
+  return sum;
 }
 
 void

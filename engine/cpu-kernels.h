@@ -44,6 +44,10 @@ void whisper_cpu_axpy (float *y, float a, const float *x, int n);
 
 /* x[0..n) = softmax(x[0..n)) in place (exp with ~1 ulp error). */
 void whisper_cpu_softmax (float *x, int n);
+/* sum of exp(x[i] - max) over n floats, in double; max >= every x[i]. The
+ * AVX2 version takes each term in float (relative error about 1 ulp), the
+ * portable one in double. */
+double whisper_cpu_sum_exp (const float *x, int n, float max);
 /* x[i] = x[i] + bias[i] (bias may be NULL), then exact-erf GELU if gelu. */
 void whisper_cpu_bias_gelu (float *x, const float *bias, int n, gboolean gelu);
 

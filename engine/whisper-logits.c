@@ -1,5 +1,6 @@
 /* whisper-logits.c: logit filters and the greedy choice (reference §4.3). */
 #include "whisper-logits.h"
+#include "cpu-kernels.h"
 
 #include <math.h>
 
@@ -98,7 +99,11 @@ whisper_logits_select (float *logits, const WhisperLogitConfig *config,
   whisper_logits_apply_filters (logits, config, state);
   int best;
   const float max = range_max (logits, 0, config->n_vocab, &best);
-  const double lse = log_sum_exp (logits, 0, config->n_vocab, max);
+  /* over the whole vocabulary, once per step: the vector sum (0.25 -> 0.03 ms
+   * per step on 51864 logits; the logprob only moves by about 1e-7, and it
+   * feeds avg_logprob, not the choice) */
+  const double lse = max == -INFINITY ? -INFINITY
+                     : max + log (whisper_cpu_sum_exp (logits, config->n_vocab, max));
   choice->token = best;
   choice->logprob = (float) ((double) max - lse);
 }

@@ -42,6 +42,24 @@ test_softmax (void)
 }
 
 static void
+test_sum_exp (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (19);
+  const int n = 51867; /* a vocabulary's size, with a scalar tail */
+  g_autofree float *x = g_new (float, n);
+  float max = -INFINITY;
+  for (int i = 0; i < n; i++) {
+    x[i] = i % 97 == 0 ? -INFINITY : rnd (r) * 30.0f; /* suppressed entries give 0 */
+    max = MAX (max, x[i]);
+  }
+  double want = 0.0;
+  for (int i = 0; i < n; i++)
+    want += exp ((double) x[i] - max);
+  const double got = whisper_cpu_sum_exp (x, n, max);
+  g_assert_cmpfloat (fabs (got - want), <=, 2e-7 * want);
+}
+
+static void
 test_gemv (void)
 {
   g_autoptr (GRand) r = g_rand_new_with_seed (11);
@@ -277,6 +295,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/cpu-kernels/softmax", test_softmax);
+  g_test_add_func ("/cpu-kernels/sum-exp", test_sum_exp);
   g_test_add_func ("/cpu-kernels/gemv", test_gemv);
   g_test_add_func ("/cpu-kernels/gemv-packed", test_gemv_packed);
   g_test_add_func ("/cpu-kernels/half", test_half_conversions);
