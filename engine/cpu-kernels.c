@@ -386,6 +386,8 @@ attention_heads_avx2 (float *out, const float *q, const float *k, const float *v
     softmax_avx2 (scratch + (size_t) h * n_kv, n_kv);
 
   /* out = p v: even keys summed in acc0, odd keys in acc1, then added */
+  if (whisper_cpu_weighted_sum_avx512 (out, scratch, n_kv, v, kv_stride, n_kv, dh, n_heads))
+    return;
   for (int c = 0; c < span; c += 8) {
     _mm256_storeu_ps (acc0 + c, _mm256_setzero_ps ());
     _mm256_storeu_ps (acc1 + c, _mm256_setzero_ps ());

@@ -61,6 +61,15 @@ void whisper_cpu_attention_heads (float *out, const float *q, const float *k, co
                                   int kv_stride, int n_kv, int dh, int n_heads, float scale,
                                   float *scratch);
 
+/* out[h * dh + c] = sum_j p[h * p_stride + j] v[j * kv_stride + h * dh + c]
+ * for n_heads heads, on AVX-512 with the sums of the AVX2 attention
+ * (cpu-weighted-sum-avx512.c). Returns FALSE, having done nothing, where it
+ * does not apply: no AVX-512F, dh != 64, WHISPER_CPU_GENERIC or
+ * WHISPER_CPU_NO_AVX512 set. */
+gboolean whisper_cpu_weighted_sum_avx512 (float *out, const float *p, int p_stride,
+                                          const float *v, int kv_stride, int n_kv, int dh,
+                                          int n_heads);
+
 /* One row of LayerNorm (mean and variance in double): y may equal x. */
 void whisper_cpu_layer_norm_row (float *y, const float *x, const float *gamma, const float *beta,
                                  int d, float eps);

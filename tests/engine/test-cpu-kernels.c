@@ -180,8 +180,8 @@ test_dot_axpy (void)
     g_assert_cmpfloat (fabs (y[i] - want[i]), <=, 1e-6);
 }
 
-/* Three heads at once give the bits of three one-head calls (odd and even
- * key counts: the kernel pairs keys). */
+/* Three heads at once give the bits of three one-head calls, and of the
+ * AVX2-only kernel (odd and even key counts: the kernels pair keys). */
 static void
 test_attention_heads (void)
 {
@@ -203,6 +203,12 @@ test_attention_heads (void)
     for (int h = 0; h < n_heads; h++)
       whisper_cpu_attention_heads (alone + h * dh, q + h * dh, k + h * dh, v + h * dh, stride,
                                    lengths[t], dh, 1, 0.125f, scratch);
+    g_assert_cmpmem (together, sizeof together, alone, sizeof alone);
+    /* the AVX-512 value sums (where the CPU has them) equal the AVX2 ones */
+    g_setenv ("WHISPER_CPU_NO_AVX512", "1", TRUE);
+    whisper_cpu_attention_heads (alone, q, k, v, stride, lengths[t], dh, n_heads, 0.125f,
+                                 scratch);
+    g_unsetenv ("WHISPER_CPU_NO_AVX512");
     g_assert_cmpmem (together, sizeof together, alone, sizeof alone);
   }
 }
