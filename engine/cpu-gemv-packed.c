@@ -16,11 +16,7 @@
 
 #include <string.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define HAVE_X86 1
-#define AVX2_TARGET __attribute__ ((target ("avx2,fma,f16c")))
-#endif
+#include "cpu-simd.h"
 
 #define PACK_ROWS WHISPER_CPU_PACK_ROWS
 #define PACK_COLS 8
@@ -72,17 +68,6 @@ gemv_packed_generic (float *y, const uint16_t *w, const float *x, int r0, int r1
 }
 
 #ifdef HAVE_X86
-AVX2_TARGET static inline float
-hsum256 (__m256 v)
-{
-  /* the reduction order of cpu-kernels.c's hsum256, which it must match */
-  __m128 lo = _mm256_castps256_ps128 (v), hi = _mm256_extractf128_ps (v, 1);
-  lo = _mm_add_ps (lo, hi);
-  lo = _mm_add_ps (lo, _mm_movehl_ps (lo, lo));
-  lo = _mm_add_ss (lo, _mm_shuffle_ps (lo, lo, 1));
-  return _mm_cvtss_f32 (lo);
-}
-
 AVX2_TARGET static void
 unpack_rows_avx2 (float *dst, const uint16_t *packed, int r0, int r1, int cols)
 {

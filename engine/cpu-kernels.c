@@ -5,11 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define HAVE_X86 1
-#define AVX2_TARGET __attribute__ ((target ("avx2,fma,f16c")))
-#endif
+#include "cpu-simd.h"
 
 /* ---- portable versions ---------------------------------------------- */
 
@@ -93,16 +89,6 @@ bias_gelu_generic (float *x, const float *bias, int n, gboolean gelu)
 /* ---- AVX2 / FMA / F16C versions ------------------------------------- */
 
 #ifdef HAVE_X86
-AVX2_TARGET static inline float
-hsum256 (__m256 v)
-{
-  __m128 lo = _mm256_castps256_ps128 (v), hi = _mm256_extractf128_ps (v, 1);
-  lo = _mm_add_ps (lo, hi);
-  lo = _mm_add_ps (lo, _mm_movehl_ps (lo, lo));
-  lo = _mm_add_ss (lo, _mm_shuffle_ps (lo, lo, 1));
-  return _mm_cvtss_f32 (lo);
-}
-
 /* exp(x) for x <= 0 (softmax inputs after the max is subtracted): range
  * reduction x = n ln2 + r, |r| <= ln2/2, then a degree-6 polynomial;
  * relative error about 1 ulp. Inputs below -87.3 give 0. */
