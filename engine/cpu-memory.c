@@ -3,24 +3,19 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
-#define HUGE_PAGE ((size_t) 2 << 20)
+#define ALIGNMENT ((size_t) 2 << 20)
 
 void *
 whisper_cpu_memory_alloc (size_t bytes)
 {
   bytes = MAX (bytes, 1);
-  if (bytes < HUGE_PAGE)
+  if (bytes < ALIGNMENT)
     return g_try_malloc0 (bytes);
   void *p = NULL;
-  const size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-  if (posix_memalign (&p, HUGE_PAGE, rounded) != 0)
+  const size_t rounded = (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+  if (posix_memalign (&p, ALIGNMENT, rounded) != 0)
     return NULL;
-#ifdef MADV_HUGEPAGE
-  /* advice only: without transparent huge pages the memory works the same */
-  (void) madvise (p, rounded, MADV_HUGEPAGE);
-#endif
   memset (p, 0, rounded);
   return p;
 }
