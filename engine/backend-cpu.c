@@ -157,6 +157,21 @@ cpu_weight_free (WhisperBackend *be, WhisperWeight *w)
   g_clear_pointer (&w->data, g_free);
 }
 
+/* dst = rows [r0, r1) of the weight as float32, row-major, whatever its
+ * storage. */
+static void
+weight_rows_f32 (const WhisperWeight *w, int r0, int r1, float *dst)
+{
+  if (w->dtype == WEIGHT_F16_PACKED)
+    whisper_cpu_unpack_rows (dst, w->data, r0, r1, w->cols);
+  else if (w->dtype == WEIGHT_F16)
+    whisper_cpu_half_to_float (dst, (const uint16_t *) w->data + (size_t) r0 * w->cols,
+                               (size_t) (r1 - r0) * w->cols);
+  else
+    memcpy (dst, (const float *) w->data + (size_t) r0 * w->cols,
+            (size_t) (r1 - r0) * w->cols * sizeof (float));
+}
+
 /* ---- linear --------------------------------------------------------- */
 
 typedef struct {
@@ -169,7 +184,8 @@ typedef struct {
   const float *bias;
   int n;
   WhisperLinearFlags flags;
-  int rows_per_task;  /* matrix-vector products */
+  int rows_per_task;  /* matrix-vector products: weight rows; many-row: input rows */
+  const float *w32;   /* many-row linears: the weight as float32 */
 } LinearJob;
 
 static void
@@ -208,14 +224,9 @@ gemm_task (int task, int thread, gpointer data)
   const int nc = c1 - c0;
   const float *wblock;
 
-  if (w->dtype == WEIGHT_F16_PACKED) {
+  if (w->dtype != WEIGHT_F32) {
     float *tmp = thread_scratch (job->self, thread, (size_t) nc * w->cols);
-    whisper_cpu_unpack_rows (tmp, w->data, c0, c1, w->cols);
-    wblock = tmp;
-  } else if (w->dtype == WEIGHT_F16) {
-    float *tmp = thread_scratch (job->self, thread, (size_t) nc * w->cols);
-    whisper_cpu_half_to_float (tmp, (const uint16_t *) w->data + (size_t) c0 * w->cols,
-                               (size_t) nc * w->cols);
+    weight_rows_f32 (w, c0, c1, tmp);
     wblock = tmp;
   } else {
     wblock = (const float *) w->data + (size_t) c0 * w->cols;
@@ -239,12 +250,7 @@ convert_task (int task, int thread, gpointer data)
   ConvertJob *job = data;
   const WhisperWeight *w = job->w;
   const int r0 = task * CONVERT_BLOCK_ROWS, r1 = MIN (r0 + CONVERT_BLOCK_ROWS, w->rows);
-  float *dst = job->dst + (size_t) r0 * w->cols;
-  if (w->dtype == WEIGHT_F16_PACKED)
-    whisper_cpu_unpack_rows (dst, w->data, r0, r1, w->cols);
-  else
-    whisper_cpu_half_to_float (dst, (const uint16_t *) w->data + (size_t) r0 * w->cols,
-                               (size_t) (r1 - r0) * w->cols);
+  weight_rows_f32 (w, r0, r1, job->dst + (size_t) r0 * w->cols);
 }
 
 /* The weight as float32: itself, or the shared copy converted by the pool. */
@@ -267,24 +273,17 @@ weight_as_f32 (WhisperBackendCpu *self, const WhisperWeight *w)
   return self->weight_f32;
 }
 
-typedef struct {
-  LinearJob *linear;
-  const float *w32;
-  int rows_per_task;
-} RowsJob;
-
 static void
 gemm_rows_task (int task, int thread, gpointer data)
 {
   (void) thread;
-  RowsJob *rj = data;
-  LinearJob *job = rj->linear;
+  LinearJob *job = data;
   const WhisperWeight *w = job->w;
-  const int i0 = task * rj->rows_per_task, ni = MIN (rj->rows_per_task, job->n - i0);
+  const int i0 = task * job->rows_per_task, ni = MIN (job->rows_per_task, job->n - i0);
   float *y = job->y + (size_t) i0 * job->y_stride;
   const float beta = (job->flags & WHISPER_LINEAR_ACCUMULATE) ? 1.0f : 0.0f;
   cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, ni, w->rows, w->cols, 1.0f,
-               job->x + (size_t) i0 * job->x_stride, job->x_stride, rj->w32, w->cols, beta, y,
+               job->x + (size_t) i0 * job->x_stride, job->x_stride, job->w32, w->cols, beta, y,
                job->y_stride);
   bias_act_block (y, job->y_stride, job->bias, ni, 0, w->rows,
                   (job->flags & WHISPER_LINEAR_GELU) != 0);
@@ -295,7 +294,7 @@ cpu_linear (WhisperBackend *be, float *y, int y_stride, const float *x, int x_st
             const WhisperWeight *w, const float *bias, int n, WhisperLinearFlags flags)
 {
   WhisperBackendCpu *self = (WhisperBackendCpu *) be;
-  LinearJob job = { self, y, y_stride, x, x_stride, w, bias, n, flags, 0 };
+  LinearJob job = { self, y, y_stride, x, x_stride, w, bias, n, flags, 0, NULL };
   if (n == 1) {
     /* one contiguous share of the rows per thread: one sequential stream
      * each, which the prefetchers follow (256-row tasks handed out in turn
@@ -309,9 +308,10 @@ cpu_linear (WhisperBackend *be, float *y, int y_stride, const float *x, int x_st
     /* two blocks per thread, multiples of 16 rows: even shares when the
      * threads run alike, something to take over when one is slowed */
     const int per = (n + 2 * be->n_threads - 1) / (2 * be->n_threads);
-    RowsJob rj = { &job, weight_as_f32 (self, w), (per + 15) / 16 * 16 };
-    whisper_thread_pool_run (self->pool, (n + rj.rows_per_task - 1) / rj.rows_per_task,
-                             gemm_rows_task, &rj);
+    job.rows_per_task = (per + 15) / 16 * 16;
+    job.w32 = weight_as_f32 (self, w);
+    whisper_thread_pool_run (self->pool, (n + job.rows_per_task - 1) / job.rows_per_task,
+                             gemm_rows_task, &job);
   } else
     whisper_thread_pool_run (self->pool, (w->rows + GEMM_BLOCK_COLS - 1) / GEMM_BLOCK_COLS,
                              gemm_task, &job);
@@ -384,12 +384,7 @@ cpu_embed (WhisperBackend *be, float *x, const WhisperWeight *embedding, const f
   (void) be;
   for (int i = 0; i < n; i++) {
     float *row = x + (size_t) i * d;
-    if (embedding->dtype == WEIGHT_F16_PACKED)
-      whisper_cpu_unpack_rows (row, embedding->data, tokens[i], tokens[i] + 1, d);
-    else if (embedding->dtype == WEIGHT_F16)
-      whisper_cpu_half_to_float (row, (const uint16_t *) embedding->data + (size_t) tokens[i] * d, d);
-    else
-      memcpy (row, (const float *) embedding->data + (size_t) tokens[i] * d, d * sizeof (float));
+    weight_rows_f32 (embedding, tokens[i], tokens[i] + 1, row);
     const float *p = positional + (size_t) (pos0 + i) * d;
     for (int j = 0; j < d; j++)
       row[j] += p[j];
