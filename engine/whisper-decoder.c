@@ -1,5 +1,5 @@
 /* whisper-decoder.c: the text decoder, written against the backend table
- * (reference §4.2): token + positional embedding, pre-LN layers with causal
+ * (TextDecoder in https://github.com/openai/whisper/blob/main/whisper/model.py): token + positional embedding, pre-LN layers with causal
  * self-attention over the KV cache and cross-attention over the cached
  * encoder K/V, final LayerNorm, logits through the tied embedding. */
 #include "whisper-engine-internal.h"

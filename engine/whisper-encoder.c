@@ -1,5 +1,5 @@
 /* whisper-encoder.c: the audio encoder, written against the backend table
- * (reference §4.2): conv1+GELU, conv2(stride 2)+GELU, positional add,
+ * (AudioEncoder in https://github.com/openai/whisper/blob/main/whisper/model.py): conv1+GELU, conv2(stride 2)+GELU, positional add,
  * pre-LN transformer layers, final LayerNorm. */
 #include "whisper-engine-internal.h"
 

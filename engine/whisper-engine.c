@@ -6,10 +6,9 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK (whisper-engine-error-quark, whisper_engine_error)
 
-/* OpenAI's non_speech_tokens (reference §6.3), derived with the reference
- * BPE from the two tokenizer families. tests/engine checks the EN list
+/* OpenAI's non_speech_tokens (https://github.com/openai/whisper/blob/main/whisper/tokenizer.py),
+ * derived with the reference BPE from the two tokenizer families. tests/engine checks the EN list
  * against faster-whisper's own computation. */
 static const gint32 non_speech_en[] = {
   1, 2, 7, 8, 9, 10, 14, 25, 26, 27, 28, 29, 31, 58, 59, 60, 61, 62, 63, 90, 91, 92, 93,
@@ -48,7 +47,8 @@ compare_ids (gconstpointer a, gconstpointer b)
   return (x > y) - (x < y);
 }
 
-/* Special token ids from the vocabulary size (reference §3.4), checked
+/* Special token ids from the vocabulary size (the order of the special
+ * tokens in https://github.com/openai/whisper/blob/main/whisper/tokenizer.py), checked
  * against the vocabulary's names where it has them. */
 static gboolean
 resolve_special_tokens (WhisperEngine *e, GError **error)

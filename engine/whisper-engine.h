@@ -13,19 +13,11 @@
 
 #include <glib.h>
 
+#include "whisper-error.h"
+
 G_BEGIN_DECLS
 
 #define WHISPER_SAMPLE_RATE 16000
-#define WHISPER_ENGINE_ERROR (whisper_engine_error_quark ())
-GQuark whisper_engine_error_quark (void);
-
-typedef enum {
-  WHISPER_ENGINE_ERROR_DEVICE,     /* requested device unavailable */
-  WHISPER_ENGINE_ERROR_SETTING,    /* an option has an invalid value */
-  WHISPER_ENGINE_ERROR_AUDIO,      /* audio cannot be read or is invalid */
-  WHISPER_ENGINE_ERROR_CANCELLED,  /* whisper_stream_cancel() was called */
-  WHISPER_ENGINE_ERROR_FAILED,     /* anything else */
-} WhisperEngineError;
 
 typedef enum {
   WHISPER_DEVICE_AUTO,   /* CUDA when the module loads and a GPU exists, else CPU */
@@ -134,7 +126,8 @@ void whisper_stream_set_options (WhisperStream *stream, const WhisperDecodeOptio
 void whisper_stream_set_token_callback (WhisperStream *stream, WhisperTokenFunc func,
                                         gpointer user_data);
 
-/* Long-form transcription of `pcm` (reference §4.4): 30-s windows (or the
+/* Long-form transcription of `pcm` (faster-whisper's
+ * https://github.com/SYSTRAN/faster-whisper/blob/master/faster_whisper/transcribe.py): 30-s windows (or the
  * shorter window of a reduced encoder context), seek by the last timestamp,
  * segments split on consecutive timestamps, conditioned on previous text.
  * The prompt history carries over between calls on the same stream, so

@@ -1,4 +1,4 @@
-/* whisper-logits.c: logit filters and the greedy choice (reference §4.3). */
+/* whisper-logits.c: logit filters and the greedy choice (see whisper-logits.h). */
 #include "whisper-logits.h"
 #include "cpu-kernels.h"
 

@@ -1,5 +1,5 @@
 /* whisper-logits.h: logit filters and greedy choice of one decode step
- * (reference §4.3): SuppressBlank, SuppressTokens, ApplyTimestampRules (with
+ * (OpenAI's https://github.com/openai/whisper/blob/main/whisper/decoding.py): SuppressBlank, SuppressTokens, ApplyTimestampRules (with
  * the maximum initial timestamp), then log-softmax and argmax. */
 #pragma once
 

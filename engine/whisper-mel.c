@@ -1,6 +1,6 @@
 /* whisper-mel.c: log-mel front end (see whisper-mel.h). FFT by FFTW. */
 #include "whisper-mel.h"
-#include "cpu-threadpool.h"
+#include "thread-pool.h"
 #include "whisper-engine.h"
 
 #include <fftw3.h>

@@ -1,5 +1,5 @@
-/* whisper-mel.h: log-mel front end (reference §4.1, faster-whisper's
- * framing): 400-point periodic-Hann STFT with hop 160 and centre reflect
+/* whisper-mel.h: log-mel front end (faster-whisper's framing,
+ * https://github.com/SYSTRAN/faster-whisper/blob/master/faster_whisper/feature_extractor.py): 400-point periodic-Hann STFT with hop 160 and centre reflect
  * padding, power spectrum, Slaney mel filters, log10 with 1e-10 floor,
  * max-8 clamp over the whole input, (x+4)/4. */
 #pragma once

@@ -1,5 +1,6 @@
-/* whisper-stream.c: WhisperStream: long-form transcription (reference §4.4,
- * as faster-whisper does it), greedy decoding of each window (§4.3). */
+/* whisper-stream.c: WhisperStream: long-form transcription as faster-whisper
+ * does it (generate_segments() in https://github.com/SYSTRAN/faster-whisper/blob/master/faster_whisper/transcribe.py),
+ * greedy decoding of each window (https://github.com/openai/whisper/blob/main/whisper/decoding.py). */
 #include "whisper-engine-internal.h"
 #include "whisper-logits.h"
 #include "whisper-tokenizer.h"
@@ -424,7 +425,8 @@ deliver_segment (WhisperStream *s, SegmentSink *sink, WhisperSegment *seg)
     whisper_segment_free (seg);
 }
 
-/* Splits the window's tokens at consecutive timestamps (reference §4.4) and
+/* Splits the window's tokens at consecutive timestamps (as faster-whisper's
+ * generate_segments() does) and
  * returns the number of frames to seek. */
 static int
 split_segments (WhisperStream *s, SegmentSink *sink, const WindowResult *wr, double time_offset,

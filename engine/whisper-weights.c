@@ -28,7 +28,8 @@ upload_matrix (Uploader *up, WhisperWeight *w, const float *host, int rows, int 
 {
   if (!up->ok)
     return;
-  if (!up->be->ops->weight_upload (up->be, w, host, rows, cols, up->error))
+  const WhisperTensor t = { host, WHISPER_DTYPE_F32, NULL, rows, cols };
+  if (!up->be->ops->weight_upload (up->be, w, &t, up->error))
     up->ok = FALSE;
 }
 

@@ -5,7 +5,7 @@ Usage: ct2-to-ggml.py CT2_DIR OUT.bin [--f32]
 
 CT2_DIR holds model.bin and vocabulary.json or vocabulary.txt (config.json is
 not needed). The output is the legacy ggml container that whisper.cpp reads
-(docs/whisper-reference.md section 3): f16 weights by default, f32 with --f32.
+(as whisper.cpp's models/convert-pt-to-ggml.py writes it): f16 weights by default, f32 with --f32.
 Biases, layer norms, conv biases and positional embeddings are always f32, as
 whisper.cpp expects. Fused CTranslate2 projections are split back into
 query/key/value (the key has no bias, so none is written).

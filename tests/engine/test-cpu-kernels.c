@@ -2,7 +2,7 @@
  * precision references on seeded random inputs, and the fork-join pool.
  * Run twice by meson: with the AVX2 kernels and with WHISPER_CPU_GENERIC=1. */
 #include "cpu-kernels.h"
-#include "cpu-threadpool.h"
+#include "thread-pool.h"
 #include "whisper-model.h"
 
 #include <math.h>
@@ -72,7 +72,7 @@ test_gemv (void)
     /* values exactly representable in half, so both paths see equal weights */
     w[i] = roundf (rnd (r) * 1024.0f) / 1024.0f;
   }
-  g_assert_true (whisper_cpu_float_to_half_exact (wh, w, rows * cols));
+  g_assert_true (whisper_float_to_half_exact_n (wh, w, rows * cols));
   for (int i = 0; i < cols; i++)
     x[i] = rnd (r);
 
@@ -114,7 +114,7 @@ test_gemv_packed (void)
     w[i] = roundf (rnd (r) * 1024.0f) / 1024.0f;
   for (int i = 0; i < cols; i++)
     x[i] = rnd (r);
-  g_assert_true (whisper_cpu_float_to_half_exact (wh, w, rows * cols));
+  g_assert_true (whisper_float_to_half_exact_n (wh, w, rows * cols));
   whisper_cpu_pack_rows (packed, wh, rows, cols);
 
   /* the packed product gives the same bits as the row-major one, over a
@@ -144,8 +144,8 @@ test_half_conversions (void)
                           5.9604644775390625e-08f /* min subnormal */, 0.333251953125f };
   guint16 h[G_N_ELEMENTS (exact)];
   float back[G_N_ELEMENTS (exact)];
-  g_assert_true (whisper_cpu_float_to_half_exact (h, exact, G_N_ELEMENTS (exact)));
-  whisper_cpu_half_to_float (back, h, G_N_ELEMENTS (exact));
+  g_assert_true (whisper_float_to_half_exact_n (h, exact, G_N_ELEMENTS (exact)));
+  whisper_half_to_float_n (back, h, G_N_ELEMENTS (exact));
   for (gsize i = 0; i < G_N_ELEMENTS (exact); i++) {
     g_assert_cmpfloat (back[i], ==, exact[i]);
     g_assert_cmpfloat (whisper_half_to_float (h[i]), ==, exact[i]);
@@ -153,7 +153,7 @@ test_half_conversions (void)
   const float inexact[] = { 0.1f, 65520.0f, 1e-9f, 1.0f + 1.0f / 4096.0f };
   for (gsize i = 0; i < G_N_ELEMENTS (inexact); i++) {
     guint16 out;
-    g_assert_false (whisper_cpu_float_to_half_exact (&out, &inexact[i], 1));
+    g_assert_false (whisper_float_to_half_exact_n (&out, &inexact[i], 1));
   }
 }
 
@@ -205,10 +205,10 @@ test_attention_heads (void)
                                    lengths[t], dh, 1, 0.125f, scratch);
     g_assert_cmpmem (together, sizeof together, alone, sizeof alone);
     /* the AVX-512 value sums (where the CPU has them) equal the AVX2 ones */
-    g_setenv ("WHISPER_CPU_NO_AVX512", "1", TRUE);
+    whisper_cpu_features_set_avx512 (FALSE);
     whisper_cpu_attention_heads (alone, q, k, v, stride, lengths[t], dh, n_heads, 0.125f,
                                  scratch);
-    g_unsetenv ("WHISPER_CPU_NO_AVX512");
+    whisper_cpu_features_set_avx512 (TRUE);
     g_assert_cmpmem (together, sizeof together, alone, sizeof alone);
   }
 }

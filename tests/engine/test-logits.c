@@ -1,5 +1,6 @@
 /* test-logits.c: the logit filters and timestamp rules on hand-made logit
- * vectors, one rule at a time (reference §4.3). */
+ * vectors, one rule at a time (the rules of
+ * https://github.com/openai/whisper/blob/main/whisper/decoding.py). */
 #include "whisper-logits.h"
 
 #include <math.h>

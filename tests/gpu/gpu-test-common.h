@@ -35,4 +35,13 @@ double gpu_test_max_err (const float *a, const float *b, const float *scale, siz
 void gpu_test_assert_close (const char *what, const float *gpu, const float *cpu,
                             const float *scale, size_t n, double floor, double tol);
 
+/* ops->weight_upload of a host float32 matrix [rows, cols]. */
+static inline gboolean
+gt_weight_upload_f32 (WhisperBackend *be, WhisperWeight *w, const float *host, int rows, int cols,
+                      GError **error)
+{
+  const WhisperTensor t = { host, WHISPER_DTYPE_F32, NULL, rows, cols };
+  return be->ops->weight_upload (be, w, &t, error);
+}
+
 G_END_DECLS

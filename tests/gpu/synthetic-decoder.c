@@ -48,7 +48,7 @@ weight (SynthModel *m, WhisperWeight *w, int rows, int cols, float scale)
 {
   g_autofree float *h = gpu_test_random_half ((size_t) rows * cols, scale);
   g_autoptr (GError) error = NULL;
-  if (!m->be->ops->weight_upload (m->be, w, h, rows, cols, &error))
+  if (!gt_weight_upload_f32 (m->be, w, h, rows, cols, &error))
     g_error ("weight_upload: %s", error->message);
 }
 

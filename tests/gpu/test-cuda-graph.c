@@ -203,7 +203,7 @@ test_gemm_graph (void)
   WhisperWeight w = { 0 };
   {
     g_autofree float *h = gpu_test_random_half ((size_t) 3 * D * D, 0.0625f);
-    if (!be->ops->weight_upload (be, &w, h, 3 * D, D, &error))
+    if (!gt_weight_upload_f32 (be, &w, h, 3 * D, D, &error))
       g_error ("weight_upload: %s", error->message);
   }
   float *x = be->ops->alloc (be, 16 * D, &error);
@@ -259,7 +259,7 @@ test_misuse (void)
   g_assert_true (be->ops->graph_begin (be, 3, &error));
   WhisperWeight w = { 0 };
   float host[8] = { 0 };
-  g_assert_false (be->ops->weight_upload (be, &w, host, 2, 4, &error));
+  g_assert_false (gt_weight_upload_f32 (be, &w, host, 2, 4, &error));
   g_test_message ("weight_upload while recording: %s", error->message);
   g_clear_error (&error);
   g_assert_false (be->ops->graph_end (be, &error));

@@ -101,7 +101,7 @@ run_linear (WhisperBackend *g, const LinearCase *c, double tol, const char *what
     WhisperBackend *be = bes[b];
     g_autoptr (GError) error = NULL;
     WhisperWeight wt = { 0 };
-    if (!be->ops->weight_upload (be, &wt, w, c->rows, c->cols, &error))
+    if (!gt_weight_upload_f32 (be, &wt, w, c->rows, c->cols, &error))
       g_error ("weight_upload: %s", error->message);
     float *dx = gpu_test_put (be, x, xn), *dy = gpu_test_put (be, y0, yn);
     float *db = gpu_test_put (be, bias, c->rows);
@@ -212,7 +212,7 @@ run_conv (WhisperBackend *g, int n_in, int c_in, int c_out, int stride, double t
     WhisperBackend *be = bes[b];
     g_autoptr (GError) error = NULL;
     WhisperWeight wt = { 0 };
-    if (!be->ops->weight_upload (be, &wt, w, c_out, c_in * 3, &error))
+    if (!gt_weight_upload_f32 (be, &wt, w, c_out, c_in * 3, &error))
       g_error ("weight_upload: %s", error->message);
     float *dx = gpu_test_put (be, x, (size_t) n_in * c_in);
     float *db = gpu_test_put (be, bias, c_out);
@@ -319,7 +319,7 @@ test_embed (void)
       WhisperBackend *be = bes[b];
       g_autoptr (GError) error = NULL;
       WhisperWeight wt = { 0 };
-      if (!be->ops->weight_upload (be, &wt, emb, vocab, d, &error))
+      if (!gt_weight_upload_f32 (be, &wt, emb, vocab, d, &error))
         g_error ("weight_upload: %s", error->message);
       float *dp = gpu_test_put (be, pos, (size_t) ctx * d);
       float *dx = be->ops->alloc (be, (size_t) n * d, &error);

@@ -12,6 +12,7 @@
  * The default model must be installed (tools/fetch-model.sh): without it
  * the test fails.
  */
+#include "half.h"
 #include "whisper-model.h"
 #include "whisper-vocab.h"
 

@@ -9,7 +9,7 @@ Exit 77 (skip) when faster_whisper is not importable. Checks:
   transcripts.json  same clips, same PCM (count and SHA-256), identical
                     tokens and texts in every segment, same tokenizer facts
   mel.json          same cases and shapes; values within 1e-5
-  encoder-jfk.*     features and encoder output within 1e-5
+  encoder-jfk.*     features within 1e-5, encoder output within 1e-4
 The 1e-5 leaves room for another CPU's float32 summation order (numpy's FFT,
 CTranslate2's GEMM) while catching any change of method.
 """
@@ -21,6 +21,11 @@ import sys
 import tempfile
 
 TOLERANCE = 1e-5
+# The encoder output runs 4 layers of CTranslate2 GEMMs whose kernels depend
+# on the CPU: the fixture made on an AVX-512 machine and recomputed on an
+# AVX2-only one differ by 2.4e-5 at most (values up to 11.8), i.e. 2e-6
+# relative. A change of method moves it by far more than 1e-4.
+ENCODER_OUTPUT_TOLERANCE = 1e-4
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -91,9 +96,10 @@ def compare_encoder(new_dir, old_dir):
         a = np.fromfile(os.path.join(new_dir, new[part]["file"]), dtype="<f4")
         b = np.fromfile(os.path.join(old_dir, old[part]["file"]), dtype="<f4")
         d = max_diff(a, b)
+        tolerance = ENCODER_OUTPUT_TOLERANCE if part == "output" else TOLERANCE
         print(f"encoder-jfk {part}: max abs difference {d:.3g}")
-        if not d <= TOLERANCE:
-            fail(f"encoder-jfk {part}: max abs difference {d:.3g} > {TOLERANCE}")
+        if not d <= tolerance:
+            fail(f"encoder-jfk {part}: max abs difference {d:.3g} > {tolerance}")
 
 
 def compare_transcripts(new, old):

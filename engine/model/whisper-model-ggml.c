@@ -1,14 +1,16 @@
 /* whisper-model-ggml.c: loads a whisper.cpp ggml model file (the legacy
  * "lmgg" container, not GGUF), f32 or f16.
  *
- * Layout: docs/whisper-reference.md §3. The file is mapped read-only and
+ * Layout: what whisper.cpp's converter writes,
+ * https://github.com/ggml-org/whisper.cpp/blob/master/models/convert-pt-to-ggml.py
+ * (and whisper_model_load() in src/whisper.cpp reads). The file is mapped read-only and
  * treated as hostile: every count and size is checked against what is left
  * in the file before it is used. Separate q, k, v projections are fused into
  * the CTranslate2 layouts the engine uses (see whisper-model.h), so both
  * loaders give the same WhisperModel for the same weights.
  */
 #include "whisper-model.h"
-#include "cpu-kernels.h"
+#include "half.h"
 #include "whisper-vocab.h"
 
 #include <stdarg.h>
@@ -533,7 +535,7 @@ ggml_convert (const guint8 *data, gint32 ttype, gsize n, float *out)
     }
   } else {
 #if G_BYTE_ORDER == G_LITTLE_ENDIAN
-    whisper_cpu_half_to_float (out, data, n);
+    whisper_half_to_float_n (out, data, n);
 #else
     for (gsize i = 0; i < n; i++)
       out[i] = whisper_half_to_float ((guint16) (data[2 * i] | data[2 * i + 1] << 8));

@@ -1,6 +1,7 @@
 /* backend.h: the tensor operations the encoder and decoder are written
- * against. Two implementations: backend-cpu.c (OpenBLAS + OpenMP) and the
- * CUDA module (engine/backend-cuda*.c + kernels/, loaded at run time).
+ * against. Two implementations: engine/cpu/ (OpenBLAS and our own kernels
+ * on a fork-join pool) and the CUDA module (kernels/host/ + kernels/, loaded
+ * at run time by backend-cuda-loader.c).
  *
  * Conventions:
  * - Every `float *` an op takes or returns is backend memory (host memory for
@@ -10,18 +11,21 @@
  * - Ops are queued in order on the backend's single stream; ops->sync waits
  *   for all of them. Host<->backend copies (upload/download) are ordered
  *   with the ops.
- * - fp32 everywhere except weight matrices, which a backend may keep in
- *   fp16 (CUDA); GEMMs accumulate in fp32.
+ * - fp32 everywhere except weight matrices, which a backend keeps in its
+ *   own layout (fp16 on both backends when the model stores fp16); GEMMs
+ *   accumulate in fp32.
  */
 #pragma once
 
 #include <glib.h>
 #include <stdint.h>
 
+#include "tensor.h"
+
 G_BEGIN_DECLS
 
 /* Bump when the table changes: the CUDA module checks it at load time. */
-#define WHISPER_BACKEND_ABI_VERSION 2
+#define WHISPER_BACKEND_ABI_VERSION 3
 
 typedef struct _WhisperBackend WhisperBackend;
 
@@ -39,7 +43,8 @@ typedef enum {
   WHISPER_LINEAR_GELU = 1 << 1,       /* y = gelu(x W^T + b), exact erf */
 } WhisperLinearFlags;
 
-/* Logit processing of one greedy decode step (reference §4.3), constant per
+/* Logit processing of one greedy decode step (the logit filters of
+ * https://github.com/openai/whisper/blob/main/whisper/decoding.py), constant per
  * engine. whisper-logits.c is the host implementation; a backend may provide
  * the same on the device (ops->logits_select) so that a step copies back
  * only the chosen token and its log probability. */
@@ -84,11 +89,12 @@ typedef struct {
   void (*download) (WhisperBackend *be, void *dst, const void *src, size_t bytes);
   void (*sync) (WhisperBackend *be);
 
-  /* Weights: host float32 [rows, cols] in; the backend stores them as it
-   * likes (the host array stays owned by the caller and may be freed after
-   * the call on backends that copy). */
-  gboolean (*weight_upload) (WhisperBackend *be, WhisperWeight *w, const float *host, int rows,
-                             int cols, GError **error);
+  /* Weights: a matrix [t->rows, t->cols] in the type the model file stores
+   * (util/tensor.h); the backend converts or packs it once into its own
+   * layout (w). The tensor stays owned by the caller and may be freed after
+   * the call. */
+  gboolean (*weight_upload) (WhisperBackend *be, WhisperWeight *w, const WhisperTensor *t,
+                             GError **error);
   void (*weight_free) (WhisperBackend *be, WhisperWeight *w);
 
   /* y[n, w->rows] (row stride y_stride) = x[n, w->cols] (x_stride) W^T + bias,

@@ -72,18 +72,6 @@ weighted_sum_avx512 (float *out, const float *p, int p_stride, const float *v, i
   }
 }
 
-static gboolean
-have_avx512 (void)
-{
-  static gsize checked;
-  static gboolean ok;
-  if (g_once_init_enter (&checked)) {
-    __builtin_cpu_init ();
-    ok = __builtin_cpu_supports ("avx512f") && whisper_cpu_have_avx2 ();
-    g_once_init_leave (&checked, 1);
-  }
-  return ok;
-}
 #endif
 
 gboolean
@@ -91,7 +79,7 @@ whisper_cpu_weighted_sum_avx512 (float *out, const float *p, int p_stride, const
                                  int kv_stride, int n_kv, int dh, int n_heads)
 {
 #if defined(__x86_64__)
-  if (dh == DH && have_avx512 () && !g_getenv ("WHISPER_CPU_NO_AVX512")) {
+  if (dh == DH && whisper_cpu_have_avx512 ()) {
     weighted_sum_avx512 (out, p, p_stride, v, kv_stride, n_kv, n_heads);
     return TRUE;
   }

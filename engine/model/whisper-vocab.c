@@ -1,5 +1,5 @@
 /* whisper-vocab.c: GPT-2 byte-level mapping and special-token names.
- * See whisper-vocab.h and docs/whisper-reference.md §3.4 and §6.1. */
+ * See whisper-vocab.h. */
 #include "whisper-vocab.h"
 
 #include <string.h>

@@ -1,12 +1,14 @@
 /* whisper-model-ct2.c: loads a CTranslate2 Whisper model directory
  * (model.bin, config.json, vocabulary.json or vocabulary.txt).
  *
- * model.bin layout: docs/whisper-reference.md §1; variable names and shapes:
- * §2.1. The file is mapped read-only and treated as hostile: every field is
+ * model.bin layout: what CTranslate2's writer produces,
+ * https://github.com/OpenNMT/CTranslate2/blob/master/python/ctranslate2/specs/model_spec.py
+ * (and src/models/model.cc reads); variable names and shapes: its Whisper spec,
+ * https://github.com/OpenNMT/CTranslate2/blob/master/python/ctranslate2/specs/whisper_spec.py. The file is mapped read-only and treated as hostile: every field is
  * bounds-checked before it is read.
  */
 #include "whisper-model.h"
-#include "cpu-kernels.h"
+#include "half.h"
 #include "whisper-vocab.h"
 
 #include <stdarg.h>
@@ -531,7 +533,7 @@ ct2_read_floats (Ct2Reader *r, const Ct2Variable *var, const char *name,
       return TRUE;
     }
     if (var->dtype == CT2_DTYPE_FLOAT16) {
-      whisper_cpu_half_to_float (out, var->data, n);
+      whisper_half_to_float_n (out, var->data, n);
       return TRUE;
     }
 #endif

@@ -12,7 +12,7 @@
  * Layout: block b holds rows [8b, 8b + 8); inside it, column chunk k holds
  * 64 halves: row 8b's columns [8k, 8k + 8), then row 8b + 1's, ... */
 #include "cpu-kernels.h"
-#include "whisper-model.h"
+#include "half.h"
 
 #include <string.h>
 

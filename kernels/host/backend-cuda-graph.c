@@ -24,7 +24,7 @@
  * graph is waited for; that wait is the only host synchronisation of a step.
  */
 #include "backend-cuda-private.h"
-#include "whisper-engine.h"
+#include "whisper-error.h"
 
 #include <gmodule.h>
 #include <string.h>

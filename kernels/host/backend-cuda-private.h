@@ -6,19 +6,13 @@
 
 #include "backend.h"
 #include "kernels.h"
-#include "whisper-engine.h"
+#include "whisper-error.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 G_BEGIN_DECLS
 
-/* The module links no engine library (it is loaded into a process that has
- * one): the engine's error domain, by its registered name. Not
- * g_quark_from_static_string(): the module may be unloaded after a failed
- * start, and the quark table must not keep a pointer into it. */
-#undef WHISPER_ENGINE_ERROR
-#define WHISPER_ENGINE_ERROR (g_quark_from_string ("whisper-engine-error-quark"))
 
 #define WC_DTYPE_F16 1
 #define WC_MAX_ARGS 512 /* bytes of one kernel's argument struct, at most */

@@ -1,10 +1,13 @@
 /* cpu-kernels.h: the CPU backend's vector kernels: matrix-vector products on
- * float32 or float16 weights, half<->float conversion, dot products. Each has
+ * float32 or float16 weights, dot products, softmax, attention. Each has
  * a portable version and an AVX2/FMA/F16C version chosen at run time. */
 #pragma once
 
 #include <glib.h>
 #include <stdint.h>
+
+#include "cpu-features.h"
+#include "half.h"
 
 G_BEGIN_DECLS
 
@@ -27,16 +30,6 @@ void whisper_cpu_gemv_f16_packed (float *y, const uint16_t *packed, const float 
                                   int r1, int cols, gboolean accumulate);
 /* dst = rows [r0, r1) as float32, row-major [r1 - r0, cols] */
 void whisper_cpu_unpack_rows (float *dst, const uint16_t *packed, int r0, int r1, int cols);
-
-/* TRUE when the AVX2/FMA/F16C versions run (FALSE without them, or when
- * WHISPER_CPU_GENERIC is set). */
-gboolean whisper_cpu_have_avx2 (void);
-
-/* dst[i] = (float) src[i] for n IEEE halves at src (any alignment). */
-void whisper_cpu_half_to_float (float *dst, const void *src, size_t n);
-/* Returns FALSE if some value does not survive float -> half -> float
- * exactly (dst is then incomplete). */
-gboolean whisper_cpu_float_to_half_exact (uint16_t *dst, const float *src, size_t n);
 
 float whisper_cpu_dot (const float *a, const float *b, int n);
 /* y += a x */
@@ -64,8 +57,7 @@ void whisper_cpu_attention_heads (float *out, const float *q, const float *k, co
 /* out[h * dh + c] = sum_j p[h * p_stride + j] v[j * kv_stride + h * dh + c]
  * for n_heads heads, on AVX-512 with the sums of the AVX2 attention
  * (cpu-weighted-sum-avx512.c). Returns FALSE, having done nothing, where it
- * does not apply: no AVX-512F, dh != 64, WHISPER_CPU_GENERIC or
- * WHISPER_CPU_NO_AVX512 set. */
+ * does not apply: dh != 64 or no AVX-512 (whisper_cpu_have_avx512 ()). */
 gboolean whisper_cpu_weighted_sum_avx512 (float *out, const float *p, int p_stride,
                                           const float *v, int kv_stride, int n_kv, int dh,
                                           int n_heads);

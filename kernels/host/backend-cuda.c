@@ -22,7 +22,7 @@
  *   Weights are fp16 either way, accumulation fp32 (CUBLAS_COMPUTE_32F).
  */
 #include "backend-cuda-private.h"
-#include "whisper-engine.h"
+#include "whisper-error.h"
 
 #include <gmodule.h>
 #include <stdarg.h>
@@ -218,12 +218,12 @@ cuda_sync (WhisperBackend *be)
 /* ---- weights ---------------------------------------------------------- */
 
 static gboolean
-cuda_weight_upload (WhisperBackend *be, WhisperWeight *w, const float *host, int rows, int cols,
-                    GError **error)
+cuda_weight_upload (WhisperBackend *be, WhisperWeight *w, const WhisperTensor *t, GError **error)
 {
   WcBackend *self = (WcBackend *) be;
-  const size_t count = (size_t) rows * cols;
+  const int rows = t->rows, cols = t->cols;
   uint16_t *data = NULL;
+  float *staging = NULL; /* host float32 rows of one chunk */
   gboolean ok = FALSE;
   cudaError_t err;
 
@@ -243,13 +243,21 @@ cuda_weight_upload (WhisperBackend *be, WhisperWeight *w, const float *host, int
       (err = cudaMalloc ((void **) &self->upload_chunk, UPLOAD_CHUNK_FLOATS * sizeof (float))) !=
           cudaSuccess)
     goto cuda_error;
-  if ((err = cudaMalloc ((void **) &data, count * sizeof (uint16_t))) != cudaSuccess)
+  if ((err = cudaMalloc ((void **) &data, (size_t) rows * cols * sizeof (uint16_t))) !=
+      cudaSuccess)
     goto cuda_error;
 
-  /* fp32 chunks up, fp16 conversion (round to nearest even) on the device */
-  for (size_t off = 0; off < count; off += UPLOAD_CHUNK_FLOATS) {
-    const size_t n = MIN (UPLOAD_CHUNK_FLOATS, count - off);
-    err = cudaMemcpyAsync (self->upload_chunk, host + off, n * sizeof (float),
+  /* Chunks of whole rows: widened to fp32 on the host (whatever the stored
+   * type), then fp16 conversion (round to nearest even, exact for a float16
+   * model) on the device. The copy is from pageable memory, so it has read
+   * the staging rows when cudaMemcpyAsync returns and they can be reused. */
+  const int chunk_rows = (int) MAX ((size_t) 1, UPLOAD_CHUNK_FLOATS / (size_t) cols);
+  staging = g_new (float, (size_t) MIN (chunk_rows, rows) * cols);
+  for (int r0 = 0; r0 < rows; r0 += chunk_rows) {
+    const int r1 = MIN (rows, r0 + chunk_rows);
+    const size_t off = (size_t) r0 * cols, n = (size_t) (r1 - r0) * cols;
+    whisper_tensor_rows_to_f32 (t, r0, r1, staging);
+    err = cudaMemcpyAsync (self->upload_chunk, staging, n * sizeof (float),
                            cudaMemcpyHostToDevice, self->stream);
     if (err != cudaSuccess)
       goto cuda_error;
@@ -286,6 +294,7 @@ cuda_error:
 out:
   if (data)
     cudaFree (data);
+  g_free (staging);
   g_mutex_unlock (&self->lock);
   return ok;
 }

@@ -1,5 +1,5 @@
-/* cpu-threadpool.c: fork-join pool (see cpu-threadpool.h). */
-#include "cpu-threadpool.h"
+/* thread-pool.c: fork-join pool (see thread-pool.h). */
+#include "thread-pool.h"
 
 #include <sched.h>
 

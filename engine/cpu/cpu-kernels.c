@@ -1,6 +1,6 @@
 /* cpu-kernels.c: vector kernels of the CPU backend (see cpu-kernels.h). */
 #include "cpu-kernels.h"
-#include "whisper-model.h"
+#include "cpu-features.h"
 
 #include <math.h>
 #include <string.h>
@@ -308,14 +308,6 @@ axpy_avx2 (float *y, float a, const float *x, int n)
     y[i] += a * x[i];
 }
 
-AVX2_TARGET static size_t
-half_to_float_f16c (float *dst, const guint8 *src, size_t n)
-{
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps (dst + i, _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) (src + 2 * i))));
-  return i;
-}
 #endif
 
 #ifdef HAVE_X86
@@ -426,13 +418,11 @@ attention_row_generic (float *out, const float *q, const float *k, const float *
 
 /* ---- dispatch ------------------------------------------------------- */
 
-static gboolean have_avx2 (void);
-
 void
 whisper_cpu_bias_gelu (float *x, const float *bias, int n, gboolean gelu)
 {
 #ifdef HAVE_X86
-  if (have_avx2 ()) {
+  if (whisper_cpu_have_avx2 ()) {
     bias_gelu_avx2 (x, bias, n, gelu);
     return;
   }
@@ -440,36 +430,12 @@ whisper_cpu_bias_gelu (float *x, const float *bias, int n, gboolean gelu)
   bias_gelu_generic (x, bias, n, gelu);
 }
 
-gboolean
-whisper_cpu_have_avx2 (void)
-{
-  return have_avx2 ();
-}
-
-static gboolean
-have_avx2 (void)
-{
-#ifdef HAVE_X86
-  static gsize checked;
-  static gboolean avx2;
-  if (g_once_init_enter (&checked)) {
-    __builtin_cpu_init ();
-    avx2 = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma") &&
-           __builtin_cpu_supports ("f16c") && !g_getenv ("WHISPER_CPU_GENERIC");
-    g_once_init_leave (&checked, 1);
-  }
-  return avx2;
-#else
-  return FALSE;
-#endif
-}
-
 void
 whisper_cpu_gemv_f32 (float *y, const float *w, const float *x, int r0, int r1, int cols,
                       gboolean accumulate)
 {
 #ifdef HAVE_X86
-  if (have_avx2 ()) {
+  if (whisper_cpu_have_avx2 ()) {
     gemv_f32_avx2 (y, w, x, r0, r1, cols, accumulate);
     return;
   }
@@ -482,7 +448,7 @@ whisper_cpu_gemv_f16 (float *y, const uint16_t *w, const float *x, int r0, int r
                       gboolean accumulate)
 {
 #ifdef HAVE_X86
-  if (have_avx2 ()) {
+  if (whisper_cpu_have_avx2 ()) {
     gemv_f16_avx2 (y, w, x, r0, r1, cols, accumulate);
     return;
   }
@@ -491,26 +457,10 @@ whisper_cpu_gemv_f16 (float *y, const uint16_t *w, const float *x, int r0, int r
 }
 
 void
-whisper_cpu_half_to_float (float *dst, const void *src, size_t n)
-{
-  const guint8 *bytes = src;
-  size_t i = 0;
-#ifdef HAVE_X86
-  if (have_avx2 ())
-    i = half_to_float_f16c (dst, bytes, n);
-#endif
-  for (; i < n; i++) {
-    guint16 h;
-    memcpy (&h, bytes + 2 * i, sizeof h);
-    dst[i] = whisper_half_to_float (h);
-  }
-}
-
-void
 whisper_cpu_softmax (float *x, int n)
 {
 #ifdef HAVE_X86
-  if (have_avx2 ()) {
+  if (whisper_cpu_have_avx2 ()) {
     softmax_avx2 (x, n);
     return;
   }
@@ -522,7 +472,7 @@ double
 whisper_cpu_sum_exp (const float *x, int n, float max)
 {
 #ifdef HAVE_X86
-  if (have_avx2 ())
+  if (whisper_cpu_have_avx2 ())
     return sum_exp_avx2 (x, n, max);
 #endif
   double sum = 0.0;
@@ -537,7 +487,7 @@ whisper_cpu_attention_heads (float *out, const float *q, const float *k, const f
                              float *scratch)
 {
 #ifdef HAVE_X86
-  if (dh % 8 == 0 && have_avx2 ()) {
+  if (dh % 8 == 0 && whisper_cpu_have_avx2 ()) {
     attention_heads_avx2 (out, q, k, v, kv_stride, n_kv, dh, n_heads, scale, scratch);
     return;
   }
@@ -551,7 +501,7 @@ float
 whisper_cpu_dot (const float *a, const float *b, int n)
 {
 #ifdef HAVE_X86
-  if (have_avx2 ())
+  if (whisper_cpu_have_avx2 ())
     return dot_avx2 (a, b, n);
 #endif
   return dot_generic (a, b, n);
@@ -561,79 +511,12 @@ void
 whisper_cpu_axpy (float *y, float a, const float *x, int n)
 {
 #ifdef HAVE_X86
-  if (have_avx2 ()) {
+  if (whisper_cpu_have_avx2 ()) {
     axpy_avx2 (y, a, x, n);
     return;
   }
 #endif
   axpy_generic (y, a, x, n);
-}
-
-/* Exact float -> half: only values a half holds exactly convert. */
-static gboolean
-float_to_half_exact_one (float f, uint16_t *out)
-{
-  uint32_t bits;
-  memcpy (&bits, &f, 4);
-  const uint16_t sign = (bits >> 16) & 0x8000;
-  const int exp = (int) ((bits >> 23) & 0xFF);
-  const uint32_t mant = bits & 0x7FFFFF;
-
-  if (exp == 0xFF)
-    return FALSE; /* inf / NaN: never in real weights */
-  if (exp == 0 && mant == 0) {
-    *out = sign;
-    return TRUE;
-  }
-  const int e = exp - 127;
-  if (e >= -14 && e <= 15) {
-    if (mant & 0x1FFF)
-      return FALSE;
-    *out = sign | (uint16_t) ((e + 15) << 10) | (uint16_t) (mant >> 13);
-    return TRUE;
-  }
-  if (e >= -24 && e < -14) {
-    /* half subnormal: |f| = m * 2^-24, m < 1024 */
-    const float m = ldexpf (fabsf (f), 24);
-    if (m != floorf (m) || m >= 1024.0f)
-      return FALSE;
-    *out = sign | (uint16_t) m;
-    return TRUE;
-  }
-  return FALSE;
-}
-
-#ifdef HAVE_X86
-/* Converts 8 at a time and checks that they convert back unchanged. */
-AVX2_TARGET static size_t
-float_to_half_exact_f16c (uint16_t *dst, const float *src, size_t n)
-{
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 v = _mm256_loadu_ps (src + i);
-    const __m128i h = _mm256_cvtps_ph (v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256 back = _mm256_cvtph_ps (h);
-    const __m256i same = _mm256_cmpeq_epi32 (_mm256_castps_si256 (v), _mm256_castps_si256 (back));
-    if (_mm256_movemask_epi8 (same) != -1)
-      return i; /* the scalar check below reports it */
-    _mm_storeu_si128 ((__m128i *) (dst + i), h);
-  }
-  return i;
-}
-#endif
-
-gboolean
-whisper_cpu_float_to_half_exact (uint16_t *dst, const float *src, size_t n)
-{
-  size_t i = 0;
-#ifdef HAVE_X86
-  if (have_avx2 ())
-    i = float_to_half_exact_f16c (dst, src, n);
-#endif
-  for (; i < n; i++)
-    if (!float_to_half_exact_one (src[i], &dst[i]))
-      return FALSE;
-  return TRUE;
 }
 
 void

@@ -1,5 +1,5 @@
-/* cpu-memory.c: see cpu-memory.h. */
-#include "cpu-memory.h"
+/* aligned-memory.c: see aligned-memory.h. */
+#include "aligned-memory.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #define ALIGNMENT ((size_t) 2 << 20)
 
 void *
-whisper_cpu_memory_alloc (size_t bytes)
+whisper_aligned_alloc (size_t bytes)
 {
   bytes = MAX (bytes, 1);
   if (bytes < ALIGNMENT)
@@ -21,7 +21,7 @@ whisper_cpu_memory_alloc (size_t bytes)
 }
 
 void
-whisper_cpu_memory_free (void *ptr)
+whisper_aligned_free (void *ptr)
 {
   free (ptr);
 }

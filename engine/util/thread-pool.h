@@ -1,4 +1,4 @@
-/* cpu-threadpool.h: a fork-join pool for the CPU backend. The calling thread
+/* thread-pool.h: a fork-join pool (the CPU backend, log-mel). The calling thread
  * takes part; workers spin briefly between jobs (a decode step issues dozens
  * of small jobs back to back) and then sleep, so an idle engine costs no CPU. */
 #pragma once

@@ -2,13 +2,14 @@
  * tokenizer and the tests (internal to the engine).
  *
  * GPT-2 byte-level strings: HF and CTranslate2 vocabularies write each raw
- * byte of a token as one Unicode code point (docs/whisper-reference.md
- * §6.1). Bytes 0x21-0x7E, 0xA1-0xAC and 0xAE-0xFF stand for themselves;
+ * byte of a token as one Unicode code point (bytes_to_unicode() in
+ * https://github.com/openai/gpt-2/blob/master/src/encoder.py). Bytes 0x21-0x7E, 0xA1-0xAC and 0xAE-0xFF stand for themselves;
  * the 68 others, in ascending order, become U+0100 + n.
  *
  * Special-token names: whisper.cpp ggml files do not store the names of
  * <|endoftext|> and the tokens after it; they follow from n_vocab
- * (docs/whisper-reference.md §3.4). whisper_vocab_special_name() gives the
+ * (the order of the special tokens in
+ * https://github.com/openai/whisper/blob/main/whisper/tokenizer.py). whisper_vocab_special_name() gives the
  * names a CTranslate2 vocabulary of the same model has.
  */
 #pragma once

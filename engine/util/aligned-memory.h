@@ -1,4 +1,4 @@
-/* cpu-memory.h: memory for the CPU backend's activations, caches and scratch. */
+/* aligned-memory.h: page-written, large-block-aligned memory for activations, caches and scratch. */
 #pragma once
 
 #include <glib.h>
@@ -13,8 +13,8 @@ G_BEGIN_DECLS
  * madvise was tried and left out: the direct compaction it triggers made
  * engine creation take 0.17 to 0.55 s instead of a steady 0.22 s, for no
  * measurable gain in decode speed.
- * Free with whisper_cpu_memory_free () (g_free () also works). */
-void *whisper_cpu_memory_alloc (size_t bytes);
-void whisper_cpu_memory_free (void *ptr);
+ * Free with whisper_aligned_free () (g_free () also works). */
+void *whisper_aligned_alloc (size_t bytes);
+void whisper_aligned_free (void *ptr);
 
 G_END_DECLS

@@ -157,7 +157,4 @@ gconstpointer whisper_model_take_bytes (const char *file, const guint8 *bytes, g
 guint16 whisper_read_le16 (const guint8 *p);
 guint32 whisper_read_le32 (const guint8 *p);
 
-/* IEEE half to float. */
-float whisper_half_to_float (guint16 h);
-
 G_END_DECLS

@@ -1,6 +1,6 @@
 /* backend-cpu.c: the backend operation table on the CPU.
  *
- * One fork-join pool (cpu-threadpool.c) runs every op; OpenBLAS runs
+ * One fork-join pool (util/thread-pool.c) runs every op; OpenBLAS runs
  * single-threaded inside the pool's tasks, so two thread pools never fight
  * over the cores. Weights are kept in float16 when that is lossless (the
  * model was stored in float16), else float32: decode steps are bound by
@@ -22,9 +22,9 @@
  */
 #include "backend.h"
 #include "cpu-kernels.h"
-#include "cpu-memory.h"
-#include "cpu-threadpool.h"
-#include "whisper-engine.h"
+#include "aligned-memory.h"
+#include "thread-pool.h"
+#include "whisper-error.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -56,8 +56,8 @@ static float *
 thread_scratch (WhisperBackendCpu *self, int thread, size_t n)
 {
   if (n > self->scratch_size[thread]) {
-    whisper_cpu_memory_free (self->scratch[thread]);
-    self->scratch[thread] = whisper_cpu_memory_alloc (n * sizeof (float));
+    whisper_aligned_free (self->scratch[thread]);
+    self->scratch[thread] = whisper_aligned_alloc (n * sizeof (float));
     if (!self->scratch[thread])
       g_error ("cpu backend: cannot allocate %zu floats of scratch memory", n);
     self->scratch_size[thread] = n;
@@ -72,10 +72,10 @@ cpu_destroy (WhisperBackend *be)
   const int n = whisper_thread_pool_size (self->pool);
   whisper_thread_pool_free (self->pool);
   for (int i = 0; i < n; i++)
-    whisper_cpu_memory_free (self->scratch[i]);
+    whisper_aligned_free (self->scratch[i]);
   g_free (self->scratch);
   g_free (self->scratch_size);
-  whisper_cpu_memory_free (self->weight_f32);
+  whisper_aligned_free (self->weight_f32);
   g_free (self);
 }
 
@@ -84,7 +84,7 @@ cpu_alloc (WhisperBackend *be, size_t n_floats, GError **error)
 {
   (void) be;
   float *p = n_floats <= G_MAXSIZE / sizeof (float)
-                 ? whisper_cpu_memory_alloc (n_floats * sizeof (float)) : NULL;
+                 ? whisper_aligned_alloc (n_floats * sizeof (float)) : NULL;
   if (!p)
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_FAILED,
                  "cpu backend: cannot allocate %zu floats", n_floats);
@@ -95,7 +95,7 @@ static void
 cpu_free (WhisperBackend *be, void *ptr)
 {
   (void) be;
-  whisper_cpu_memory_free (ptr);
+  whisper_aligned_free (ptr);
 }
 
 static void
@@ -112,36 +112,56 @@ cpu_sync (WhisperBackend *be)
   (void) be;
 }
 
+/* Float16 rows packed in blocks (one sequential stream per matrix-vector
+ * task) where the shape allows, float16 row-major otherwise: a float16
+ * tensor as it is stored, a float32 one when every value is exactly a half.
+ * Float32 for everything else (bfloat16 and the quantized types are widened
+ * once, here). */
 static gboolean
-cpu_weight_upload (WhisperBackend *be, WhisperWeight *w, const float *host, int rows, int cols,
-                   GError **error)
+cpu_weight_upload (WhisperBackend *be, WhisperWeight *w, const WhisperTensor *t, GError **error)
 {
   (void) be;
-  const size_t n = (size_t) rows * cols;
-  uint16_t *half = g_try_malloc (MAX (n, 1) * sizeof (uint16_t));
-  if (half && whisper_cpu_float_to_half_exact (half, host, n)) {
-    /* plain malloc: written whole right away, and the huge-page advice
-     * made the model load time vary 0.17 to 0.5 s for no steady gain */
+  const int rows = t->rows, cols = t->cols;
+  const size_t n = whisper_tensor_n_elements (t);
+  const uint16_t *half = NULL;
+  uint16_t *owned = NULL; /* a float16 copy this call made */
+
+  /* plain malloc: written whole right away, and the huge-page advice
+   * made the model load time vary 0.17 to 0.5 s for no steady gain */
+  if (t->type == WHISPER_DTYPE_F16 && (uintptr_t) t->data % sizeof (uint16_t) == 0) {
+    half = t->data;
+  } else if (t->type == WHISPER_DTYPE_F16) {
+    half = owned = g_try_malloc (MAX (n, 1) * sizeof (uint16_t)); /* realign */
+    if (owned)
+      memcpy (owned, t->data, n * sizeof (uint16_t));
+  } else if (t->type == WHISPER_DTYPE_F32) {
+    owned = g_try_malloc (MAX (n, 1) * sizeof (uint16_t));
+    if (owned && whisper_float_to_half_exact_n (owned, t->data, n))
+      half = owned;
+    else
+      g_clear_pointer (&owned, g_free);
+  }
+
+  if (half) {
     uint16_t *packed = whisper_cpu_packable (rows, cols) ? g_try_malloc (n * sizeof (uint16_t))
                                                          : NULL;
     if (packed) {
       whisper_cpu_pack_rows (packed, half, rows, cols);
-      g_free (half);
+      g_free (owned);
       w->data = packed;
       w->dtype = WEIGHT_F16_PACKED;
     } else {
-      w->data = half;
+      w->data = owned ? owned : g_memdup2 (half, n * sizeof (uint16_t));
       w->dtype = WEIGHT_F16;
     }
   } else {
-    g_free (half);
     float *data = g_try_malloc (MAX (n, 1) * sizeof (float));
     if (!data) {
       g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_FAILED,
                    "cpu backend: cannot allocate a %d x %d weight", rows, cols);
       return FALSE;
     }
-    memcpy (data, host, n * sizeof (float));
+    whisper_tensor_rows_to_f32 (t, 0, rows, data);
     w->data = data;
     w->dtype = WEIGHT_F32;
   }
@@ -165,7 +185,7 @@ weight_rows_f32 (const WhisperWeight *w, int r0, int r1, float *dst)
   if (w->dtype == WEIGHT_F16_PACKED)
     whisper_cpu_unpack_rows (dst, w->data, r0, r1, w->cols);
   else if (w->dtype == WEIGHT_F16)
-    whisper_cpu_half_to_float (dst, (const uint16_t *) w->data + (size_t) r0 * w->cols,
+    whisper_half_to_float_n (dst, (const uint16_t *) w->data + (size_t) r0 * w->cols,
                                (size_t) (r1 - r0) * w->cols);
   else
     memcpy (dst, (const float *) w->data + (size_t) r0 * w->cols,
@@ -261,8 +281,8 @@ weight_as_f32 (WhisperBackendCpu *self, const WhisperWeight *w)
     return w->data;
   const size_t n = (size_t) w->rows * w->cols;
   if (n > self->weight_f32_size) {
-    whisper_cpu_memory_free (self->weight_f32);
-    self->weight_f32 = whisper_cpu_memory_alloc (n * sizeof (float));
+    whisper_aligned_free (self->weight_f32);
+    self->weight_f32 = whisper_aligned_alloc (n * sizeof (float));
     if (!self->weight_f32)
       g_error ("cpu backend: cannot allocate a %d x %d float32 weight copy", w->rows, w->cols);
     self->weight_f32_size = n;

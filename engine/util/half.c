@@ -1,0 +1,126 @@
+/* half.c: float16 <-> float32 (half.h). */
+#include "half.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "cpu-features.h"
+#include "cpu-simd.h"
+
+float
+whisper_half_to_float (guint16 h)
+{
+  guint32 sign = (guint32) (h & 0x8000u) << 16;
+  guint32 exponent = (h >> 10) & 0x1fu;
+  guint32 mantissa = h & 0x3ffu;
+
+  if (exponent == 0) {
+    /* Zero or subnormal: mantissa * 2^-24, exact in float. */
+    float magnitude = (float) mantissa * (1.0f / 16777216.0f);
+    return sign ? -magnitude : magnitude;
+  }
+
+  guint32 bits;
+  if (exponent == 0x1f)
+    bits = sign | 0x7f800000u | (mantissa << 13); /* inf / nan */
+  else
+    bits = sign | ((exponent + (127 - 15)) << 23) | (mantissa << 13);
+
+  float f;
+  memcpy (&f, &bits, sizeof f);
+  return f;
+}
+
+#ifdef HAVE_X86
+AVX2_TARGET static size_t
+half_to_float_f16c (float *dst, const guint8 *src, size_t n)
+{
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps (dst + i, _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) (src + 2 * i))));
+  return i;
+}
+#endif
+
+void
+whisper_half_to_float_n (float *dst, const void *src, size_t n)
+{
+  const guint8 *bytes = src;
+  size_t i = 0;
+#ifdef HAVE_X86
+  if (whisper_cpu_have_avx2 ())
+    i = half_to_float_f16c (dst, bytes, n);
+#endif
+  for (; i < n; i++) {
+    guint16 h;
+    memcpy (&h, bytes + 2 * i, sizeof h);
+    dst[i] = whisper_half_to_float (h);
+  }
+}
+
+/* Exact float -> half: only values a half holds exactly convert. */
+static gboolean
+float_to_half_exact_one (float f, uint16_t *out)
+{
+  uint32_t bits;
+  memcpy (&bits, &f, 4);
+  const uint16_t sign = (bits >> 16) & 0x8000;
+  const int exp = (int) ((bits >> 23) & 0xFF);
+  const uint32_t mant = bits & 0x7FFFFF;
+
+  if (exp == 0xFF)
+    return FALSE; /* inf / NaN: never in real weights */
+  if (exp == 0 && mant == 0) {
+    *out = sign;
+    return TRUE;
+  }
+  const int e = exp - 127;
+  if (e >= -14 && e <= 15) {
+    if (mant & 0x1FFF)
+      return FALSE;
+    *out = sign | (uint16_t) ((e + 15) << 10) | (uint16_t) (mant >> 13);
+    return TRUE;
+  }
+  if (e >= -24 && e < -14) {
+    /* half subnormal: |f| = m * 2^-24, m < 1024 */
+    const float m = ldexpf (fabsf (f), 24);
+    if (m != floorf (m) || m >= 1024.0f)
+      return FALSE;
+    *out = sign | (uint16_t) m;
+    return TRUE;
+  }
+  return FALSE;
+}
+
+#ifdef HAVE_X86
+/* Converts 8 at a time and checks that they convert back unchanged. */
+AVX2_TARGET static size_t
+float_to_half_exact_f16c (uint16_t *dst, const float *src, size_t n)
+{
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps (src + i);
+    const __m128i h = _mm256_cvtps_ph (v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 back = _mm256_cvtph_ps (h);
+    const __m256i same = _mm256_cmpeq_epi32 (_mm256_castps_si256 (v), _mm256_castps_si256 (back));
+    if (_mm256_movemask_epi8 (same) != -1)
+      return i; /* the scalar check below reports it */
+    _mm_storeu_si128 ((__m128i *) (dst + i), h);
+  }
+  return i;
+}
+#endif
+
+gboolean
+whisper_float_to_half_exact_n (uint16_t *dst, const float *src, size_t n)
+{
+  size_t i = 0;
+#ifdef HAVE_X86
+  if (whisper_cpu_have_avx2 ())
+    i = float_to_half_exact_f16c (dst, src, n);
+#endif
+  for (; i < n; i++)
+    if (!float_to_half_exact_one (src[i], &dst[i]))
+      return FALSE;
+  return TRUE;
+}
