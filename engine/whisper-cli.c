@@ -2,6 +2,8 @@
  * audio file in, timestamped segments out. */
 #include "whisper-engine.h"
 
+#include <sys/resource.h>
+
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +16,14 @@ static int opt_channel = -1;
 static char *opt_dump_pcm;
 static char *opt_format = "segments";
 static gboolean opt_stats;
+
+/* The process's peak resident set so far, in KiB (getrusage's ru_maxrss). */
+static long
+peak_rss_kib (void)
+{
+  struct rusage usage;
+  return getrusage (RUSAGE_SELF, &usage) == 0 ? usage.ru_maxrss : -1;
+}
 static int opt_warmup;
 static gboolean opt_no_condition;
 static double opt_no_speech_threshold = 0.6;
@@ -197,6 +207,7 @@ main (int argc, char **argv)
   whisper_stream_set_options (stream, &decode);
 
   gint64 t_warm = g_get_monotonic_time ();
+  const long peak_after_load = peak_rss_kib ();
   for (int i = 0; i < opt_warmup; i++) {
     g_autoptr (GPtrArray) ignored = NULL;
     if (!whisper_stream_transcribe (stream, pcm, n_samples, NULL, NULL, &ignored, &error)) {
@@ -237,6 +248,8 @@ main (int argc, char **argv)
     if (opt_warmup)
       g_printerr ("warm-up %.3f s (%d runs), ", (t_run - t_warm) / 1e6, opt_warmup);
     g_printerr ("transcribe %.3f s\n", (t_end - t_run) / 1e6);
+    g_printerr ("peak RSS %.1f MiB after loading the model and creating the stream, "
+                "%.1f MiB in all\n", peak_after_load / 1024.0, peak_rss_kib () / 1024.0);
     g_printerr ("mel %.3f s; encoder %.3f s per window (%" G_GUINT64_FORMAT " windows); "
                 "decoder %.3f ms per step (%" G_GUINT64_FORMAT " steps)\n",
                 st.mel_seconds, st.windows ? st.encoder_seconds / st.windows : 0.0, st.windows,

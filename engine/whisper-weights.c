@@ -1,67 +1,77 @@
-/* whisper-weights.c: uploads the model's weights to the backend once. */
+/* whisper-weights.c: uploads the model's weights to the backend once, each
+ * in the type the model file stores (the backend converts or packs it). */
 #include "whisper-weights.h"
 
 #include <string.h>
 
+#include "whisper-error.h"
+
 typedef struct {
   WhisperBackend *be;
+  const WhisperModel *model;
   GError **error;
   gboolean ok;
 } Uploader;
 
+/* Rows [0, rows) of a stored tensor as a float32 vector in backend memory.
+ * The tensor's file pages are handed back once copied. */
 static float *
-upload_vector (Uploader *up, const float *host, size_t n)
+upload_vector (Uploader *up, const WhisperTensor *t, int rows)
 {
-  if (!up->ok || !host)
+  if (!up->ok || !t->data)
     return NULL;
+  const size_t n = (size_t) rows * t->cols;
   float *dev = up->be->ops->alloc (up->be, n, up->error);
   if (!dev) {
     up->ok = FALSE;
     return NULL;
   }
+  g_autofree float *host = g_new (float, MAX (n, 1));
+  whisper_tensor_rows_to_f32 (t, 0, rows, host);
   up->be->ops->upload (up->be, dev, host, n * sizeof (float));
+  whisper_model_release_tensor (up->model, t);
   return dev;
 }
 
+/* A weight matrix, handed to the backend in its stored type. */
 static void
-upload_matrix (Uploader *up, WhisperWeight *w, const float *host, int rows, int cols)
+upload_matrix (Uploader *up, WhisperWeight *w, const WhisperTensor *t)
 {
   if (!up->ok)
     return;
-  const WhisperTensor t = { host, WHISPER_DTYPE_F32, NULL, rows, cols };
-  if (!up->be->ops->weight_upload (up->be, w, &t, up->error))
+  if (!up->be->ops->weight_upload (up->be, w, t, up->error))
     up->ok = FALSE;
+  whisper_model_release_tensor (up->model, t);
 }
 
 static void
 upload_linear (Uploader *up, WhisperDeviceLinear *dst, const WhisperLinearWeights *src)
 {
-  upload_matrix (up, &dst->w, src->weight, src->n_out, src->n_in);
-  dst->bias = upload_vector (up, src->bias, src->n_out);
+  upload_matrix (up, &dst->w, &src->weight);
+  dst->bias = upload_vector (up, &src->bias, 1);
 }
 
 static void
-upload_layer_norm (Uploader *up, WhisperDeviceLayerNorm *dst, const WhisperLayerNormWeights *src,
-                   int d)
+upload_layer_norm (Uploader *up, WhisperDeviceLayerNorm *dst, const WhisperLayerNormWeights *src)
 {
-  dst->gamma = upload_vector (up, src->gamma, d);
-  dst->beta = upload_vector (up, src->beta, d);
+  dst->gamma = upload_vector (up, &src->gamma, 1);
+  dst->beta = upload_vector (up, &src->beta, 1);
 }
 
 static void
-upload_layer (Uploader *up, WhisperDeviceLayer *dst, const WhisperLayerWeights *src, int d,
+upload_layer (Uploader *up, WhisperDeviceLayer *dst, const WhisperLayerWeights *src,
               gboolean decoder)
 {
-  upload_layer_norm (up, &dst->attn_ln, &src->attn_ln, d);
+  upload_layer_norm (up, &dst->attn_ln, &src->attn_ln);
   upload_linear (up, &dst->attn_qkv, &src->attn_qkv);
   upload_linear (up, &dst->attn_out, &src->attn_out);
   if (decoder) {
-    upload_layer_norm (up, &dst->cross_ln, &src->cross_ln, d);
+    upload_layer_norm (up, &dst->cross_ln, &src->cross_ln);
     upload_linear (up, &dst->cross_q, &src->cross_q);
     upload_linear (up, &dst->cross_kv, &src->cross_kv);
     upload_linear (up, &dst->cross_out, &src->cross_out);
   }
-  upload_layer_norm (up, &dst->mlp_ln, &src->mlp_ln, d);
+  upload_layer_norm (up, &dst->mlp_ln, &src->mlp_ln);
   upload_linear (up, &dst->mlp_fc1, &src->mlp_fc1);
   upload_linear (up, &dst->mlp_fc2, &src->mlp_fc2);
 }
@@ -72,8 +82,22 @@ whisper_device_weights_new (WhisperBackend *be, const WhisperModel *model, int n
                             int n_text_ctx, int n_vocab, GError **error)
 {
   WhisperDeviceWeights *w = g_new0 (WhisperDeviceWeights, 1);
-  Uploader up = { be, error, TRUE };
+  Uploader up = { be, model, error, TRUE };
 
+  /* The model's shapes were validated against its own hyper-parameters; the
+   * engine's cached constants must be those same numbers. */
+  if (model->encoder.conv1_weight.rows != d || model->encoder.conv1_weight.cols != n_mels * 3 ||
+      model->decoder.token_embedding.rows != n_vocab ||
+      model->decoder.token_embedding.cols != d ||
+      model->encoder.positional.rows < max_encoder_length ||
+      model->decoder.positional.rows != n_text_ctx) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_FAILED,
+                 "%s: the weights' shapes differ from the engine's constants (d %d, n_mels %d, "
+                 "n_vocab %d, encoder length %d, text context %d)",
+                 model->path, d, n_mels, n_vocab, max_encoder_length, n_text_ctx);
+    g_free (w);
+    return NULL;
+  }
   w->backend = be;
   w->n_encoder_layers = n_encoder_layers;
   w->n_decoder_layers = n_decoder_layers;
@@ -81,22 +105,22 @@ whisper_device_weights_new (WhisperBackend *be, const WhisperModel *model, int n
   w->decoder_layers = g_new0 (WhisperDeviceLayer, n_decoder_layers);
 
   const WhisperEncoderWeights *enc = &model->encoder;
-  upload_matrix (&up, &w->conv1, enc->conv1_weight, d, n_mels * 3);
-  upload_matrix (&up, &w->conv2, enc->conv2_weight, d, d * 3);
-  w->conv1_bias = upload_vector (&up, enc->conv1_bias, d);
-  w->conv2_bias = upload_vector (&up, enc->conv2_bias, d);
+  upload_matrix (&up, &w->conv1, &enc->conv1_weight);
+  upload_matrix (&up, &w->conv2, &enc->conv2_weight);
+  w->conv1_bias = upload_vector (&up, &enc->conv1_bias, 1);
+  w->conv2_bias = upload_vector (&up, &enc->conv2_bias, 1);
   /* Only the rows a (possibly shorter) encoder context uses. */
-  w->encoder_positional = upload_vector (&up, enc->positional, (size_t) max_encoder_length * d);
+  w->encoder_positional = upload_vector (&up, &enc->positional, max_encoder_length);
   for (int l = 0; l < n_encoder_layers; l++)
-    upload_layer (&up, &w->encoder_layers[l], &enc->layers[l], d, FALSE);
-  upload_layer_norm (&up, &w->ln_post, &enc->ln_post, d);
+    upload_layer (&up, &w->encoder_layers[l], &enc->layers[l], FALSE);
+  upload_layer_norm (&up, &w->ln_post, &enc->ln_post);
 
   const WhisperDecoderWeights *dec = &model->decoder;
-  upload_matrix (&up, &w->token_embedding, dec->token_embedding, n_vocab, d);
-  w->decoder_positional = upload_vector (&up, dec->positional, (size_t) n_text_ctx * d);
+  upload_matrix (&up, &w->token_embedding, &dec->token_embedding);
+  w->decoder_positional = upload_vector (&up, &dec->positional, n_text_ctx);
   for (int l = 0; l < n_decoder_layers; l++)
-    upload_layer (&up, &w->decoder_layers[l], &dec->layers[l], d, TRUE);
-  upload_layer_norm (&up, &w->ln, &dec->ln, d);
+    upload_layer (&up, &w->decoder_layers[l], &dec->layers[l], TRUE);
+  upload_layer_norm (&up, &w->ln, &dec->ln);
 
   if (!up.ok) {
     whisper_device_weights_free (w);

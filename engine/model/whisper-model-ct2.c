@@ -518,51 +518,71 @@ ct2_read_scales (Ct2Reader *r, const Ct2Variable *var, const char *name,
   return g_steal_pointer (&scales);
 }
 
-/* Converts a variable to float32 into out (var->n_elements floats). */
+/* The stored type of a weight variable, or FALSE with an error for types
+ * weights cannot have. */
 static gboolean
-ct2_read_floats (Ct2Reader *r, const Ct2Variable *var, const char *name,
-                 float *out, GError **error)
+ct2_weight_type (Ct2Reader *r, const Ct2Variable *var, const char *name, WhisperDType *type,
+                 GError **error)
 {
-  gsize n = var->n_elements;
-
-  if (ct2_is_float_dtype (var->dtype)) {
-#if G_BYTE_ORDER == G_LITTLE_ENDIAN
-    /* fast paths: the file's little-endian layout is the host's */
-    if (var->dtype == CT2_DTYPE_FLOAT32) {
-      memcpy (out, var->data, n * sizeof (float));
-      return TRUE;
-    }
-    if (var->dtype == CT2_DTYPE_FLOAT16) {
-      whisper_half_to_float_n (out, var->data, n);
-      return TRUE;
-    }
-#endif
-    for (gsize i = 0; i < n; i++)
-      out[i] = ct2_float_at (var, i);
-    return TRUE;
+  switch (var->dtype) {
+  case CT2_DTYPE_FLOAT32: *type = WHISPER_DTYPE_F32; return TRUE;
+  case CT2_DTYPE_FLOAT16: *type = WHISPER_DTYPE_F16; return TRUE;
+  case CT2_DTYPE_BFLOAT16: *type = WHISPER_DTYPE_BF16; return TRUE;
+  case CT2_DTYPE_INT8: *type = WHISPER_DTYPE_I8; return TRUE;
+  case CT2_DTYPE_INT16: *type = WHISPER_DTYPE_I16; return TRUE;
+  default: break;
   }
-
-  if (var->dtype == CT2_DTYPE_INT8 || var->dtype == CT2_DTYPE_INT16) {
-    /* int8: one scale per row (dim 0); int16: one scale. */
-    gsize n_rows = var->dtype == CT2_DTYPE_INT8 && var->rank > 0 ? var->dims[0] : 1;
-    g_autofree float *scales = ct2_read_scales (r, var, name, n_rows, error);
-    if (scales == NULL)
-      return FALSE;
-    gsize row_len = n_rows > 0 ? n / n_rows : 0;
-    for (gsize row = 0; row < n_rows; row++) {
-      float inverse = 1.0f / scales[row];
-      for (gsize j = 0; j < row_len; j++) {
-        gsize i = row * row_len + j;
-        out[i] = ct2_float_at (var, i) * inverse;
-      }
-    }
-    return TRUE;
-  }
-
   g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_UNSUPPORTED,
                "%s: variable '%s' has data type %s, which is not supported for "
                "weights", r->file, name, ct2_dtype_info[var->dtype].name);
   return FALSE;
+}
+
+/* The variable as a tensor [rows, cols] (rows * cols == its element count)
+ * in its stored type, pointing into the mapped file. Two cases get a
+ * float32 copy instead, dequantized as CTranslate2 does (value = stored /
+ * scale): a big-endian host (the file is little-endian) and an int8 vector
+ * (one scale per element, which the one-scale-per-row tensor cannot say). */
+static gboolean
+ct2_read_tensor (Ct2Reader *r, const Ct2Variable *var, const char *name, int rows, int cols,
+                 WhisperTensor *t, GError **error)
+{
+  WhisperDType type;
+  if (!ct2_weight_type (r, var, name, &type, error))
+    return FALSE;
+
+  g_autofree float *scales = NULL;
+  gsize n_scales = 0;
+  if (type == WHISPER_DTYPE_I8 || type == WHISPER_DTYPE_I16) {
+    /* int8: one scale per row (dim 0); int16: one scale. */
+    n_scales = type == WHISPER_DTYPE_I8 && var->rank > 0 ? var->dims[0] : 1;
+    if (!(scales = ct2_read_scales (r, var, name, n_scales, error)))
+      return FALSE;
+  }
+
+  t->rows = rows;
+  t->cols = cols;
+  const gboolean one_scale_per_row = type != WHISPER_DTYPE_I8 || n_scales == (gsize) rows;
+  if (G_BYTE_ORDER == G_LITTLE_ENDIAN && one_scale_per_row) {
+    t->data = var->data;
+    t->type = type;
+    t->scales = scales;
+    if (scales)
+      g_ptr_array_add (r->model->allocations, g_steal_pointer (&scales));
+    return TRUE;
+  }
+
+  const gsize n = var->n_elements;
+  float *out = whisper_model_alloc_floats (r->model, n, error);
+  if (out == NULL)
+    return FALSE;
+  const gsize row_len = scales ? n / n_scales : n;
+  for (gsize i = 0; i < n; i++)
+    out[i] = scales ? ct2_float_at (var, i) * (1.0f / scales[i / row_len]) : ct2_float_at (var, i);
+  t->data = out;
+  t->type = WHISPER_DTYPE_F32;
+  t->scales = NULL;
+  return TRUE;
 }
 
 /* ------------------------------------------------------------------ */
@@ -599,41 +619,38 @@ ct2_check_shape (Ct2Reader *r, const char *name, const Ct2Variable *var,
   return FALSE;
 }
 
-/* Loads the variable name, of the given shape, as a new float32 array. */
-static float *
-ct2_tensor (Ct2Reader *r, const char *name, guint rank, const guint64 *dims,
-            GError **error)
+/* The variable `name`, which must have the shape dims, as a tensor
+ * [rows, cols]. */
+static gboolean
+ct2_tensor (Ct2Reader *r, const char *name, guint rank, const guint64 *dims, int rows, int cols,
+            WhisperTensor *t, GError **error)
 {
   const Ct2Variable *var = ct2_require (r, name, error);
-  if (var == NULL || !ct2_check_shape (r, name, var, rank, dims, error))
-    return NULL;
-  float *data = whisper_model_alloc_floats (r->model, var->n_elements, error);
-  if (data == NULL || !ct2_read_floats (r, var, name, data, error))
-    return NULL;
-  return data;
+  return var != NULL && ct2_check_shape (r, name, var, rank, dims, error) &&
+         ct2_read_tensor (r, var, name, rows, cols, t, error);
 }
 
-static float *
-ct2_tensor_1d (Ct2Reader *r, const char *name, guint64 d0, GError **error)
+static gboolean
+ct2_vector (Ct2Reader *r, const char *name, int n, WhisperTensor *t, GError **error)
 {
-  guint64 dims[] = { d0 };
-  return ct2_tensor (r, name, 1, dims, error);
+  guint64 dims[] = { n };
+  return ct2_tensor (r, name, 1, dims, 1, n, t, error);
 }
 
-static float *
-ct2_tensor_2d (Ct2Reader *r, const char *name, guint64 d0, guint64 d1,
-               GError **error)
+static gboolean
+ct2_matrix (Ct2Reader *r, const char *name, int d0, int d1, WhisperTensor *t, GError **error)
 {
   guint64 dims[] = { d0, d1 };
-  return ct2_tensor (r, name, 2, dims, error);
+  return ct2_tensor (r, name, 2, dims, d0, d1, t, error);
 }
 
-static float *
-ct2_tensor_3d (Ct2Reader *r, const char *name, guint64 d0, guint64 d1,
-               guint64 d2, GError **error)
+/* A conv1d weight [d0, d1, d2], kept as the matrix [d0, d1 * d2]. */
+static gboolean
+ct2_conv_weight (Ct2Reader *r, const char *name, int d0, int d1, int d2, WhisperTensor *t,
+                 GError **error)
 {
   guint64 dims[] = { d0, d1, d2 };
-  return ct2_tensor (r, name, 3, dims, error);
+  return ct2_tensor (r, name, 3, dims, d0, d1 * d2, t, error);
 }
 
 static gboolean
@@ -644,11 +661,8 @@ ct2_linear (Ct2Reader *r, const char *prefix, int n_out, int n_in,
   g_autofree char *bias = g_strconcat (prefix, "/bias", NULL);
   linear->n_out = n_out;
   linear->n_in = n_in;
-  linear->weight = ct2_tensor_2d (r, weight, n_out, n_in, error);
-  if (linear->weight == NULL)
-    return FALSE;
-  linear->bias = ct2_tensor_1d (r, bias, n_out, error);
-  return linear->bias != NULL;
+  return ct2_matrix (r, weight, n_out, n_in, &linear->weight, error) &&
+         ct2_vector (r, bias, n_out, &linear->bias, error);
 }
 
 static gboolean
@@ -657,11 +671,8 @@ ct2_layer_norm (Ct2Reader *r, const char *prefix, int d,
 {
   g_autofree char *gamma = g_strconcat (prefix, "/gamma", NULL);
   g_autofree char *beta = g_strconcat (prefix, "/beta", NULL);
-  ln->gamma = ct2_tensor_1d (r, gamma, d, error);
-  if (ln->gamma == NULL)
-    return FALSE;
-  ln->beta = ct2_tensor_1d (r, beta, d, error);
-  return ln->beta != NULL;
+  return ct2_vector (r, gamma, d, &ln->gamma, error) &&
+         ct2_vector (r, beta, d, &ln->beta, error);
 }
 
 /* ------------------------------------------------------------------ */
@@ -893,12 +904,12 @@ ct2_encoder (Ct2Reader *r, GError **error)
   int n_ctx = whisper_model_lookup (m, WHISPER_HPARAM_N_AUDIO_CTX);
   int n_layers = whisper_model_lookup (m, WHISPER_HPARAM_N_AUDIO_LAYER);
 
-  if (!(enc->conv1_weight = ct2_tensor_3d (r, "encoder/conv1/weight", d, n_mels, 3, error)) ||
-      !(enc->conv1_bias = ct2_tensor_1d (r, "encoder/conv1/bias", d, error)) ||
-      !(enc->conv2_weight = ct2_tensor_3d (r, "encoder/conv2/weight", d, d, 3, error)) ||
-      !(enc->conv2_bias = ct2_tensor_1d (r, "encoder/conv2/bias", d, error)) ||
-      !(enc->positional = ct2_tensor_2d (r, "encoder/position_encodings/encodings",
-                                         n_ctx, d, error)) ||
+  if (!ct2_conv_weight (r, "encoder/conv1/weight", d, n_mels, 3, &enc->conv1_weight, error) ||
+      !ct2_vector (r, "encoder/conv1/bias", d, &enc->conv1_bias, error) ||
+      !ct2_conv_weight (r, "encoder/conv2/weight", d, d, 3, &enc->conv2_weight, error) ||
+      !ct2_vector (r, "encoder/conv2/bias", d, &enc->conv2_bias, error) ||
+      !ct2_matrix (r, "encoder/position_encodings/encodings", n_ctx, d, &enc->positional,
+                   error) ||
       !ct2_layer_norm (r, "encoder/layer_norm", d, &enc->ln_post, error))
     return FALSE;
 
@@ -922,10 +933,9 @@ ct2_decoder (Ct2Reader *r, GError **error)
   if (!ct2_check_decoder_flags (r, error) || !ct2_check_tied_projection (r, error))
     return FALSE;
 
-  if (!(dec->token_embedding = ct2_tensor_2d (r, "decoder/embeddings/weight",
-                                              n_vocab, d, error)) ||
-      !(dec->positional = ct2_tensor_2d (r, "decoder/position_encodings/encodings",
-                                         n_ctx, d, error)) ||
+  if (!ct2_matrix (r, "decoder/embeddings/weight", n_vocab, d, &dec->token_embedding, error) ||
+      !ct2_matrix (r, "decoder/position_encodings/encodings", n_ctx, d, &dec->positional,
+                   error) ||
       !ct2_layer_norm (r, "decoder/layer_norm", d, &dec->ln, error))
     return FALSE;
 
@@ -1232,5 +1242,7 @@ whisper_model_load_ct2 (const char *dir, GError **error)
       !whisper_model_validate (model, error))
     return NULL;
 
+  /* the tensors point into the file */
+  whisper_model_keep_mapping (model, r->mapped);
   return g_steal_pointer (&model);
 }

@@ -24,12 +24,22 @@
 
 enum { GGML_TYPE_F32 = 0, GGML_TYPE_F16 = 1 };
 
+/* A model tensor and the records of the file that fill it: one, or the
+ * separate q, k, v (or k, v) projections of a fused one. */
+typedef struct {
+  WhisperTensor *tensor;
+  GPtrArray *parts; /* GgmlSlot *, not owned */
+} GgmlTarget;
+
 typedef struct {
   char *name;
   int n_dims;
   gint64 ne[GGML_MAX_DIMS]; /* ggml order: ne[0] is the innermost dimension */
-  float *dest;              /* where the converted floats go */
+  GgmlTarget *target;       /* the tensor this record fills */
+  gsize offset;             /* at which element of it */
   gboolean loaded;
+  const guint8 *data;       /* the record's data in the mapped file, once read */
+  gint32 ttype;
 } GgmlSlot;
 
 typedef struct {
@@ -39,9 +49,10 @@ typedef struct {
   gsize size;
   gsize pos;
 
-  gsize weight_budget; /* floats still allowed to be allocated */
+  gsize weight_budget; /* elements the file can still hold */
   GHashTable *slots;   /* name -> GgmlSlot *, owns the slots */
   GPtrArray *slot_order;
+  GPtrArray *targets;  /* GgmlTarget *, owned */
 
   GPtrArray *file_tokens; /* GBytes * */
   WhisperModel *model;
@@ -55,8 +66,16 @@ ggml_slot_free (GgmlSlot *slot)
 }
 
 static void
+ggml_target_free (GgmlTarget *target)
+{
+  g_ptr_array_unref (target->parts);
+  g_free (target);
+}
+
+static void
 ggml_reader_free (GgmlReader *r)
 {
+  g_clear_pointer (&r->targets, g_ptr_array_unref);
   g_clear_pointer (&r->slot_order, g_ptr_array_unref);
   g_clear_pointer (&r->slots, g_hash_table_unref);
   g_clear_pointer (&r->file_tokens, g_ptr_array_unref);
@@ -262,11 +281,13 @@ ggml_fill_tokens (GgmlReader *r)
 /* ------------------------------------------------------------------ */
 /* Expected tensors                                                    */
 
-static float *
-ggml_alloc (GgmlReader *r, gsize n, GError **error)
+/* A model tensor [rows, cols] that records of the file will fill. */
+static GgmlTarget *
+ggml_target (GgmlReader *r, WhisperTensor *t, int rows, int cols, GError **error)
 {
-  /* Every weight comes from at least one byte of the file, so a header
-   * that asks for more floats than the file has bytes is corrupt. */
+  /* Every element comes from at least one byte of the file, so a header
+   * that asks for more than the file has bytes is corrupt. */
+  const gsize n = (gsize) rows * (gsize) cols;
   if (n > r->weight_budget) {
     g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
                  "%s: the hyper-parameters need more weights than the %"
@@ -274,112 +295,107 @@ ggml_alloc (GgmlReader *r, gsize n, GError **error)
     return NULL;
   }
   r->weight_budget -= n;
-  float *data = whisper_model_alloc_floats (r->model, n, error);
-  if (data != NULL)
-    memset (data, 0, n * sizeof (float));
-  return data;
+  t->rows = rows;
+  t->cols = cols;
+  GgmlTarget *target = g_new0 (GgmlTarget, 1);
+  target->tensor = t;
+  target->parts = g_ptr_array_new ();
+  g_ptr_array_add (r->targets, target);
+  return target;
 }
 
-static void G_GNUC_PRINTF (5, 6)
-ggml_expect (GgmlReader *r, float *dest, gint64 ne0, gint64 ne1,
-             const char *name_format, ...)
+/* The record `name` of shape (ne0, ne1, ne2) (0: no such dimension) fills
+ * target from element `offset` on. */
+static void G_GNUC_PRINTF (7, 8)
+ggml_expect_at (GgmlReader *r, GgmlTarget *target, gsize offset, gint64 ne0, gint64 ne1,
+                gint64 ne2, const char *name_format, ...)
 {
   GgmlSlot *slot = g_new0 (GgmlSlot, 1);
   va_list args;
   va_start (args, name_format);
   slot->name = g_strdup_vprintf (name_format, args);
   va_end (args);
-  slot->dest = dest;
+  slot->target = target;
+  slot->offset = offset;
   slot->ne[0] = ne0;
   slot->ne[1] = ne1;
-  slot->n_dims = ne1 > 0 ? 2 : 1;
+  slot->ne[2] = ne2;
+  slot->n_dims = ne2 > 0 ? 3 : ne1 > 0 ? 2 : 1;
   g_hash_table_insert (r->slots, slot->name, slot);
   g_ptr_array_add (r->slot_order, slot);
+  g_ptr_array_add (target->parts, slot);
 }
 
-static void
-ggml_expect_3d (GgmlReader *r, float *dest, gint64 ne0, gint64 ne1, gint64 ne2,
-                const char *name)
+/* A tensor filled by one record of shape (ne0, ne1, ne2). */
+static gboolean
+ggml_expect (GgmlReader *r, WhisperTensor *t, int rows, int cols, gint64 ne0, gint64 ne1,
+             gint64 ne2, const char *name, GError **error)
 {
-  ggml_expect (r, dest, ne0, ne1, "%s", name);
-  GgmlSlot *slot = g_ptr_array_index (r->slot_order, r->slot_order->len - 1);
-  slot->ne[2] = ne2;
-  slot->n_dims = 3;
+  GgmlTarget *target = ggml_target (r, t, rows, cols, error);
+  if (target == NULL)
+    return FALSE;
+  ggml_expect_at (r, target, 0, ne0, ne1, ne2, "%s", name);
+  return TRUE;
 }
 
 static gboolean
-ggml_alloc_linear (GgmlReader *r, WhisperLinearWeights *linear, int n_out,
-                   int n_in, GError **error)
+ggml_expect_vector (GgmlReader *r, WhisperTensor *t, int n, const char *prefix,
+                    const char *suffix, GError **error)
 {
+  g_autofree char *name = g_strconcat (prefix, suffix, NULL);
+  return ggml_expect (r, t, 1, n, n, 0, 0, name, error);
+}
+
+static gboolean
+ggml_expect_layer_norm (GgmlReader *r, WhisperLayerNormWeights *ln, int d, const char *prefix,
+                        GError **error)
+{
+  return ggml_expect_vector (r, &ln->gamma, d, prefix, ".weight", error) &&
+         ggml_expect_vector (r, &ln->beta, d, prefix, ".bias", error);
+}
+
+static gboolean
+ggml_expect_linear (GgmlReader *r, WhisperLinearWeights *linear, int n_out, int n_in,
+                    const char *prefix, GError **error)
+{
+  g_autofree char *weight = g_strconcat (prefix, ".weight", NULL);
   linear->n_out = n_out;
   linear->n_in = n_in;
-  linear->weight = ggml_alloc (r, (gsize) n_out * n_in, error);
-  if (linear->weight == NULL)
-    return FALSE;
-  linear->bias = ggml_alloc (r, n_out, error); /* zeros: the key has no bias */
-  return linear->bias != NULL;
-}
-
-static gboolean
-ggml_alloc_layer_norm (GgmlReader *r, WhisperLayerNormWeights *ln, int d,
-                       GError **error)
-{
-  return (ln->gamma = ggml_alloc (r, d, error)) != NULL &&
-         (ln->beta = ggml_alloc (r, d, error)) != NULL;
-}
-
-static void
-ggml_expect_layer_norm (GgmlReader *r, WhisperLayerNormWeights *ln, int d,
-                        const char *prefix)
-{
-  ggml_expect (r, ln->gamma, d, 0, "%s.weight", prefix);
-  ggml_expect (r, ln->beta, d, 0, "%s.bias", prefix);
-}
-
-static void
-ggml_expect_linear (GgmlReader *r, WhisperLinearWeights *linear, const char *prefix)
-{
-  ggml_expect (r, linear->weight, linear->n_in, linear->n_out, "%s.weight", prefix);
-  ggml_expect (r, linear->bias, linear->n_out, 0, "%s.bias", prefix);
+  return ggml_expect (r, &linear->weight, n_out, n_in, n_in, n_out, 0, weight, error) &&
+         ggml_expect_vector (r, &linear->bias, n_out, prefix, ".bias", error);
 }
 
 /* q, k, v of [d, d] each, fused into rows [q; k; v] of a [3d, d] linear
  * (or k, v into [2d, d]); the key has no bias, so its part stays zero. */
-static void
-ggml_expect_fused (GgmlReader *r, WhisperLinearWeights *fused, int d,
-                   const char *prefix, gboolean with_query)
+static gboolean
+ggml_expect_fused (GgmlReader *r, WhisperLinearWeights *fused, int d, const char *prefix,
+                   gboolean with_query, GError **error)
 {
-  gsize block = (gsize) d * d;
+  const int n_parts = with_query ? 3 : 2;
+  fused->n_out = n_parts * d;
+  fused->n_in = d;
+  GgmlTarget *weight = ggml_target (r, &fused->weight, n_parts * d, d, error);
+  GgmlTarget *bias = weight ? ggml_target (r, &fused->bias, 1, n_parts * d, error) : NULL;
+  if (bias == NULL)
+    return FALSE;
+  const gsize block = (gsize) d * d;
   int part = 0;
   if (with_query) {
-    ggml_expect (r, fused->weight, d, d, "%s.query.weight", prefix);
-    ggml_expect (r, fused->bias, d, 0, "%s.query.bias", prefix);
+    ggml_expect_at (r, weight, 0, d, d, 0, "%s.query.weight", prefix);
+    ggml_expect_at (r, bias, 0, d, 0, 0, "%s.query.bias", prefix);
     part++;
   }
-  ggml_expect (r, fused->weight + part * block, d, d, "%s.key.weight", prefix);
+  ggml_expect_at (r, weight, part * block, d, d, 0, "%s.key.weight", prefix);
   part++;
-  ggml_expect (r, fused->weight + part * block, d, d, "%s.value.weight", prefix);
-  ggml_expect (r, fused->bias + (gsize) part * d, d, 0, "%s.value.bias", prefix);
+  ggml_expect_at (r, weight, part * block, d, d, 0, "%s.value.weight", prefix);
+  ggml_expect_at (r, bias, (gsize) part * d, d, 0, 0, "%s.value.bias", prefix);
+  return TRUE;
 }
 
 static gboolean
 ggml_layer (GgmlReader *r, const char *part, int index, int d, gboolean is_decoder,
             WhisperLayerWeights *l, GError **error)
 {
-  if (!ggml_alloc_layer_norm (r, &l->attn_ln, d, error) ||
-      !ggml_alloc_linear (r, &l->attn_qkv, 3 * d, d, error) ||
-      !ggml_alloc_linear (r, &l->attn_out, d, d, error) ||
-      !ggml_alloc_layer_norm (r, &l->mlp_ln, d, error) ||
-      !ggml_alloc_linear (r, &l->mlp_fc1, 4 * d, d, error) ||
-      !ggml_alloc_linear (r, &l->mlp_fc2, d, 4 * d, error))
-    return FALSE;
-  if (is_decoder &&
-      (!ggml_alloc_layer_norm (r, &l->cross_ln, d, error) ||
-       !ggml_alloc_linear (r, &l->cross_q, d, d, error) ||
-       !ggml_alloc_linear (r, &l->cross_kv, 2 * d, d, error) ||
-       !ggml_alloc_linear (r, &l->cross_out, d, d, error)))
-    return FALSE;
-
   g_autofree char *p = g_strdup_printf ("%s.blocks.%d", part, index);
   g_autofree char *attn_ln = g_strconcat (p, ".attn_ln", NULL);
   g_autofree char *attn = g_strconcat (p, ".attn", NULL);
@@ -387,12 +403,13 @@ ggml_layer (GgmlReader *r, const char *part, int index, int d, gboolean is_decod
   g_autofree char *mlp_ln = g_strconcat (p, ".mlp_ln", NULL);
   g_autofree char *mlp_0 = g_strconcat (p, ".mlp.0", NULL);
   g_autofree char *mlp_2 = g_strconcat (p, ".mlp.2", NULL);
-  ggml_expect_layer_norm (r, &l->attn_ln, d, attn_ln);
-  ggml_expect_fused (r, &l->attn_qkv, d, attn, TRUE);
-  ggml_expect_linear (r, &l->attn_out, attn_out);
-  ggml_expect_layer_norm (r, &l->mlp_ln, d, mlp_ln);
-  ggml_expect_linear (r, &l->mlp_fc1, mlp_0);
-  ggml_expect_linear (r, &l->mlp_fc2, mlp_2);
+  if (!ggml_expect_layer_norm (r, &l->attn_ln, d, attn_ln, error) ||
+      !ggml_expect_fused (r, &l->attn_qkv, d, attn, TRUE, error) ||
+      !ggml_expect_linear (r, &l->attn_out, d, d, attn_out, error) ||
+      !ggml_expect_layer_norm (r, &l->mlp_ln, d, mlp_ln, error) ||
+      !ggml_expect_linear (r, &l->mlp_fc1, 4 * d, d, mlp_0, error) ||
+      !ggml_expect_linear (r, &l->mlp_fc2, d, 4 * d, mlp_2, error))
+    return FALSE;
   if (!is_decoder)
     return TRUE;
 
@@ -400,11 +417,10 @@ ggml_layer (GgmlReader *r, const char *part, int index, int d, gboolean is_decod
   g_autofree char *cross = g_strconcat (p, ".cross_attn", NULL);
   g_autofree char *cross_q = g_strconcat (p, ".cross_attn.query", NULL);
   g_autofree char *cross_out = g_strconcat (p, ".cross_attn.out", NULL);
-  ggml_expect_layer_norm (r, &l->cross_ln, d, cross_ln);
-  ggml_expect_linear (r, &l->cross_q, cross_q);
-  ggml_expect_fused (r, &l->cross_kv, d, cross, FALSE);
-  ggml_expect_linear (r, &l->cross_out, cross_out);
-  return TRUE;
+  return ggml_expect_layer_norm (r, &l->cross_ln, d, cross_ln, error) &&
+         ggml_expect_linear (r, &l->cross_q, d, d, cross_q, error) &&
+         ggml_expect_fused (r, &l->cross_kv, d, cross, FALSE, error) &&
+         ggml_expect_linear (r, &l->cross_out, d, d, cross_out, error);
 }
 
 static WhisperLayerWeights *
@@ -425,20 +441,16 @@ ggml_prepare_encoder (GgmlReader *r, GError **error)
   int n_ctx = whisper_model_lookup (m, WHISPER_HPARAM_N_AUDIO_CTX);
   int n_layers = whisper_model_lookup (m, WHISPER_HPARAM_N_AUDIO_LAYER);
 
-  if (!(enc->conv1_weight = ggml_alloc (r, (gsize) d * n_mels * 3, error)) ||
-      !(enc->conv1_bias = ggml_alloc (r, d, error)) ||
-      !(enc->conv2_weight = ggml_alloc (r, (gsize) d * d * 3, error)) ||
-      !(enc->conv2_bias = ggml_alloc (r, d, error)) ||
-      !(enc->positional = ggml_alloc (r, (gsize) n_ctx * d, error)) ||
-      !ggml_alloc_layer_norm (r, &enc->ln_post, d, error))
+  /* conv weights: ne (3, c_in, d) is PyTorch's [d, c_in, 3] */
+  if (!ggml_expect (r, &enc->conv1_weight, d, n_mels * 3, 3, n_mels, d, "encoder.conv1.weight",
+                    error) ||
+      !ggml_expect (r, &enc->conv1_bias, 1, d, 1, d, 0, "encoder.conv1.bias", error) ||
+      !ggml_expect (r, &enc->conv2_weight, d, d * 3, 3, d, d, "encoder.conv2.weight", error) ||
+      !ggml_expect (r, &enc->conv2_bias, 1, d, 1, d, 0, "encoder.conv2.bias", error) ||
+      !ggml_expect (r, &enc->positional, n_ctx, d, d, n_ctx, 0, "encoder.positional_embedding",
+                    error) ||
+      !ggml_expect_layer_norm (r, &enc->ln_post, d, "encoder.ln_post", error))
     return FALSE;
-
-  ggml_expect_3d (r, enc->conv1_weight, 3, n_mels, d, "encoder.conv1.weight");
-  ggml_expect (r, enc->conv1_bias, 1, d, "encoder.conv1.bias");
-  ggml_expect_3d (r, enc->conv2_weight, 3, d, d, "encoder.conv2.weight");
-  ggml_expect (r, enc->conv2_bias, 1, d, "encoder.conv2.bias");
-  ggml_expect (r, enc->positional, d, n_ctx, "encoder.positional_embedding");
-  ggml_expect_layer_norm (r, &enc->ln_post, d, "encoder.ln_post");
 
   enc->layers = ggml_new_layers (r, n_layers);
   for (int i = 0; i < n_layers; i++)
@@ -457,14 +469,12 @@ ggml_prepare_decoder (GgmlReader *r, GError **error)
   int n_ctx = whisper_model_lookup (m, WHISPER_HPARAM_N_TEXT_CTX);
   int n_layers = whisper_model_lookup (m, WHISPER_HPARAM_N_TEXT_LAYER);
 
-  if (!(dec->token_embedding = ggml_alloc (r, (gsize) n_vocab * d, error)) ||
-      !(dec->positional = ggml_alloc (r, (gsize) n_ctx * d, error)) ||
-      !ggml_alloc_layer_norm (r, &dec->ln, d, error))
+  if (!ggml_expect (r, &dec->token_embedding, n_vocab, d, d, n_vocab, 0,
+                    "decoder.token_embedding.weight", error) ||
+      !ggml_expect (r, &dec->positional, n_ctx, d, d, n_ctx, 0, "decoder.positional_embedding",
+                    error) ||
+      !ggml_expect_layer_norm (r, &dec->ln, d, "decoder.ln", error))
     return FALSE;
-
-  ggml_expect (r, dec->token_embedding, d, n_vocab, "decoder.token_embedding.weight");
-  ggml_expect (r, dec->positional, d, n_ctx, "decoder.positional_embedding");
-  ggml_expect_layer_norm (r, &dec->ln, d, "decoder.ln");
 
   dec->layers = ggml_new_layers (r, n_layers);
   for (int i = 0; i < n_layers; i++)
@@ -614,7 +624,8 @@ ggml_read_tensor (GgmlReader *r, GError **error)
                                   "tensor '%s'", printable);
   if (data == NULL)
     return FALSE;
-  ggml_convert (data, ttype, n_elements, slot->dest);
+  slot->data = data;
+  slot->ttype = ttype;
   slot->loaded = TRUE;
   return TRUE;
 }
@@ -633,6 +644,58 @@ ggml_read_tensors (GgmlReader *r, GError **error)
                    "%s: missing tensor '%s'", r->file, slot->name);
       return FALSE;
     }
+  }
+  return TRUE;
+}
+
+static WhisperDType
+ggml_whisper_dtype (gint32 ttype)
+{
+  return ttype == GGML_TYPE_F32 ? WHISPER_DTYPE_F32 : WHISPER_DTYPE_F16;
+}
+
+/* Points each model tensor at its record in the mapped file when one record
+ * fills it (on a little-endian host: the file's byte order). A fused tensor
+ * gets a buffer of its records' common type (float32 if they differ), the
+ * key's missing bias left zero; a big-endian host gets float32 copies. */
+static gboolean
+ggml_assemble (GgmlReader *r, GError **error)
+{
+  for (guint i = 0; i < r->targets->len; i++) {
+    const GgmlTarget *target = g_ptr_array_index (r->targets, i);
+    WhisperTensor *t = target->tensor;
+    const gsize n = whisper_tensor_n_elements (t);
+    const GgmlSlot *first = g_ptr_array_index (target->parts, 0);
+
+    gboolean same_type = TRUE;
+    for (guint p = 1; p < target->parts->len; p++)
+      same_type &= ((GgmlSlot *) g_ptr_array_index (target->parts, p))->ttype == first->ttype;
+    const WhisperDType type = same_type && G_BYTE_ORDER == G_LITTLE_ENDIAN
+                                  ? ggml_whisper_dtype (first->ttype) : WHISPER_DTYPE_F32;
+    t->type = type;
+    t->scales = NULL;
+    const gsize first_count = (gsize) first->ne[0] * MAX (first->ne[1], 1) * MAX (first->ne[2], 1);
+    if (target->parts->len == 1 && first->offset == 0 && first_count == n &&
+        type == ggml_whisper_dtype (first->ttype)) {
+      t->data = first->data; /* the whole tensor is this one record */
+      continue;
+    }
+
+    const gsize size = whisper_dtype_size (type);
+    guint8 *buffer = whisper_model_alloc_bytes (r->model, n * size, error);
+    if (buffer == NULL)
+      return FALSE;
+    memset (buffer, 0, n * size); /* +0 in float32 and float16 alike */
+    for (guint p = 0; p < target->parts->len; p++) {
+      const GgmlSlot *slot = g_ptr_array_index (target->parts, p);
+      const gsize count = (gsize) slot->ne[0] * MAX (slot->ne[1], 1) * MAX (slot->ne[2], 1);
+      g_assert (slot->offset + count <= n);
+      if (ggml_whisper_dtype (slot->ttype) == type && G_BYTE_ORDER == G_LITTLE_ENDIAN)
+        memcpy (buffer + slot->offset * size, slot->data, count * size);
+      else
+        ggml_convert (slot->data, slot->ttype, count, (float *) buffer + slot->offset);
+    }
+    t->data = buffer;
   }
   return TRUE;
 }
@@ -658,17 +721,21 @@ whisper_model_load_ggml (const char *file, GError **error)
   r->weight_budget = r->size;
   r->slots = g_hash_table_new (g_str_hash, g_str_equal);
   r->slot_order = g_ptr_array_new_with_free_func ((GDestroyNotify) ggml_slot_free);
+  r->targets = g_ptr_array_new_with_free_func ((GDestroyNotify) ggml_target_free);
 
   g_autoptr (WhisperModel) model = whisper_model_new_empty (file, WHISPER_MODEL_FORMAT_GGML);
   r->model = model;
 
   if (!ggml_read_hparams (r, error) || !ggml_skip_mel_filters (r, error) ||
       !ggml_read_vocabulary (r, error) || !ggml_prepare_encoder (r, error) ||
-      !ggml_prepare_decoder (r, error) || !ggml_read_tensors (r, error))
+      !ggml_prepare_decoder (r, error) || !ggml_read_tensors (r, error) ||
+      !ggml_assemble (r, error))
     return NULL;
 
   ggml_fill_tokens (r);
   if (!whisper_model_validate (model, error))
     return NULL;
+  /* the tensors point into the file */
+  whisper_model_keep_mapping (model, r->mapped);
   return g_steal_pointer (&model);
 }

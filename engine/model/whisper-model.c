@@ -4,6 +4,9 @@
 #include "whisper-model.h"
 
 #include <stdatomic.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -68,6 +71,46 @@ whisper_model_alloc_floats (WhisperModel *model, gsize n, GError **error)
   return data;
 }
 
+gpointer
+whisper_model_alloc_bytes (WhisperModel *model, gsize n, GError **error)
+{
+  g_return_val_if_fail (model != NULL, NULL);
+  gpointer data = n > 0 && n <= (gsize) G_MAXUINT32 * sizeof (float) ? g_try_malloc (n) : NULL;
+  if (data == NULL) {
+    g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
+                 "%s: cannot allocate %" G_GSIZE_FORMAT " bytes for a tensor", model->path, n);
+    return NULL;
+  }
+  g_ptr_array_add (model->allocations, data);
+  return data;
+}
+
+void
+whisper_model_keep_mapping (WhisperModel *model, GMappedFile *mapped)
+{
+  g_return_if_fail (model != NULL && model->mapped == NULL);
+  model->mapped = g_mapped_file_ref (mapped);
+}
+
+void
+whisper_model_release_tensor (const WhisperModel *model, const WhisperTensor *t)
+{
+  if (model->mapped == NULL || t->data == NULL)
+    return;
+  const guint8 *base = (const guint8 *) g_mapped_file_get_contents (model->mapped);
+  const gsize size = g_mapped_file_get_length (model->mapped);
+  const guint8 *first = t->data;
+  if (first < base || first >= base + size)
+    return; /* a loader's own buffer */
+  const gsize bytes = whisper_tensor_n_elements (t) * whisper_dtype_size (t->type);
+  /* only whole pages inside the tensor: its neighbours may not be copied yet */
+  const gsize page = (gsize) sysconf (_SC_PAGESIZE);
+  const guintptr start = ((guintptr) first + page - 1) / page * page;
+  const guintptr end = ((guintptr) first + bytes) / page * page;
+  if (end > start)
+    (void) madvise ((void *) start, end - start, MADV_DONTNEED);
+}
+
 void
 whisper_model_set_hparam (WhisperModel *model, WhisperHParam param, int value)
 {
@@ -115,6 +158,7 @@ whisper_model_free (WhisperModel *model)
   g_free (model->suppress_ids);
   g_free (model->suppress_ids_begin);
   g_clear_pointer (&model->allocations, g_ptr_array_unref);
+  g_clear_pointer (&model->mapped, g_mapped_file_unref);
   g_free (model->path);
   g_free (model);
 }
@@ -161,29 +205,65 @@ typedef struct {
   GError **error;
 } ValidateContext;
 
-static gboolean
-check_set (ValidateContext *ctx, const void *pointer, const char *what,
-           const char *part, int layer)
+static gboolean G_GNUC_PRINTF (2, 3)
+fail (ValidateContext *ctx, const char *format, ...)
 {
-  if (pointer != NULL)
-    return TRUE;
-  if (layer >= 0)
-    g_set_error (ctx->error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
-                 "%s: %s layer %d has no %s", ctx->model->path, part, layer, what);
-  else
-    g_set_error (ctx->error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
-                 "%s: %s has no %s", ctx->model->path, part, what);
+  va_list args;
+  va_start (args, format);
+  g_autofree char *what = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (ctx->error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT, "%s: %s",
+               ctx->model->path, what);
   return FALSE;
 }
 
+/* t is set, [rows, cols], and has the scales its type needs. `name` is
+ * e.g. "encoder layer 2 mlp fc1 weight". */
 static gboolean
-check_layer_norm (ValidateContext *ctx, const WhisperLayerNormWeights *ln,
+check_tensor (ValidateContext *ctx, const WhisperTensor *t, int rows, int cols,
+              const char *name)
+{
+  if (t->data == NULL)
+    return fail (ctx, "%s is missing", name);
+  if (t->rows != rows || t->cols != cols)
+    return fail (ctx, "%s is [%d, %d], expected [%d, %d]", name, t->rows, t->cols, rows,
+                 cols);
+  if ((t->type == WHISPER_DTYPE_I8 || t->type == WHISPER_DTYPE_I16) && t->scales == NULL)
+    return fail (ctx, "%s is %s without scales", name, whisper_dtype_name (t->type));
+  return TRUE;
+}
+
+static char *
+part_name (const char *part, int layer, const char *what)
+{
+  return layer >= 0 ? g_strdup_printf ("%s layer %d %s", part, layer, what)
+                    : g_strdup_printf ("%s %s", part, what);
+}
+
+static gboolean
+check_vector (ValidateContext *ctx, const WhisperTensor *t, int n, const char *part, int layer,
+              const char *what)
+{
+  g_autofree char *name = part_name (part, layer, what);
+  return check_tensor (ctx, t, 1, n, name);
+}
+
+static gboolean
+check_matrix (ValidateContext *ctx, const WhisperTensor *t, int rows, int cols, const char *part,
+              int layer, const char *what)
+{
+  g_autofree char *name = part_name (part, layer, what);
+  return check_tensor (ctx, t, rows, cols, name);
+}
+
+static gboolean
+check_layer_norm (ValidateContext *ctx, const WhisperLayerNormWeights *ln, int d,
                   const char *what, const char *part, int layer)
 {
   g_autofree char *gamma = g_strconcat (what, " gamma", NULL);
   g_autofree char *beta = g_strconcat (what, " beta", NULL);
-  return check_set (ctx, ln->gamma, gamma, part, layer) &&
-         check_set (ctx, ln->beta, beta, part, layer);
+  return check_vector (ctx, &ln->gamma, d, part, layer, gamma) &&
+         check_vector (ctx, &ln->beta, d, part, layer, beta);
 }
 
 static gboolean
@@ -192,10 +272,6 @@ check_linear (ValidateContext *ctx, const WhisperLinearWeights *linear,
 {
   g_autofree char *weight = g_strconcat (what, " weight", NULL);
   g_autofree char *bias = g_strconcat (what, " bias", NULL);
-  if (!check_set (ctx, linear->weight, weight, part, layer) ||
-      !check_set (ctx, linear->bias, bias, part, layer))
-    return FALSE;
-
   if (linear->n_out != n_out || linear->n_in != n_in) {
     g_set_error (ctx->error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
                  "%s: %s layer %d: %s is [%d, %d], expected [%d, %d]",
@@ -203,17 +279,18 @@ check_linear (ValidateContext *ctx, const WhisperLinearWeights *linear,
                  linear->n_in, n_out, n_in);
     return FALSE;
   }
-  return TRUE;
+  return check_matrix (ctx, &linear->weight, n_out, n_in, part, layer, weight) &&
+         check_vector (ctx, &linear->bias, n_out, part, layer, bias);
 }
 
 static gboolean
 check_layer (ValidateContext *ctx, const WhisperLayerWeights *l, int d,
              gboolean is_decoder, const char *part, int i)
 {
-  if (!check_layer_norm (ctx, &l->attn_ln, "self-attention layer norm", part, i) ||
+  if (!check_layer_norm (ctx, &l->attn_ln, d, "self-attention layer norm", part, i) ||
       !check_linear (ctx, &l->attn_qkv, 3 * d, d, "self-attention qkv", part, i) ||
       !check_linear (ctx, &l->attn_out, d, d, "self-attention output", part, i) ||
-      !check_layer_norm (ctx, &l->mlp_ln, "mlp layer norm", part, i) ||
+      !check_layer_norm (ctx, &l->mlp_ln, d, "mlp layer norm", part, i) ||
       !check_linear (ctx, &l->mlp_fc1, 4 * d, d, "mlp fc1", part, i) ||
       !check_linear (ctx, &l->mlp_fc2, d, 4 * d, "mlp fc2", part, i))
     return FALSE;
@@ -221,42 +298,47 @@ check_layer (ValidateContext *ctx, const WhisperLayerWeights *l, int d,
   if (!is_decoder)
     return TRUE;
 
-  return check_layer_norm (ctx, &l->cross_ln, "cross-attention layer norm", part, i) &&
+  return check_layer_norm (ctx, &l->cross_ln, d, "cross-attention layer norm", part, i) &&
          check_linear (ctx, &l->cross_q, d, d, "cross-attention query", part, i) &&
          check_linear (ctx, &l->cross_kv, 2 * d, d, "cross-attention kv", part, i) &&
          check_linear (ctx, &l->cross_out, d, d, "cross-attention output", part, i);
 }
 
 static gboolean
-check_encoder (ValidateContext *ctx, const WhisperEncoderWeights *enc, int d,
-               int n_layers)
+check_encoder (ValidateContext *ctx, const WhisperEncoderWeights *enc, const int *hp)
 {
-  if (!check_set (ctx, enc->conv1_weight, "conv1 weight", "encoder", -1) ||
-      !check_set (ctx, enc->conv1_bias, "conv1 bias", "encoder", -1) ||
-      !check_set (ctx, enc->conv2_weight, "conv2 weight", "encoder", -1) ||
-      !check_set (ctx, enc->conv2_bias, "conv2 bias", "encoder", -1) ||
-      !check_set (ctx, enc->positional, "positional embedding", "encoder", -1) ||
-      !check_layer_norm (ctx, &enc->ln_post, "final layer norm", "encoder", -1) ||
-      !check_set (ctx, enc->layers, "layers", "encoder", -1))
+  const int d = hp[WHISPER_HPARAM_N_AUDIO_STATE], n_mels = hp[WHISPER_HPARAM_N_MELS];
+  if (!check_matrix (ctx, &enc->conv1_weight, d, n_mels * 3, "encoder", -1, "conv1 weight") ||
+      !check_vector (ctx, &enc->conv1_bias, d, "encoder", -1, "conv1 bias") ||
+      !check_matrix (ctx, &enc->conv2_weight, d, d * 3, "encoder", -1, "conv2 weight") ||
+      !check_vector (ctx, &enc->conv2_bias, d, "encoder", -1, "conv2 bias") ||
+      !check_matrix (ctx, &enc->positional, hp[WHISPER_HPARAM_N_AUDIO_CTX], d, "encoder", -1,
+                     "positional embedding") ||
+      !check_layer_norm (ctx, &enc->ln_post, d, "final layer norm", "encoder", -1))
     return FALSE;
+  if (enc->layers == NULL)
+    return fail (ctx, "encoder has no layers");
 
-  for (int i = 0; i < n_layers; i++)
+  for (int i = 0; i < hp[WHISPER_HPARAM_N_AUDIO_LAYER]; i++)
     if (!check_layer (ctx, &enc->layers[i], d, FALSE, "encoder", i))
       return FALSE;
   return TRUE;
 }
 
 static gboolean
-check_decoder (ValidateContext *ctx, const WhisperDecoderWeights *dec, int d,
-               int n_layers)
+check_decoder (ValidateContext *ctx, const WhisperDecoderWeights *dec, const int *hp)
 {
-  if (!check_set (ctx, dec->token_embedding, "token embedding", "decoder", -1) ||
-      !check_set (ctx, dec->positional, "positional embedding", "decoder", -1) ||
-      !check_layer_norm (ctx, &dec->ln, "final layer norm", "decoder", -1) ||
-      !check_set (ctx, dec->layers, "layers", "decoder", -1))
+  const int d = hp[WHISPER_HPARAM_N_TEXT_STATE];
+  if (!check_matrix (ctx, &dec->token_embedding, hp[WHISPER_HPARAM_N_VOCAB], d, "decoder", -1,
+                     "token embedding") ||
+      !check_matrix (ctx, &dec->positional, hp[WHISPER_HPARAM_N_TEXT_CTX], d, "decoder", -1,
+                     "positional embedding") ||
+      !check_layer_norm (ctx, &dec->ln, d, "final layer norm", "decoder", -1))
     return FALSE;
+  if (dec->layers == NULL)
+    return fail (ctx, "decoder has no layers");
 
-  for (int i = 0; i < n_layers; i++)
+  for (int i = 0; i < hp[WHISPER_HPARAM_N_TEXT_LAYER]; i++)
     if (!check_layer (ctx, &dec->layers[i], d, TRUE, "decoder", i))
       return FALSE;
   return TRUE;
@@ -272,10 +354,7 @@ whisper_model_validate (WhisperModel *model, GError **error)
 
   const int *hp = model->hparams_;
   ValidateContext ctx = { model, error };
-  if (!check_encoder (&ctx, &model->encoder, hp[WHISPER_HPARAM_N_AUDIO_STATE],
-                      hp[WHISPER_HPARAM_N_AUDIO_LAYER]) ||
-      !check_decoder (&ctx, &model->decoder, hp[WHISPER_HPARAM_N_TEXT_STATE],
-                      hp[WHISPER_HPARAM_N_TEXT_LAYER]))
+  if (!check_encoder (&ctx, &model->encoder, hp) || !check_decoder (&ctx, &model->decoder, hp))
     return FALSE;
 
   if (model->n_tokens < 0 || model->n_tokens > hp[WHISPER_HPARAM_N_VOCAB] ||

@@ -1,8 +1,13 @@
 /* whisper-model.h: the in-memory Whisper model (internal to the engine).
  *
  * Both loaders (CTranslate2 directory, whisper.cpp ggml file) produce this
- * same structure. All weights are host float32 arrays owned by the model,
- * in PyTorch layout (a linear weight is [n_out, n_in], row-major).
+ * same structure. Every weight is a WhisperTensor (util/tensor.h) in the
+ * type the file stores, in PyTorch layout (a linear weight is [n_out, n_in],
+ * row-major): it points into the model file, which the model keeps mapped,
+ * or into a buffer the loader made where the file's layout differs (ggml's
+ * separate q, k, v fused into one tensor; int8 scales; a big-endian host).
+ * Backends convert or pack each tensor once (whisper-weights.c); no float32
+ * copy of a float16 model is made.
  *
  * Hyper-parameters are private: code outside whisper-model*.c reads them
  * only through whisper_model_lookup(), which counts every call. The engine
@@ -13,6 +18,8 @@
 
 #include <glib.h>
 #include <stdarg.h>
+
+#include "tensor.h"
 
 G_BEGIN_DECLS
 
@@ -44,20 +51,21 @@ typedef enum {
   WHISPER_MODEL_FORMAT_GGML,
 } WhisperModelFormat;
 
-/* A linear layer: y = x W^T + b. weight is [n_out, n_in]; bias may be NULL
- * (no bias). Fused projections keep CTranslate2's layout:
+/* A linear layer: y = x W^T + b. weight is [n_out, n_in]; bias is a vector
+ * [1, n_out] (bias.data NULL: no bias). Fused projections keep
+ * CTranslate2's layout:
  *   self-attention qkv: weight [3d, d], bias [bq; 0; bv]
  *   cross-attention kv: weight [2d, d], bias [0; bv]                    */
 typedef struct {
-  float *weight;
-  float *bias;
+  WhisperTensor weight;
+  WhisperTensor bias;
   int n_out;
   int n_in;
 } WhisperLinearWeights;
 
 typedef struct {
-  float *gamma;
-  float *beta;
+  WhisperTensor gamma;  /* [1, d] */
+  WhisperTensor beta;   /* [1, d] */
 } WhisperLayerNormWeights;
 
 typedef struct {
@@ -74,19 +82,19 @@ typedef struct {
 } WhisperLayerWeights;
 
 typedef struct {
-  float *conv1_weight;   /* [d, n_mels, 3] */
-  float *conv1_bias;     /* [d] */
-  float *conv2_weight;   /* [d, d, 3] */
-  float *conv2_bias;     /* [d] */
-  float *positional;     /* [n_audio_ctx, d] */
+  WhisperTensor conv1_weight;   /* [d, n_mels * 3] (PyTorch [d, n_mels, 3]) */
+  WhisperTensor conv1_bias;     /* [1, d] */
+  WhisperTensor conv2_weight;   /* [d, d * 3] */
+  WhisperTensor conv2_bias;     /* [1, d] */
+  WhisperTensor positional;     /* [n_audio_ctx, d] */
   WhisperLayerWeights *layers;  /* n_audio_layer */
   WhisperLayerNormWeights ln_post;
 } WhisperEncoderWeights;
 
 typedef struct {
-  float *token_embedding;  /* [n_vocab, d]; also the (tied) output projection */
-  float *positional;       /* [n_text_ctx, d] */
-  WhisperLayerWeights *layers;  /* n_text_layer */
+  WhisperTensor token_embedding;  /* [n_vocab, d]; also the (tied) output projection */
+  WhisperTensor positional;       /* [n_text_ctx, d] */
+  WhisperLayerWeights *layers;    /* n_text_layer */
   WhisperLayerNormWeights ln;
 } WhisperDecoderWeights;
 
@@ -116,7 +124,9 @@ struct _WhisperModel {
   int *suppress_ids_begin;
   int n_suppress_ids_begin;
 
-  /* Everything the weight pointers point into (freed with the model). */
+  /* Everything the weight pointers point into (freed with the model): the
+   * mapped model file and the loaders' own buffers. */
+  GMappedFile *mapped;
   GPtrArray *allocations;
 };
 
@@ -135,6 +145,16 @@ char *whisper_model_default_path (void);
 /* Loader internals shared by whisper-model-ct2.c and whisper-model-ggml.c. */
 WhisperModel *whisper_model_new_empty (const char *path, WhisperModelFormat format);
 float *whisper_model_alloc_floats (WhisperModel *model, gsize n, GError **error);
+/* n bytes owned by the model (freed with it), or NULL with an error. */
+gpointer whisper_model_alloc_bytes (WhisperModel *model, gsize n, GError **error);
+/* The model keeps a reference to the mapped file its tensors point into. */
+void whisper_model_keep_mapping (WhisperModel *model, GMappedFile *mapped);
+/* Hands the pages of a tensor that points into the mapped file back to the
+ * kernel (they are read again from the page cache if touched), once a
+ * backend has made its own copy: the file's pages and the backend's copy are
+ * then never both resident, which keeps the peak memory of a load near the
+ * weights' size. Does nothing for tensors the loaders made. */
+void whisper_model_release_tensor (const WhisperModel *model, const WhisperTensor *t);
 void whisper_model_set_hparam (WhisperModel *model, WhisperHParam param, int value);
 /* Checks hyper-parameters for consistency and that every weight is set. */
 gboolean whisper_model_validate (WhisperModel *model, GError **error);

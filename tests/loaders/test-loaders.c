@@ -235,21 +235,35 @@ static void
 named_tensor_free (NamedTensor *t)
 {
   g_free (t->name);
+  g_free ((float *) t->data);
   g_free (t);
 }
 
+/* The tensor's values as float32 (a copy the list owns), whatever its
+ * stored type; n is the element count it must have. */
 static void G_GNUC_PRINTF (4, 5)
-add_tensor (GPtrArray *list, const float *data, gsize n, const char *format, ...)
+add_tensor (GPtrArray *list, const WhisperTensor *stored, gsize n, const char *format, ...)
 {
   NamedTensor *t = g_new0 (NamedTensor, 1);
   va_list args;
   va_start (args, format);
   t->name = g_strdup_vprintf (format, args);
   va_end (args);
-  t->data = data;
+  g_assert_nonnull (stored->data);
+  g_assert_cmpuint (whisper_tensor_n_elements (stored), ==, n);
+  t->data = whisper_tensor_to_f32 (stored);
   t->n = n;
-  g_assert_nonnull (data);
   g_ptr_array_add (list, t);
+}
+
+/* Element i of a stored tensor, as float32. */
+static float
+tensor_value (const WhisperTensor *t, gsize i)
+{
+  const int row = (int) (i / (gsize) t->cols);
+  g_autofree float *values = g_new (float, t->cols);
+  whisper_tensor_rows_to_f32 (t, row, row + 1, values);
+  return values[i % (gsize) t->cols];
 }
 
 static void
@@ -258,15 +272,15 @@ add_linear (GPtrArray *list, const WhisperLinearWeights *l, int n_out, int n_in,
 {
   g_assert_cmpint (l->n_out, ==, n_out);
   g_assert_cmpint (l->n_in, ==, n_in);
-  add_tensor (list, l->weight, (gsize) n_out * n_in, "%s/weight", prefix);
-  add_tensor (list, l->bias, n_out, "%s/bias", prefix);
+  add_tensor (list, &l->weight, (gsize) n_out * n_in, "%s/weight", prefix);
+  add_tensor (list, &l->bias, n_out, "%s/bias", prefix);
 }
 
 static void
 add_layer_norm (GPtrArray *list, const WhisperLayerNormWeights *ln, int d, const char *prefix)
 {
-  add_tensor (list, ln->gamma, d, "%s/gamma", prefix);
-  add_tensor (list, ln->beta, d, "%s/beta", prefix);
+  add_tensor (list, &ln->gamma, d, "%s/gamma", prefix);
+  add_tensor (list, &ln->beta, d, "%s/beta", prefix);
 }
 
 static void
@@ -310,18 +324,18 @@ collect_tensors (const WhisperModel *model)
   const WhisperEncoderWeights *enc = &model->encoder;
   const WhisperDecoderWeights *dec = &model->decoder;
 
-  add_tensor (list, enc->conv1_weight, (gsize) d * n_mels * 3, "encoder/conv1/weight");
-  add_tensor (list, enc->conv1_bias, d, "encoder/conv1/bias");
-  add_tensor (list, enc->conv2_weight, (gsize) d * d * 3, "encoder/conv2/weight");
-  add_tensor (list, enc->conv2_bias, d, "encoder/conv2/bias");
-  add_tensor (list, enc->positional, (gsize) n_audio_ctx * d,
+  add_tensor (list, &enc->conv1_weight, (gsize) d * n_mels * 3, "encoder/conv1/weight");
+  add_tensor (list, &enc->conv1_bias, d, "encoder/conv1/bias");
+  add_tensor (list, &enc->conv2_weight, (gsize) d * d * 3, "encoder/conv2/weight");
+  add_tensor (list, &enc->conv2_bias, d, "encoder/conv2/bias");
+  add_tensor (list, &enc->positional, (gsize) n_audio_ctx * d,
               "encoder/position_encodings/encodings");
   add_layer_norm (list, &enc->ln_post, d, "encoder/layer_norm");
   for (int i = 0; i < whisper_model_lookup (model, WHISPER_HPARAM_N_AUDIO_LAYER); i++)
     add_layer (list, &enc->layers[i], d, "encoder", i, FALSE);
 
-  add_tensor (list, dec->token_embedding, (gsize) n_vocab * d, "decoder/embeddings/weight");
-  add_tensor (list, dec->positional, (gsize) n_text_ctx * d,
+  add_tensor (list, &dec->token_embedding, (gsize) n_vocab * d, "decoder/embeddings/weight");
+  add_tensor (list, &dec->positional, (gsize) n_text_ctx * d,
               "decoder/position_encodings/encodings");
   add_layer_norm (list, &dec->ln, d, "decoder/layer_norm");
   for (int i = 0; i < whisper_model_lookup (model, WHISPER_HPARAM_N_TEXT_LAYER); i++)
@@ -405,21 +419,54 @@ check_real_tiny_en (const WhisperModel *model)
   /* A few weights, read from the file with numpy when this test was
    * written (float16 values, exact in float32). */
   const int d = 384;
-  g_assert_cmpfloat (model->encoder.conv1_bias[0], ==, bits_to_float (0x3eadc000));
-  g_assert_cmpfloat (model->encoder.conv1_weight[5], ==, bits_to_float (0xbcc34000));
-  g_assert_cmpfloat (model->decoder.token_embedding[220 * d + 3], ==, bits_to_float (0xbc728000));
-  g_assert_cmpfloat (model->encoder.layers[0].attn_qkv.bias[2 * d], ==, bits_to_float (0x3d592000));
-  g_assert_cmpfloat (model->decoder.layers[3].cross_kv.bias[d + 7], ==, bits_to_float (0x3c4f8000));
-  g_assert_cmpfloat (model->decoder.positional[447 * d + 383], ==, bits_to_float (0xbdd60000));
+  g_assert_cmpfloat (tensor_value (&model->encoder.conv1_bias, 0), ==, bits_to_float (0x3eadc000));
+  g_assert_cmpfloat (tensor_value (&model->encoder.conv1_weight, 5), ==, bits_to_float (0xbcc34000));
+  g_assert_cmpfloat (tensor_value (&model->decoder.token_embedding, 220 * d + 3), ==, bits_to_float (0xbc728000));
+  g_assert_cmpfloat (tensor_value (&model->encoder.layers[0].attn_qkv.bias, 2 * d), ==, bits_to_float (0x3d592000));
+  g_assert_cmpfloat (tensor_value (&model->decoder.layers[3].cross_kv.bias, d + 7), ==, bits_to_float (0x3c4f8000));
+  g_assert_cmpfloat (tensor_value (&model->decoder.positional, 447 * d + 383), ==, bits_to_float (0xbdd60000));
   /* Encoder sinusoids: position 1, channel 0 is sin(1). */
-  g_assert_cmpfloat_with_epsilon (model->encoder.positional[d], sinf (1.0f), 1e-3);
+  g_assert_cmpfloat_with_epsilon (tensor_value (&model->encoder.positional, d), sinf (1.0f), 1e-3);
+
+  /* Weights kept as stored: float16, pointing into the mapped model file
+   * (no float32 copy exists). */
+  g_assert_nonnull (model->mapped);
+  const guint8 *file = (const guint8 *) g_mapped_file_get_contents (model->mapped);
+  const gsize file_size = g_mapped_file_get_length (model->mapped);
+  /* ggml: q, k, v are separate records, fused into a buffer of the loader's
+   * (still float16); its biases are float32 in the file. */
+  const gboolean ggml = model->format == WHISPER_MODEL_FORMAT_GGML;
+  /* an f16 ggml file (or f32 with --f32): all matrices in that type */
+  const WhisperDType matrices = ggml ? model->encoder.conv1_weight.type : WHISPER_DTYPE_F16;
+  g_assert_true (matrices == WHISPER_DTYPE_F16 || matrices == WHISPER_DTYPE_F32);
+  const struct {
+    const WhisperTensor *t;
+    WhisperDType type;
+    gboolean in_file;
+  } kept[] = {
+    { &model->encoder.conv1_weight, matrices, TRUE },
+    { &model->encoder.layers[2].mlp_fc1.weight, matrices, TRUE },
+    { &model->decoder.token_embedding, matrices, TRUE },
+    { &model->decoder.layers[3].cross_kv.weight, matrices, !ggml },
+    { &model->decoder.layers[0].attn_qkv.bias, ggml ? WHISPER_DTYPE_F32 : WHISPER_DTYPE_F16,
+      !ggml },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (kept); i++) {
+    const WhisperTensor *t = kept[i].t;
+    if (t->type != kept[i].type)
+      g_error ("%s: tensor %u is %s, expected %s", ggml ? "ggml" : "ct2", i,
+               whisper_dtype_name (t->type), whisper_dtype_name (kept[i].type));
+    const guint8 *p = t->data;
+    const gsize bytes = whisper_dtype_size (t->type) * whisper_tensor_n_elements (t);
+    g_assert_cmpint (p >= file && p + bytes <= file + file_size, ==, kept[i].in_file);
+  }
 
   /* The key has no bias: zeros in the fused layouts. */
   for (int l = 0; l < 4; l++) {
     for (int i = 0; i < d; i++) {
-      g_assert_cmpfloat (model->encoder.layers[l].attn_qkv.bias[d + i], ==, 0.0f);
-      g_assert_cmpfloat (model->decoder.layers[l].attn_qkv.bias[d + i], ==, 0.0f);
-      g_assert_cmpfloat (model->decoder.layers[l].cross_kv.bias[i], ==, 0.0f);
+      g_assert_cmpfloat (tensor_value (&model->encoder.layers[l].attn_qkv.bias, d + i), ==, 0.0f);
+      g_assert_cmpfloat (tensor_value (&model->decoder.layers[l].attn_qkv.bias, d + i), ==, 0.0f);
+      g_assert_cmpfloat (tensor_value (&model->decoder.layers[l].cross_kv.bias, i), ==, 0.0f);
     }
   }
 
@@ -467,6 +514,8 @@ check_ggml_equals_ct2 (gboolean f32)
   g_autoptr (WhisperModel) ct2 = load_ok (env.model_dir);
   g_autoptr (WhisperModel) ggml = load_ok (real_ggml (f32));
   g_assert_cmpint (ggml->format, ==, WHISPER_MODEL_FORMAT_GGML);
+  /* the file's matrix type is kept (check_real_tiny_en checks the rest) */
+  g_assert_cmpint (ggml->encoder.conv1_weight.type, ==, f32 ? WHISPER_DTYPE_F32 : WHISPER_DTYPE_F16);
   check_real_tiny_en (ggml);
   assert_same_weights (ct2, ggml);
 
