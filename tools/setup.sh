@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 
 bash tools/install-deps.sh
 bash tools/fetch-model.sh
+# the multilingual base model: memory bounds, and the languages' tests
+bash tools/fetch-model.sh base
 if [ ! -f build/build.ninja ]; then
   meson setup build -Dsanitize-tests=true
 fi
