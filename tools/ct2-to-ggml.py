@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Convert a CTranslate2 Whisper model directory to a whisper.cpp ggml file.
 
-Usage: ct2-to-ggml.py CT2_DIR OUT.bin [--f32]
+Usage: ct2-to-ggml.py CT2_DIR OUT.bin [--f32] [--legacy-tokens]
 
 CT2_DIR holds model.bin and vocabulary.json or vocabulary.txt (config.json is
 not needed). The output is the legacy ggml container that whisper.cpp reads
@@ -174,7 +174,8 @@ class Ct2Model:
 
 
 def byte_decoder():
-    """GPT-2 byte-level code point -> raw byte (reference section 6.1)."""
+    """GPT-2 byte-level code point -> raw byte (bytes_to_unicode() in
+    https://github.com/openai/gpt-2/blob/master/src/encoder.py, inverted)."""
     printable = (list(range(0x21, 0x7F)) + list(range(0xA1, 0xAD))
                  + list(range(0xAE, 0x100)))
     mapping = {chr(b): b for b in printable}
@@ -207,15 +208,24 @@ def read_vocabulary(ct2_dir):
     raise ConversionError(f"{ct2_dir}: no vocabulary.json or vocabulary.txt")
 
 
-def token_bytes(tokens, eot):
+def token_bytes(tokens, eot, legacy=False):
+    """The text tokens (ids below <|endoftext|>) as raw bytes, as whisper.cpp's
+    converter writes them today. legacy=True writes them as it did in 2022,
+    the form of whisper.cpp's own test files (models/for-tests-ggml-*.bin):
+    each token decoded as UTF-8 with U+FFFD for invalid bytes (lossy: a
+    byte-level token becomes U+FFFD), and <|endoftext|> kept as the last
+    token of the English vocabulary."""
     decoder = byte_decoder()
     out = []
     for index, token in enumerate(tokens[:eot]):
         try:
-            out.append(bytes(decoder[ch] for ch in token))
+            raw = bytes(decoder[ch] for ch in token)
         except KeyError as missing:
             raise ConversionError(
                 f"token {index} holds {missing}, not a GPT-2 byte-level character") from None
+        out.append(raw.decode("utf-8", errors="replace").encode("utf-8") if legacy else raw)
+    if legacy and eot == 50256:  # English: gpt2 vocab.json still had <|endoftext|>
+        out.append(b"<|endoftext|>")
     return out
 
 
@@ -240,9 +250,15 @@ def mel_filters(n_mels):
     ramps = freqs[:, None] - fft_freqs[None, :]
     rising = -ramps[:-2] / widths[:-1, None]
     falling = ramps[2:] / widths[1:, None]
-    weights = np.maximum(0.0, np.minimum(rising, falling))
+    # The triangles are rounded to float32 before the Slaney normalisation,
+    # as librosa.filters.mel(dtype=float32) does: that is how OpenAI's
+    # whisper/assets/mel_filters.npz, which whisper.cpp's converter copies
+    # into its files, was made. Normalising in float64 first gives values
+    # 1 ulp away in 118 of the 80 x 201 weights.
+    weights = np.maximum(0.0, np.minimum(rising, falling)).astype(np.float32)
     weights *= (2.0 / (freqs[2:] - freqs[:-2]))[:, None]
-    return weights.astype(np.float32)
+    weights += 0.0  # -0.0 (0 Hz of the first triangle) -> +0.0, as the files hold
+    return weights
 
 
 # --------------------------------------------------------------------------
@@ -354,19 +370,25 @@ def check_model(model):
 # Writer
 
 
+def header_bytes(hparams, filters, tokens, use_f32):
+    """Everything before the tensors: magic, the 10 hyper-parameters and the
+    ftype, the mel filter bank, the vocabulary."""
+    out = bytearray()
+    out += struct.pack("<I", GGML_MAGIC)
+    out += struct.pack("<11i", *hparams, 0 if use_f32 else 1)
+    out += struct.pack("<ii", filters.shape[0], filters.shape[1])
+    out += filters.astype("<f4").tobytes()
+    out += struct.pack("<i", len(tokens))
+    for token in tokens:
+        out += struct.pack("<I", len(token))
+        out += token
+    return bytes(out)
+
+
 def write_ggml(out_path, hparams, filters, tokens, tensors, use_f32):
     tmp_path = out_path + ".tmp"
     with open(tmp_path, "wb") as f:
-        f.write(struct.pack("<I", GGML_MAGIC))
-        f.write(struct.pack("<11i", *hparams, 0 if use_f32 else 1))
-
-        f.write(struct.pack("<ii", filters.shape[0], filters.shape[1]))
-        f.write(filters.astype("<f4").tobytes())
-
-        f.write(struct.pack("<i", len(tokens)))
-        for token in tokens:
-            f.write(struct.pack("<I", len(token)))
-            f.write(token)
+        f.write(header_bytes(hparams, filters, tokens, use_f32))
 
         for name, array in tensors:
             keep_f32 = use_f32 or array.ndim == 1 or name in ALWAYS_F32
@@ -380,7 +402,7 @@ def write_ggml(out_path, hparams, filters, tokens, tensors, use_f32):
     os.replace(tmp_path, out_path)
 
 
-def convert(ct2_dir, out_path, use_f32):
+def convert(ct2_dir, out_path, use_f32, legacy_tokens=False):
     model = Ct2Model(os.path.join(ct2_dir, "model.bin"))
     check_model(model)
 
@@ -404,7 +426,7 @@ def convert(ct2_dir, out_path, use_f32):
         raise ConversionError(f"the vocabulary has {len(vocabulary)} tokens, the model {n_vocab}")
     if "<|endoftext|>" not in vocabulary:
         raise ConversionError("the vocabulary has no <|endoftext|>")
-    tokens = token_bytes(vocabulary, vocabulary.index("<|endoftext|>"))
+    tokens = token_bytes(vocabulary, vocabulary.index("<|endoftext|>"), legacy_tokens)
 
     tensors = whisper_tensors(model, n_enc, n_dec)
     write_ggml(out_path, hparams, mel_filters(n_mels), tokens, tensors, use_f32)
@@ -417,9 +439,12 @@ def main(argv=None):
     parser.add_argument("out", help="output ggml file")
     parser.add_argument("--f32", action="store_true",
                         help="write f32 weights instead of f16 (whisper.cpp's CPU build cannot run these)")
+    parser.add_argument("--legacy-tokens", action="store_true",
+                        help="write the vocabulary as whisper.cpp's converter did in 2022 (tokens "
+                             "UTF-8-decoded with U+FFFD, lossy), the form of its test files")
     args = parser.parse_args(argv)
     try:
-        convert(args.ct2_dir, args.out, args.f32)
+        convert(args.ct2_dir, args.out, args.f32, args.legacy_tokens)
     except (ConversionError, OSError, UnicodeDecodeError, ValueError) as e:
         print(f"ct2-to-ggml: {e}", file=sys.stderr)
         return 1

@@ -700,6 +700,20 @@ ggml_assemble (GgmlReader *r, GError **error)
   return TRUE;
 }
 
+/* A file that ends right after its vocabulary has no weights at all (as
+ * whisper.cpp's header-only test files, models/for-tests-ggml-*.bin): say
+ * so, rather than name the first of the hundreds of missing tensors. */
+static gboolean
+ggml_check_has_tensors (GgmlReader *r, GError **error)
+{
+  if (r->pos < r->size)
+    return TRUE;
+  g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
+               "%s: the file holds no tensors (it ends after the vocabulary, at offset %"
+               G_GSIZE_FORMAT "): a header-only file, not a model", r->file, r->pos);
+  return FALSE;
+}
+
 /* ------------------------------------------------------------------ */
 
 WhisperModel *
@@ -727,7 +741,8 @@ whisper_model_load_ggml (const char *file, GError **error)
   r->model = model;
 
   if (!ggml_read_hparams (r, error) || !ggml_skip_mel_filters (r, error) ||
-      !ggml_read_vocabulary (r, error) || !ggml_prepare_encoder (r, error) ||
+      !ggml_read_vocabulary (r, error) || !ggml_check_has_tensors (r, error) ||
+      !ggml_prepare_encoder (r, error) ||
       !ggml_prepare_decoder (r, error) || !ggml_read_tensors (r, error) ||
       !ggml_assemble (r, error))
     return NULL;
