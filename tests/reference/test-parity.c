@@ -8,31 +8,43 @@
  * `whisper-transcribe --dump-pcm`, and this test loads each clip with
  * whisper_audio_load_file() and checks the samples' SHA-256 first.
  *
- * Pass rule: at least 95 % of the clips have identical token sequences (all
- * segments' tokens, timestamp tokens included, concatenated); on every
- * identical clip, segment count, boundaries, texts and times are equal, and
- * avg_logprob, no_speech_prob and compression_ratio are close (tolerances
- * below). */
+ * Pass rule: every clip has the identical token sequence (all segments'
+ * tokens, timestamp tokens included, concatenated), however many clips the
+ * fixture holds; on every clip, segment count, boundaries, texts and times
+ * are equal, and avg_logprob, no_speech_prob and compression_ratio are close
+ * (tolerances below). */
 #include <math.h>
 #include <string.h>
 
 #include "reference-common.h"
 
-#define MIN_IDENTICAL_PERCENT 95
 /* Segment times are offset + position * 0.02 on both sides: equal up to
  * floating-point formatting. */
 #define TIME_TOLERANCE 1e-6
 /* Scores: CT2 sums float32 log-softmax values of slightly different logits
- * (encoder/decoder rounding, see test-encoder); 1e-2 is far below what a
- * different token would change. */
-#define AVG_LOGPROB_TOLERANCE 1e-2
-#define NO_SPEECH_PROB_TOLERANCE 1e-2
+ * (encoder/decoder rounding, see test-encoder). Measured on the 12 clips:
+ * avg_logprob differs by at most 4.2e-5 absolute (AVX2 machine; 3.2e-5 on
+ * AVX-512), which is up to 7.4e-4 relative where a repetition loop's
+ * avg_logprob is near 0, so its bound is absolute, 5x the largest seen; a
+ * different token moves it by far more. no_speech_prob (values 1e-4 to
+ * 3e-2, where the former 1e-2 absolute bound accepted 250 % errors) differs
+ * by at most 1.8e-5 relative; bound 1e-3 relative. */
+#define AVG_LOGPROB_TOLERANCE 2e-4
+#define NO_SPEECH_PROB_RELATIVE_TOLERANCE 1e-3
 /* compression_ratio is a function of the window's text alone (zlib level 6
  * with header and Adler-32, reference section 4.3): equal texts give equal
  * values up to float formatting. */
 #define COMPRESSION_RATIO_TOLERANCE 1e-6
 
 static JsonParser *fixture;
+
+/* |ours - ref| / |ref| (|ours - ref| where ref is 0). */
+static double
+relative_difference (double ours, double ref)
+{
+  const double d = fabs (ours - ref);
+  return ref != 0.0 ? d / fabs (ref) : d;
+}
 static WhisperEngine *engine;
 
 static JsonObject *
@@ -122,9 +134,9 @@ check_identical_clip (ClipResult *r, GPtrArray *ours, JsonArray *ref_segs)
     if (!(d <= AVG_LOGPROB_TOLERANCE))
       g_string_append_printf (r->problems, "segment %u: avg_logprob %.5f vs %.5f; ", i,
                               s->avg_logprob, ref_double (rs, "avg_logprob"));
-    d = fabs (s->no_speech_prob - ref_double (rs, "no_speech_prob"));
+    d = relative_difference (s->no_speech_prob, ref_double (rs, "no_speech_prob"));
     r->d_no_speech = MAX (r->d_no_speech, d);
-    if (!(d <= NO_SPEECH_PROB_TOLERANCE))
+    if (!(d <= NO_SPEECH_PROB_RELATIVE_TOLERANCE))
       g_string_append_printf (r->problems, "segment %u: no_speech_prob %.5f vs %.5f; ", i,
                               s->no_speech_prob, ref_double (rs, "no_speech_prob"));
     d = fabs (s->compression_ratio - ref_double (rs, "compression_ratio"));
@@ -231,8 +243,8 @@ test_clips (void)
              r->identical ? "yes" : "NO", diff, r->n_ours, r->n_ref, dl, dn, r->windows_ours,
              r->windows_ref, r->seconds);
   }
-  g_print ("# identical token sequences: %u of %u clips (%.1f %%; pass needs >= %d %%)\n#\n",
-           identical, n, 100.0 * identical / n, MIN_IDENTICAL_PERCENT);
+  g_print ("# identical token sequences: %u of %u clips (pass needs all); d logprob is "
+           "absolute, d nospeech relative\n#\n", identical, n);
 
   GString *failures = g_string_new (NULL);
   for (guint i = 0; i < n; i++) {
@@ -243,11 +255,12 @@ test_clips (void)
     }
     g_string_free (r->problems, TRUE);
   }
-  if (identical * 100 < MIN_IDENTICAL_PERCENT * n) {
-    g_print ("# FAIL: only %u of %u clips have the reference's tokens (need >= %d %%)\n",
-             identical, n, MIN_IDENTICAL_PERCENT);
-    g_string_append_printf (failures, "only %u of %u clips have the reference's tokens "
-                            "(need >= %d %%)", identical, n, MIN_IDENTICAL_PERCENT);
+  for (guint i = 0; i < n; i++) {
+    if (!results[i].identical) {
+      g_print ("# FAIL %s: not the reference's tokens (first difference at %" G_GSSIZE_FORMAT
+               ")\n", results[i].name, results[i].first_diff);
+      g_string_append_printf (failures, "%s: not the reference's tokens; ", results[i].name);
+    }
   }
   if (failures->len > 0)
     g_test_fail_printf ("%s", failures->str);
