@@ -8,8 +8,16 @@
  *   3. in the build tree: <that directory>/../kernels/ (meson builds the
  *      module in build/kernels/ and the engine in build/engine/);
  *   4. WHISPER_CUDA_MODULE_DIR, the install directory (libdir/gst-whisper).
+ *
+ * Unless $WHISPER_CUDA_MODULE names the module (tests use it for the CPU
+ * emulator of CUDA, which has no driver), the NVIDIA driver is asked first
+ * whether it sees a device (cuda-driver-probe.c): without one the module is
+ * not loaded at all, so device=auto on a machine without a GPU costs
+ * nothing (loading the module mapped the CUDA runtime and cuBLAS, about
+ * 155 MB of resident memory, only to find no device).
  */
 #include "backend.h"
+#include "cuda-driver-probe.h"
 #include "whisper-engine.h"
 
 #include <dlfcn.h>
@@ -89,6 +97,10 @@ whisper_backend_cuda_new (GError **error)
                  "CUDA module cannot be loaded: this platform has no dynamic loading");
     return NULL;
   }
+  const char *from_env = g_getenv ("WHISPER_CUDA_MODULE");
+  int n_devices;
+  if (!(from_env && *from_env) && !whisper_cuda_driver_probe (&n_devices, error))
+    return NULL;
   g_autofree char *path = find_module (error);
   if (!path)
     return NULL;
