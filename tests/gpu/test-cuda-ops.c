@@ -473,6 +473,7 @@ test_logits_select (void)
       .n_suppress_ids = k == 2 ? 0 : n_suppress, .timestamps = k != 3,
       .max_initial_timestamp_index = k == 0 ? 50 : -1,
     };
+    gpu->ops->logits_prepare (gpu, &configs[k]);
   }
 
   g_autofree float *logits = g_new (float, V), *host = g_new (float, V);
