@@ -151,7 +151,7 @@ typedef struct {
   void (*logits_prepare) (WhisperBackend *be, WhisperLogitConfig *config);
   void (*logits_release) (WhisperBackend *be, WhisperLogitConfig *config);
 
-  /* ---- ABI 2: optional; NULL where a backend has no use for them (CPU) ---- */
+  /* ---- optional; NULL where a backend has no use for them (CPU) ---- */
 
   /* Sticky error state. Ops return nothing, so a backend that fails inside
    * one (a kernel launch, a CUDA error) remembers the first failure; this
