@@ -15,7 +15,10 @@ G_STATIC_ASSERT (G_STRUCT_OFFSET (WcChoice, logprob) == G_STRUCT_OFFSET (Whisper
 
 typedef struct {
   uint32_t *mask;     /* device, n_vocab bits: SuppressTokens + <|notimestamps|> */
-  int n_vocab;
+  /* what the mask was built from */
+  int n_vocab, no_timestamps, n_suppress_ids;
+  gboolean timestamps;
+  int32_t *suppress_ids;
 } WcLogitCache;
 
 static void
@@ -24,7 +27,20 @@ cache_free (WcBackend *self, WcLogitCache *cache)
   if (!cache)
     return;
   wc_device_free (self, cache->mask);
+  g_free (cache->suppress_ids);
   g_free (cache);
+}
+
+/* Whether the mask in `cache` is the one `c` asks for (the element sets the
+ * same options before every transcription: no new mask then). */
+static gboolean
+cache_matches (const WcLogitCache *cache, const WhisperLogitConfig *c)
+{
+  return cache && cache->n_vocab == c->n_vocab && cache->no_timestamps == c->no_timestamps &&
+         cache->timestamps == (c->timestamps != 0) && cache->n_suppress_ids == c->n_suppress_ids &&
+         (c->n_suppress_ids == 0 ||
+          memcmp (cache->suppress_ids, c->suppress_ids,
+                  (size_t) c->n_suppress_ids * sizeof (int32_t)) == 0);
 }
 
 /* The config's device mask, from the fields that do not change from step
@@ -34,6 +50,11 @@ cache_new (WcBackend *self, const WhisperLogitConfig *c)
 {
   WcLogitCache *cache = g_new0 (WcLogitCache, 1);
   cache->n_vocab = c->n_vocab;
+  cache->no_timestamps = c->no_timestamps;
+  cache->timestamps = c->timestamps != 0;
+  cache->n_suppress_ids = MAX (c->n_suppress_ids, 0);
+  cache->suppress_ids = g_memdup2 (c->suppress_ids,
+                                   (size_t) cache->n_suppress_ids * sizeof (int32_t));
 
   const size_t words = ((size_t) MAX (c->n_vocab, 1) + 31) / 32;
   g_autofree uint32_t *bits = g_new0 (uint32_t, words);
@@ -67,7 +88,7 @@ wc_cuda_logits_prepare (WhisperBackend *be, WhisperLogitConfig *config)
     /* the mask upload would run before the recorded step reads the old one */
     if (!self->record_refused)
       self->record_refused = g_strdup ("logits_prepare() inside graph_begin()/graph_end()");
-  } else {
+  } else if (!cache_matches (config->backend_cache, config)) {
     cache_free (self, config->backend_cache);
     config->backend_cache = cache_new (self, config);
   }

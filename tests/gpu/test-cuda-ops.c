@@ -645,6 +645,27 @@ test_logits_select (void)
                   trials, mismatches);
   if (mismatches)
     g_test_fail ();
+
+  /* a config whose fields change is prepared again: config 2 (no suppress
+   * list) gets the list, and its strongest logit on a suppressed token */
+  for (int round = 0; round < 2; round++) {
+    WhisperLogitConfig *c = &configs[2];
+    c->n_suppress_ids = round == 0 ? 0 : n_suppress;
+    gpu->ops->logits_prepare (gpu, c);
+    WhisperLogitState s = { 3, FALSE, FALSE, -1 };
+    for (int i = 0; i < V; i++)
+      logits[i] = (float) g_rand_double_range (r, -8.0, 8.0);
+    logits[suppress[0]] = 30.0f;
+    memcpy (host, logits, V * sizeof (float));
+    WhisperLogitChoice want, got;
+    whisper_logits_select (host, c, &s, &want);
+    gpu->ops->upload (gpu, dev, logits, V * sizeof (float));
+    gpu->ops->logits_select (gpu, dev, c, &s, &got);
+    g_test_message ("prepared again with %d suppressed ids: gpu %d, cpu %d", c->n_suppress_ids,
+                    got.token, want.token);
+    g_assert_cmpint (want.token == suppress[0], ==, round == 0);
+    g_assert_cmpint (got.token, ==, want.token);
+  }
   for (int k = 0; k < 4; k++)
     gpu->ops->logits_release (gpu, &configs[k]);
   free_on (gpu, dev);
