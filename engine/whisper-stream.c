@@ -18,6 +18,7 @@ struct _WhisperStream {
   WhisperDecodeOptions options;
   WhisperDecoderState dec;
   WhisperLogitConfig logit_config;  /* the engine's, with this stream's options */
+  WhisperGraph *step_graph;         /* the decode step's graph (backends with graphs) */
 
   WhisperTokenFunc token_func;
   gpointer token_data;
@@ -74,6 +75,9 @@ apply_options (WhisperStream *s)
       s->options.max_initial_timestamp >= 0
           ? (int) lround (s->options.max_initial_timestamp / TIME_PRECISION)
           : -1;
+  WhisperBackend *be = e->backend;
+  if (be->ops->logits_prepare)
+    be->ops->logits_prepare (be, &s->logit_config);
 }
 
 WhisperStream *
@@ -91,6 +95,8 @@ whisper_stream_new (WhisperEngine *engine, GError **error)
   s->logit_config.backend_cache = NULL;
   whisper_decode_options_init (&s->options);
   apply_options (s);
+  if (engine->backend->ops->graph_new)
+    s->step_graph = engine->backend->ops->graph_new (engine->backend);
 
   s->history = g_array_new (FALSE, FALSE, sizeof (gint32));
   s->host_window = g_new (float, (size_t) 2 * engine->max_encoder_length * engine->n_mels);
@@ -111,8 +117,8 @@ whisper_stream_free (WhisperStream *s)
   WhisperBackend *be = s->engine->backend;
   if (be->ops->logits_release)
     be->ops->logits_release (be, &s->logit_config);
-  if (be->ops->graph_release)
-    be->ops->graph_release (be, (guint64) (guintptr) s);
+  if (s->step_graph)
+    be->ops->graph_free (be, s->step_graph);
   whisper_decoder_state_clear (&s->dec, s->engine);
   if (s->history)
     g_array_unref (s->history);
@@ -260,9 +266,9 @@ decode_step (WhisperStream *s, gint32 token, int pos, const WhisperLogitState *s
   WhisperEngine *e = s->engine;
   WhisperBackend *be = e->backend;
   const int row0 = 0;
-  const gboolean graph = be->ops->graph_begin && be->ops->logits_select;
+  const gboolean graph = s->step_graph && be->ops->logits_select;
 
-  if (graph && !be->ops->graph_begin (be, (guint64) (guintptr) s, error))
+  if (graph && !be->ops->graph_begin (be, s->step_graph, error))
     return FALSE;
   whisper_decoder_forward (&s->dec, e, &token, 1, pos, &row0, 1);
   select_token (s, s->dec.logits, s->host_logits, state, choice);

@@ -82,10 +82,21 @@ wc_float_to_half (float v)
   return __half_as_ushort (__float2half_rn (v));
 }
 
-// fp16 of v, and optionally the fp16 of what that rounding lost.
+// The largest finite fp16 value.
+#define WC_HALF_MAX 65504.0f
+
+// fp16 of v, and optionally the fp16 of what that rounding lost. Values
+// beyond fp16's range saturate at +-65504 (hi + lo = +-65504, lo = 0):
+// rounding them to +-inf would make lo = v - inf = -inf, and the GEMM's
+// hi * w + lo * w = inf - inf a NaN. A NaN stays a NaN (the comparisons are
+// false for it), so that bad input still shows.
 __device__ __forceinline__ void
 wc_split_half (float v, uint16_t *hi, uint16_t *lo)
 {
+  if (v > WC_HALF_MAX)
+    v = WC_HALF_MAX;
+  else if (v < -WC_HALF_MAX)
+    v = -WC_HALF_MAX;
   const __half h = __float2half_rn (v);
   *hi = __half_as_ushort (h);
   if (lo)

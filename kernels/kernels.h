@@ -69,9 +69,11 @@ void wc_bias_act_plan (WcLaunch *l, const WcBiasActArgs *a);
 
 /* ---- convert.cu: fp32 -> fp16 (round to nearest even):
  * dst[i * cols + c] = src[i * src_stride + c] (activations before a GEMM,
- * and weights at upload, with rows = 1). With dst_lo, also the remainder:
- * dst_lo = fp16(src - dst), so that hi + lo carries about 22 bits of the
- * fp32 value ("split" precision: two GEMMs, hi and lo, one accumulator). */
+ * and weights of stored types other than float16 at upload, with rows = 1).
+ * With dst_lo, also the remainder: dst_lo = fp16(src - dst), so that hi + lo
+ * carries about 22 bits of the fp32 value ("split" precision: two GEMMs, hi
+ * and lo, one accumulator). Values beyond fp16's range saturate at +-65504
+ * (wc_split_half in common.cuh); NaN stays NaN. */
 typedef struct {
   uint16_t *dst;
   uint16_t *dst_lo; /* or NULL */

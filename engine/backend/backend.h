@@ -25,9 +25,12 @@
 G_BEGIN_DECLS
 
 /* Bump when the table changes: the CUDA module checks it at load time. */
-#define WHISPER_BACKEND_ABI_VERSION 3
+#define WHISPER_BACKEND_ABI_VERSION 4
 
 typedef struct _WhisperBackend WhisperBackend;
+
+/* A decode-step graph of a backend (ops->graph_new), opaque to the engine. */
+typedef struct _WhisperGraph WhisperGraph;
 
 /* A weight matrix [rows, cols] in the backend's preferred storage. */
 typedef struct {
@@ -59,8 +62,8 @@ typedef struct {
   int n_suppress_ids;
   gboolean timestamps;         /* apply ApplyTimestampRules */
   int max_initial_timestamp_index; /* < 0: no limit */
-  void *backend_cache;         /* a backend may keep device copies here (owned by it,
-                                  released by ops->logits_release) */
+  void *backend_cache;         /* a backend's own copy of the config, built by
+                                  ops->logits_prepare, freed by ops->logits_release */
 } WhisperLogitConfig;
 
 /* What the rules need to know about the tokens sampled so far in the window. */
@@ -136,12 +139,19 @@ typedef struct {
 
   /* Optional (NULL: the engine downloads the logits and runs
    * whisper_logits_select() on the host). Same contract as that function:
-   * logits[n_vocab] (backend memory, may be modified) in, choice out. */
+   * logits[n_vocab] (backend memory, may be modified) in, choice out.
+   * logits_prepare builds the backend's copy of what a config fixes (the
+   * CUDA backend: the suppress mask on the device) into config->backend_cache;
+   * call it once the config is set up and again whenever its fields change,
+   * before logits_select, which reads only that copy and the step's state.
+   * Failures of logits_prepare are kept for check(). logits_release frees
+   * the copy (the config may be prepared again after it). */
   void (*logits_select) (WhisperBackend *be, float *logits, WhisperLogitConfig *config,
                          const WhisperLogitState *state, WhisperLogitChoice *choice);
+  void (*logits_prepare) (WhisperBackend *be, WhisperLogitConfig *config);
   void (*logits_release) (WhisperBackend *be, WhisperLogitConfig *config);
 
-  /* ---- ABI 2: optional; NULL where a backend has no use for them (CPU) ---- */
+  /* ---- optional; NULL where a backend has no use for them (CPU) ---- */
 
   /* Sticky error state. Ops return nothing, so a backend that fails inside
    * one (a kernel launch, a CUDA error) remembers the first failure; this
@@ -149,21 +159,25 @@ typedef struct {
    * failed). Call it after the encoder and after a decode loop. */
   gboolean (*check) (WhisperBackend *be, GError **error);
 
-  /* Decode-step graphs (CUDA: one cudaGraph per key, replayed each step).
+  /* Decode-step graphs (CUDA: one cudaGraph per WhisperGraph, replayed
+   * each step).
    *
-   *   graph_begin (be, key, error);     every op the calling thread issues
-   *   ...the ops of one decode step...  from here is recorded, not run
-   *   graph_end (be, error);            runs them all as one graph launch
+   *   graph = graph_new (be);            once, by the graph's owner (a stream)
+   *   graph_begin (be, graph, error);    every op the calling thread issues
+   *   ...the ops of one decode step...   from here is recorded, not run
+   *   graph_end (be, error);             runs them all as one graph launch
+   *   graph_free (be, graph);            with the owner
    *
    * The engine issues exactly the ops it would issue without a graph, with
    * this step's values (token, position, KV length, KV write row, logit
-   * state). graph_end() compares the recorded ops with those of the graph
-   * already built for `key`: when only kernel arguments differ (the usual
-   * case from one decode step to the next) it patches those kernel nodes in
-   * place (cudaGraphExecKernelNodeSetParams) and replays the graph; when
-   * anything else differs (op sequence, shapes, a cuBLAS call), it captures
-   * and instantiates the graph again. So per-step scalars need no device
-   * memory of their own: they travel as patched kernel arguments.
+   * state). graph_end() compares the recorded ops with those `graph` holds:
+   * when only kernel arguments differ (the usual case from one decode step
+   * to the next) it patches those kernel nodes in place
+   * (cudaGraphExecKernelNodeSetParams) and replays the graph; when anything
+   * else differs (op sequence, shapes, a cuBLAS call), it captures and
+   * instantiates the graph again. So per-step scalars need no device memory
+   * of their own: they travel as patched kernel arguments, and a step looks
+   * nothing up: the owner hands its graph over.
    *
    * Rules between graph_begin() and graph_end():
    * - no result may be read on the host before graph_end() returns: the
@@ -172,15 +186,16 @@ typedef struct {
    *   such an output);
    * - upload() copies the host data at the call (it may be reused at once);
    * - sync() does nothing; free() is deferred to graph_end();
-   * - alloc() works; weight_upload() is refused (error at graph_end()).
-   * `key` names the cached graph (e.g. the stream's address): use one key
-   * per kind of step (single-token step, beam step, ...). If graph_end()
-   * fails, the step's outputs are undefined and the error is also kept for
-   * check(). graph_release() frees the graph of one key (e.g. when a stream
-   * is freed); all are freed with the backend. */
-  gboolean (*graph_begin) (WhisperBackend *be, guint64 key, GError **error);
+   * - alloc() works; weight_upload() and logits_prepare() are refused
+   *   (error at graph_end()).
+   * Use one WhisperGraph per kind of step (single-token step, beam step,
+   * ...). If graph_end() fails, the step's outputs are undefined and the
+   * error is also kept for check(). Graphs not freed by their owner are
+   * freed with the backend. */
+  WhisperGraph *(*graph_new) (WhisperBackend *be);
+  gboolean (*graph_begin) (WhisperBackend *be, WhisperGraph *graph, GError **error);
   gboolean (*graph_end) (WhisperBackend *be, GError **error);
-  void (*graph_release) (WhisperBackend *be, guint64 key);
+  void (*graph_free) (WhisperBackend *be, WhisperGraph *graph);
 } WhisperBackendOps;
 
 struct _WhisperBackend {

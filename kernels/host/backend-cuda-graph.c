@@ -4,7 +4,8 @@
  * Every op turns into records (a kernel launch with its argument struct, a
  * cuBLAS GEMM, a copy). Outside graph_begin()/graph_end() a record runs at
  * once. Between them, the calling thread's records are kept; graph_end()
- * then looks up the graph built for the key:
+ * then compares them with what the caller's WhisperGraph holds (the caller
+ * owns it: a step looks nothing up):
  *
  * - same records apart from kernel arguments (the usual case from one
  *   decode step to the next: the token, the position, the KV length, the KV
@@ -17,7 +18,8 @@
  *   became, and launch it;
  * - when capture or instantiation fails, the step runs its records one by
  *   one, so that a step never fails for the graph's sake alone; after three
- *   failures in a row the key stays without a graph (with a warning).
+ *   failures in a row that WhisperGraph stays without a CUDA graph (with a
+ *   warning).
  *
  * Host outputs of the step (logit choice, downloads) are written to pinned
  * staging memory by the graph and copied to the caller's memory after the
@@ -31,8 +33,21 @@
 
 #define STAGING_CHUNK (256u << 10)
 
-struct _WcGraph {
-  guint64 key;
+/* The cudaStreamGetCaptureInfo() of CUDA 13 has the edge data of CUDA 12's
+ * cudaStreamGetCaptureInfo_v3() (7 arguments); CUDA 12's plain name is
+ * the 6-argument _v2 (https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__STREAM.html). */
+#if CUDART_VERSION >= 13000
+#define CAPTURE_INFO(stream, status, deps, n_deps)                                                 \
+  cudaStreamGetCaptureInfo ((stream), (status), NULL, NULL, (deps), NULL, (n_deps))
+#elif CUDART_VERSION >= 12000
+#define CAPTURE_INFO(stream, status, deps, n_deps)                                                 \
+  cudaStreamGetCaptureInfo ((stream), (status), NULL, NULL, (deps), (n_deps))
+#else
+#error "the CUDA module needs CUDA 12.0 or newer (CUDART_VERSION from cuda_runtime_api.h)"
+#endif
+
+struct _WhisperGraph {
+  guint id;                 /* for messages: 1, 2, ... in creation order */
   GArray *records;          /* what the executable graph holds now */
   cudaGraph_t graph;
   cudaGraphExec_t exec;
@@ -201,7 +216,7 @@ wc_copy_out (WcBackend *self, void *host_dst, const void *staging, size_t bytes)
 /* ---- graphs ----------------------------------------------------------- */
 
 static void
-graph_destroy_exec (WcGraph *g)
+graph_destroy_exec (WhisperGraph *g)
 {
   if (g->exec)
     cudaGraphExecDestroy (g->exec);
@@ -215,7 +230,7 @@ graph_destroy_exec (WcGraph *g)
 static void
 graph_free (gpointer p)
 {
-  WcGraph *g = p;
+  WhisperGraph *g = p;
   graph_destroy_exec (g);
   g_array_unref (g->records);
   g_free (g);
@@ -227,13 +242,13 @@ wc_graphs_init (WcBackend *self)
   self->records = g_array_new (FALSE, FALSE, sizeof (WcRecord));
   self->copy_outs = g_array_new (FALSE, FALSE, sizeof (WcCopyOut));
   self->staging = g_ptr_array_new_with_free_func (pinned_free);
-  self->graphs = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, graph_free);
+  self->graphs = g_ptr_array_new_with_free_func (graph_free);
 }
 
 void
 wc_graphs_clear (WcBackend *self)
 {
-  g_clear_pointer (&self->graphs, g_hash_table_unref);
+  g_clear_pointer (&self->graphs, g_ptr_array_unref);
   g_clear_pointer (&self->staging, g_ptr_array_unref);
   g_clear_pointer (&self->records, g_array_unref);
   g_clear_pointer (&self->copy_outs, g_array_unref);
@@ -264,7 +279,7 @@ same_copy (const WcCopy *a, const WcCopy *b)
 
 /* Same work apart from kernel arguments, and every kernel node known. */
 static gboolean
-same_shape (const WcGraph *g, const GArray *records)
+same_shape (const WhisperGraph *g, const GArray *records)
 {
   if (!g->exec || g->records->len != records->len)
     return FALSE;
@@ -295,7 +310,7 @@ same_shape (const WcGraph *g, const GArray *records)
 /* Patches the kernel nodes whose arguments changed; FALSE if a patch was
  * refused (the graph is then captured again). */
 static gboolean
-patch (WcGraph *g, GArray *records)
+patch (WhisperGraph *g, GArray *records)
 {
   for (guint i = 0; i < records->len; i++) {
     WcRecord *a = &g_array_index (g->records, WcRecord, i);
@@ -315,8 +330,8 @@ patch (WcGraph *g, GArray *records)
     };
     cudaError_t err = cudaGraphExecKernelNodeSetParams (g->exec, g->nodes[i], &p);
     if (err != cudaSuccess) {
-      g_debug ("CUDA graph %" G_GINT64_MODIFIER "x: node %u not patchable (%s), capturing again",
-               g->key, i, cudaGetErrorString (err));
+      g_debug ("CUDA graph %u: node %u not patchable (%s), capturing again", g->id, i,
+               cudaGetErrorString (err));
       cudaGetLastError ();
       return FALSE;
     }
@@ -330,7 +345,7 @@ patch (WcGraph *g, GArray *records)
  * instantiation failed (not a device failure: the records can still run one
  * by one). */
 static gboolean
-capture (WcBackend *self, WcGraph *g, GArray *records)
+capture (WcBackend *self, WhisperGraph *g, GArray *records)
 {
   graph_destroy_exec (g);
   g->nodes = g_new0 (cudaGraphNode_t, MAX (records->len, 1));
@@ -353,7 +368,7 @@ capture (WcBackend *self, WcGraph *g, GArray *records)
       enum cudaStreamCaptureStatus status;
       const cudaGraphNode_t *deps = NULL;
       size_t n_deps = 0;
-      err = cudaStreamGetCaptureInfo (self->stream, &status, NULL, NULL, &deps, NULL, &n_deps);
+      err = CAPTURE_INFO (self->stream, &status, &deps, &n_deps);
       if (err == cudaSuccess && status == cudaStreamCaptureStatusActive && n_deps == 1)
         g->nodes[i] = deps[0];
     } else if (r->kind == WC_REC_GEMM) {
@@ -400,37 +415,40 @@ run_one_by_one (WcBackend *self, GArray *records)
     run_record (self, &g_array_index (records, WcRecord, i));
 }
 
-static WcGraph *
-graph_for_key (WcBackend *self, guint64 key)
+WhisperGraph *
+wc_cuda_graph_new (WhisperBackend *be)
 {
-  WcGraph *g = g_hash_table_lookup (self->graphs, &key);
-  if (!g) {
-    g = g_new0 (WcGraph, 1);
-    g->key = key;
-    g->records = g_array_new (FALSE, FALSE, sizeof (WcRecord));
-    g_hash_table_insert (self->graphs, &g->key, g);
-  }
+  WcBackend *self = (WcBackend *) be;
+  WhisperGraph *g = g_new0 (WhisperGraph, 1);
+  g->records = g_array_new (FALSE, FALSE, sizeof (WcRecord));
+  g_mutex_lock (&self->lock);
+  g->id = ++self->graph_ids;
+  g_ptr_array_add (self->graphs, g);
+  g_mutex_unlock (&self->lock);
   return g;
 }
 
 gboolean
-wc_cuda_graph_begin (WhisperBackend *be, guint64 key, GError **error)
+wc_cuda_graph_begin (WhisperBackend *be, WhisperGraph *graph, GError **error)
 {
   WcBackend *self = (WcBackend *) be;
   gboolean ok = FALSE;
-  g_mutex_lock (&self->lock);
+  wc_enter (self);
   if (self->error) {
     g_propagate_error (error, g_error_copy (self->error));
+  } else if (!graph) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_FAILED,
+                 "CUDA backend: graph_begin() without a graph (make one with graph_new())");
   } else if (self->recording) {
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_FAILED,
-                 "CUDA backend: graph_begin() while a graph is being recorded (key %"
-                 G_GINT64_MODIFIER "x); graphs do not nest",
-                 self->record_key);
+                 "CUDA backend: graph_begin() of graph %u while graph %u is being recorded; "
+                 "graphs do not nest",
+                 graph->id, self->record_graph->id);
   } else {
     self->recording = TRUE;
     self->record_passthrough = !self->graphs_enabled;
     self->record_thread = g_thread_self ();
-    self->record_key = key;
+    self->record_graph = graph;
     g_array_set_size (self->records, 0);
     g_array_set_size (self->copy_outs, 0);
     /* the last graph may still read staging memory this step will reuse */
@@ -441,7 +459,7 @@ wc_cuda_graph_begin (WhisperBackend *be, guint64 key, GError **error)
     self->staging_used = 0;
     ok = TRUE;
   }
-  g_mutex_unlock (&self->lock);
+  wc_leave (self);
   return ok;
 }
 
@@ -449,24 +467,25 @@ gboolean
 wc_cuda_graph_end (WhisperBackend *be, GError **error)
 {
   WcBackend *self = (WcBackend *) be;
-  g_mutex_lock (&self->lock);
+  wc_enter (self);
   if (!self->recording || self->record_thread != g_thread_self ()) {
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_FAILED,
                  "CUDA backend: graph_end() without graph_begin() in this thread");
-    g_mutex_unlock (&self->lock);
+    wc_leave (self);
     return FALSE;
   }
   const gboolean passthrough = self->record_passthrough;
+  WhisperGraph *g = self->record_graph;
   self->recording = FALSE;
   self->record_passthrough = FALSE;
   self->record_thread = NULL;
+  self->record_graph = NULL;
 
   if (self->record_refused) {
     wc_fail_msg (self, "refused while recording a graph: %s", self->record_refused);
     g_clear_pointer (&self->record_refused, g_free);
   }
   if (!passthrough && !self->error) {
-    WcGraph *g = graph_for_key (self, self->record_key);
     gboolean ready = FALSE;
     if (!g->eager_only) {
       ready = same_shape (g, self->records) && patch (g, self->records);
@@ -476,8 +495,9 @@ wc_cuda_graph_end (WhisperBackend *be, GError **error)
         graph_destroy_exec (g);
         g->eager_only = ++g->failed_captures >= 3;
         if (g->eager_only)
-          g_warning ("CUDA graph %" G_GINT64_MODIFIER "x: running its steps without a graph",
-                     g->key);
+          g_warning ("CUDA graph %u: capture failed three times in a row; its steps run "
+                     "without a graph from now on",
+                     g->id);
       } else if (ready) {
         g->failed_captures = 0;
       }
@@ -506,34 +526,34 @@ wc_cuda_graph_end (WhisperBackend *be, GError **error)
   gboolean ok = self->error == NULL;
   if (!ok)
     g_propagate_error (error, g_error_copy (self->error));
-  g_mutex_unlock (&self->lock);
+  wc_leave (self);
   return ok;
 }
 
 void
-wc_cuda_graph_release (WhisperBackend *be, guint64 key)
+wc_cuda_graph_free (WhisperBackend *be, WhisperGraph *graph)
 {
   WcBackend *self = (WcBackend *) be;
-  g_mutex_lock (&self->lock);
-  g_hash_table_remove (self->graphs, &key);
-  g_mutex_unlock (&self->lock);
+  if (!graph)
+    return;
+  wc_enter (self);
+  if (self->recording && self->record_graph == graph)
+    wc_fail_msg (self, "graph_free() of graph %u while it is being recorded", graph->id);
+  else if (!g_ptr_array_remove_fast (self->graphs, graph))
+    wc_fail_msg (self, "graph_free() of a graph this backend does not hold");
+  wc_leave (self);
 }
 
-/* For tests and diagnostics (not part of the backend table): how often the
- * graph of `key` was launched, captured and patched (kernel nodes). FALSE
- * when there is no graph for `key`. */
-G_MODULE_EXPORT gboolean
-whisper_backend_cuda_graph_stats (WhisperBackend *be, guint64 key, guint64 *launches,
+/* For tests and diagnostics (not part of the backend table): how often
+ * `graph` was launched, captured and patched (kernel nodes). */
+G_MODULE_EXPORT void
+whisper_backend_cuda_graph_stats (WhisperBackend *be, WhisperGraph *graph, guint64 *launches,
                                   guint64 *captures, guint64 *patches)
 {
   WcBackend *self = (WcBackend *) be;
   g_mutex_lock (&self->lock);
-  WcGraph *g = g_hash_table_lookup (self->graphs, &key);
-  if (g) {
-    *launches = g->launches;
-    *captures = g->captures;
-    *patches = g->patches;
-  }
+  *launches = graph->launches;
+  *captures = graph->captures;
+  *patches = graph->patches;
   g_mutex_unlock (&self->lock);
-  return g != NULL;
 }

@@ -1,8 +1,9 @@
 /* backend-cuda-logits.c: ops->logits_select on the device, the same
- * contract as whisper_logits_select() (whisper-logits.c): the rules of a
- * step become a static bitmask (kept per config on the device) plus a few
- * suppressed ranges computed here from the step's state; kernels/logits.cu
- * applies them, reduces and picks; only the choice (8 bytes) comes back. */
+ * contract as whisper_logits_select() (engine/whisper-logits.c): the rules
+ * of a step become a static bitmask (built once per config by
+ * ops->logits_prepare, kept on the device) plus a few suppressed ranges
+ * computed here from the step's state; kernels/logits.cu applies them,
+ * reduces and picks; only the choice (8 bytes) comes back. */
 #include "backend-cuda-private.h"
 
 #include <string.h>
@@ -14,29 +15,11 @@ G_STATIC_ASSERT (G_STRUCT_OFFSET (WcChoice, logprob) == G_STRUCT_OFFSET (Whisper
 
 typedef struct {
   uint32_t *mask;     /* device, n_vocab bits: SuppressTokens + <|notimestamps|> */
-  int n_vocab;
-  guint64 signature;  /* of the config fields the mask was built from */
+  /* what the mask was built from */
+  int n_vocab, no_timestamps, n_suppress_ids;
+  gboolean timestamps;
+  int32_t *suppress_ids;
 } WcLogitCache;
-
-static guint64
-fnv (guint64 h, const void *data, size_t n)
-{
-  const guint8 *p = data;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
-
-static guint64
-config_signature (const WhisperLogitConfig *c)
-{
-  guint64 h = 14695981039346656037ull;
-  const int fields[] = { c->n_vocab, c->no_timestamps, c->timestamps != 0, c->n_suppress_ids };
-  h = fnv (h, fields, sizeof fields);
-  if (c->n_suppress_ids > 0)
-    h = fnv (h, c->suppress_ids, (size_t) c->n_suppress_ids * sizeof (int32_t));
-  return h;
-}
 
 static void
 cache_free (WcBackend *self, WcLogitCache *cache)
@@ -44,26 +27,36 @@ cache_free (WcBackend *self, WcLogitCache *cache)
   if (!cache)
     return;
   wc_device_free (self, cache->mask);
+  g_free (cache->suppress_ids);
   g_free (cache);
 }
 
-/* The config's device mask, built on first use and again when the config
- * changed. Not on the per-step path otherwise. */
-static WcLogitCache *
-config_cache (WcBackend *self, WhisperLogitConfig *c)
+/* Whether the mask in `cache` is the one `c` asks for (the element sets the
+ * same options before every transcription: no new mask then). */
+static gboolean
+cache_matches (const WcLogitCache *cache, const WhisperLogitConfig *c)
 {
-  WcLogitCache *cache = c->backend_cache;
-  const guint64 sig = config_signature (c);
-  if (cache && cache->signature == sig)
-    return cache;
+  return cache && cache->n_vocab == c->n_vocab && cache->no_timestamps == c->no_timestamps &&
+         cache->timestamps == (c->timestamps != 0) && cache->n_suppress_ids == c->n_suppress_ids &&
+         (c->n_suppress_ids == 0 ||
+          memcmp (cache->suppress_ids, c->suppress_ids,
+                  (size_t) c->n_suppress_ids * sizeof (int32_t)) == 0);
+}
 
-  cache_free (self, cache);
-  c->backend_cache = NULL;
-  cache = g_new0 (WcLogitCache, 1);
+/* The config's device mask, from the fields that do not change from step
+ * to step. */
+static WcLogitCache *
+cache_new (WcBackend *self, const WhisperLogitConfig *c)
+{
+  WcLogitCache *cache = g_new0 (WcLogitCache, 1);
   cache->n_vocab = c->n_vocab;
-  cache->signature = sig;
+  cache->no_timestamps = c->no_timestamps;
+  cache->timestamps = c->timestamps != 0;
+  cache->n_suppress_ids = MAX (c->n_suppress_ids, 0);
+  cache->suppress_ids = g_memdup2 (c->suppress_ids,
+                                   (size_t) cache->n_suppress_ids * sizeof (int32_t));
 
-  const size_t words = ((size_t) c->n_vocab + 31) / 32;
+  const size_t words = ((size_t) MAX (c->n_vocab, 1) + 31) / 32;
   g_autofree uint32_t *bits = g_new0 (uint32_t, words);
   for (int i = 0; i < c->n_suppress_ids; i++) {
     const int id = c->suppress_ids[i];
@@ -73,17 +66,33 @@ config_cache (WcBackend *self, WhisperLogitConfig *c)
   if (c->timestamps && c->no_timestamps >= 0 && c->no_timestamps < c->n_vocab)
     bits[c->no_timestamps >> 5] |= 1u << (c->no_timestamps & 31);
 
+  /* pageable source: the copy has read `bits` when cudaMemcpyAsync returns */
   if (wc_fail (self, cudaMalloc ((void **) &cache->mask, words * sizeof (uint32_t)),
-               "cudaMalloc (logit mask)") ||
+               "logits_prepare: cudaMalloc (suppress mask)") ||
       wc_fail (self,
                cudaMemcpyAsync (cache->mask, bits, words * sizeof (uint32_t),
                                 cudaMemcpyHostToDevice, self->stream),
-               "logit mask upload")) {
+               "logits_prepare: suppress mask upload")) {
     cache_free (self, cache);
     return NULL;
   }
-  c->backend_cache = cache;
   return cache;
+}
+
+void
+wc_cuda_logits_prepare (WhisperBackend *be, WhisperLogitConfig *config)
+{
+  WcBackend *self = (WcBackend *) be;
+  wc_enter (self);
+  if (wc_is_recording (self)) {
+    /* the mask upload would run before the recorded step reads the old one */
+    if (!self->record_refused)
+      self->record_refused = g_strdup ("logits_prepare() inside graph_begin()/graph_end()");
+  } else if (!cache_matches (config->backend_cache, config)) {
+    cache_free (self, config->backend_cache);
+    config->backend_cache = cache_new (self, config);
+  }
+  wc_leave (self);
 }
 
 static void
@@ -136,10 +145,15 @@ wc_cuda_logits_select (WhisperBackend *be, float *logits, WhisperLogitConfig *co
   WcBackend *self = (WcBackend *) be;
   choice->token = 0;
   choice->logprob = NAN;
-  g_mutex_lock (&self->lock);
-  WcLogitCache *cache = config_cache (self, config);
-  if (!cache)
+  wc_enter (self);
+  const WcLogitCache *cache = config->backend_cache;
+  if (!cache || cache->n_vocab != config->n_vocab) {
+    if (!self->error)
+      wc_fail_msg (self, "logits_select: the logit config of %d tokens was not prepared "
+                         "(ops->logits_prepare after setting it up)",
+                   config->n_vocab);
     goto out;
+  }
 
   WcLogitsMaskArgs m;
   memset (&m, 0, sizeof m);
@@ -175,15 +189,15 @@ wc_cuda_logits_select (WhisperBackend *be, float *logits, WhisperLogitConfig *co
     choice->logprob = r->logprob;
   }
 out:
-  g_mutex_unlock (&self->lock);
+  wc_leave (self);
 }
 
 void
 wc_cuda_logits_release (WhisperBackend *be, WhisperLogitConfig *config)
 {
   WcBackend *self = (WcBackend *) be;
-  g_mutex_lock (&self->lock);
+  wc_enter (self);
   cache_free (self, config->backend_cache);
   config->backend_cache = NULL;
-  g_mutex_unlock (&self->lock);
+  wc_leave (self);
 }

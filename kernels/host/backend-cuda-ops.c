@@ -7,8 +7,8 @@
 #include <math.h>
 #include <string.h>
 
-#define LOCK(self) g_mutex_lock (&(self)->lock)
-#define UNLOCK(self) g_mutex_unlock (&(self)->lock)
+#define LOCK(self) wc_enter (self)
+#define UNLOCK(self) wc_leave (self)
 
 static gboolean
 aligned16 (const void *p)

@@ -1,7 +1,10 @@
 /* backend-cuda-private.h: state of the CUDA backend module, shared by its
- * files (backend-cuda.c: creation, memory, weights, op table;
- * backend-cuda-ops.c: compute ops; backend-cuda-logits.c: logit choice;
- * backend-cuda-graph.c: submission, recording and CUDA graphs). */
+ * files. They depend on each other one way, top to bottom:
+ *   backend-cuda.c         creation, memory, weights, op table
+ *   backend-cuda-ops.c     compute ops
+ *   backend-cuda-logits.c  logit choice
+ *   backend-cuda-graph.c   submission, recording and CUDA graphs
+ *   backend-cuda-core.c    entering from a thread, errors, device memory */
 #pragma once
 
 #include "backend.h"
@@ -73,8 +76,6 @@ typedef struct {
   size_t size;
 } WcBuffer;
 
-typedef struct _WcGraph WcGraph;
-
 typedef struct {
   WhisperBackend parent;
 
@@ -85,7 +86,7 @@ typedef struct {
   cublasHandle_t cublas;
   void *cublas_workspace;
 
-  GMutex lock;     /* every op holds it while it enqueues work */
+  GMutex lock;     /* every entry holds it while it talks to CUDA (wc_enter) */
   GError *error;   /* first failure (sticky), see wc_fail() */
 
   int gemv_max_n;  /* linear with n <= this runs the fused GEMV kernel */
@@ -102,7 +103,7 @@ typedef struct {
   gboolean recording;
   gboolean record_passthrough; /* graphs disabled: ops run at once */
   GThread *record_thread;
-  guint64 record_key;
+  WhisperGraph *record_graph;
   GArray *records;         /* WcRecord */
   GArray *copy_outs;       /* WcCopyOut */
   GPtrArray *staging;      /* WcPinned chunks, reused from step to step */
@@ -112,7 +113,8 @@ typedef struct {
   char *record_refused;    /* why an op could not be recorded */
   GPtrArray *deferred_free; /* device pointers freed while recording */
 
-  GHashTable *graphs;      /* guint64 key -> WcGraph */
+  GPtrArray *graphs;       /* WhisperGraph: every live one, freed with the backend */
+  guint graph_ids;         /* the last WhisperGraph id handed out */
 } WcBackend;
 
 typedef struct {
@@ -121,11 +123,17 @@ typedef struct {
   size_t bytes;
 } WcCopyOut;
 
-/* backend-cuda.c */
+/* backend-cuda-core.c */
+/* Every entry point: takes the lock and makes the backend's device current
+ * on the calling thread (a failure is kept as the sticky error). */
+void wc_enter (WcBackend *self);
+void wc_leave (WcBackend *self);
+/* Keep the first failure (sticky); TRUE when there was one. */
 gboolean wc_fail (WcBackend *self, cudaError_t err, const char *what);
 gboolean wc_fail_cublas (WcBackend *self, cublasStatus_t st, const char *what);
 void wc_fail_msg (WcBackend *self, const char *format, ...) G_GNUC_PRINTF (2, 3);
 void *wc_buffer_reserve (WcBackend *self, WcBuffer *buf, size_t bytes);
+/* cudaFree now, or at graph_end() while recording. */
 void wc_device_free (WcBackend *self, void *ptr);
 void wc_run_deferred_frees (WcBackend *self);
 
@@ -138,9 +146,10 @@ void wc_submit_copy (WcBackend *self, const WcCopy *copy);
  * logit choice): pinned, mapped, valid until the next graph_begin(). */
 gboolean wc_staging_alloc (WcBackend *self, size_t bytes, WcPinned *out);
 void wc_copy_out (WcBackend *self, void *host_dst, const void *staging, size_t bytes);
-gboolean wc_cuda_graph_begin (WhisperBackend *be, guint64 key, GError **error);
+WhisperGraph *wc_cuda_graph_new (WhisperBackend *be);
+gboolean wc_cuda_graph_begin (WhisperBackend *be, WhisperGraph *graph, GError **error);
 gboolean wc_cuda_graph_end (WhisperBackend *be, GError **error);
-void wc_cuda_graph_release (WhisperBackend *be, guint64 key);
+void wc_cuda_graph_free (WhisperBackend *be, WhisperGraph *graph);
 void wc_graphs_init (WcBackend *self);
 void wc_graphs_clear (WcBackend *self);
 
@@ -164,6 +173,7 @@ void wc_cuda_copy_rows (WhisperBackend *be, float *dst, int dst_stride, const fl
 /* backend-cuda-logits.c */
 void wc_cuda_logits_select (WhisperBackend *be, float *logits, WhisperLogitConfig *config,
                             const WhisperLogitState *state, WhisperLogitChoice *choice);
+void wc_cuda_logits_prepare (WhisperBackend *be, WhisperLogitConfig *config);
 void wc_cuda_logits_release (WhisperBackend *be, WhisperLogitConfig *config);
 
 G_END_DECLS

@@ -1,8 +1,9 @@
 /* backend-cuda.c: the CUDA backend module (libwhisper-engine-cuda.so):
- * entry point, device checks, memory, weights, errors and the op table.
- * Compute ops are in backend-cuda-ops.c, the logit choice in
- * backend-cuda-logits.c, submission and CUDA graphs in backend-cuda-graph.c,
- * device code in kernels/.
+ * entry point, device checks, memory, weights and the op table. Compute ops
+ * are in backend-cuda-ops.c, the logit choice in backend-cuda-logits.c,
+ * submission and CUDA graphs in backend-cuda-graph.c, errors and the entry
+ * of a thread (lock, current device) in backend-cuda-core.c, device code in
+ * kernels/.
  *
  * One device, one non-blocking stream, one cuBLAS handle with a fixed
  * workspace. Every buffer the engine uses comes from ops->alloc; the
@@ -25,107 +26,28 @@
 #include "whisper-error.h"
 
 #include <gmodule.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CUBLAS_WORKSPACE_BYTES (32u << 20)
 #define UPLOAD_CHUNK_FLOATS ((size_t) 4 << 20)
 
-/* ---- errors ----------------------------------------------------------- */
-
-static void
-set_sticky (WcBackend *self, char *message)
-{
-  if (!self->error) {
-    /* a message, not a warning: the error also reaches the engine (check(),
-     * graph_end()), and tests of failure paths must not abort on it */
-    g_message ("CUDA backend failed: %s", message);
-    self->error = g_error_new_literal (WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE, message);
-  }
-  g_free (message);
-}
-
-gboolean
-wc_fail (WcBackend *self, cudaError_t err, const char *what)
-{
-  if (err == cudaSuccess)
-    return FALSE;
-  set_sticky (self, g_strdup_printf ("%s: %s (%s)", what, cudaGetErrorString (err),
-                                     cudaGetErrorName (err)));
-  return TRUE;
-}
-
-gboolean
-wc_fail_cublas (WcBackend *self, cublasStatus_t st, const char *what)
-{
-  if (st == CUBLAS_STATUS_SUCCESS)
-    return FALSE;
-  set_sticky (self, g_strdup_printf ("%s: cuBLAS %s (%s)", what, cublasGetStatusString (st),
-                                     cublasGetStatusName (st)));
-  return TRUE;
-}
-
-void
-wc_fail_msg (WcBackend *self, const char *format, ...)
-{
-  va_list ap;
-  va_start (ap, format);
-  set_sticky (self, g_strdup_vprintf (format, ap));
-  va_end (ap);
-}
-
 static gboolean
 cuda_check (WhisperBackend *be, GError **error)
 {
   WcBackend *self = (WcBackend *) be;
-  g_mutex_lock (&self->lock);
+  wc_enter (self);
   const cudaError_t err = cudaStreamQuery (self->stream);
   if (err != cudaErrorNotReady)
     wc_fail (self, err, "a queued CUDA operation failed");
   gboolean ok = self->error == NULL;
   if (!ok)
     g_propagate_error (error, g_error_copy (self->error));
-  g_mutex_unlock (&self->lock);
+  wc_leave (self);
   return ok;
 }
 
 /* ---- memory ----------------------------------------------------------- */
-
-void
-wc_device_free (WcBackend *self, void *ptr)
-{
-  if (!ptr)
-    return;
-  if (self->recording)
-    g_ptr_array_add (self->deferred_free, ptr);
-  else
-    wc_fail (self, cudaFree (ptr), "cudaFree");
-}
-
-void
-wc_run_deferred_frees (WcBackend *self)
-{
-  for (guint i = 0; i < self->deferred_free->len; i++)
-    wc_fail (self, cudaFree (g_ptr_array_index (self->deferred_free, i)), "cudaFree");
-  g_ptr_array_set_size (self->deferred_free, 0);
-}
-
-void *
-wc_buffer_reserve (WcBackend *self, WcBuffer *buf, size_t bytes)
-{
-  if (bytes <= buf->size)
-    return buf->ptr;
-  void *p = NULL;
-  /* grow by half again, so that slowly growing shapes settle quickly */
-  size_t size = MAX (bytes, buf->size + buf->size / 2);
-  if (wc_fail (self, cudaMalloc (&p, size), "cudaMalloc (workspace)"))
-    return NULL;
-  wc_device_free (self, buf->ptr);
-  buf->ptr = p;
-  buf->size = size;
-  return p;
-}
 
 static float *
 cuda_alloc (WhisperBackend *be, size_t n_floats, GError **error)
@@ -133,13 +55,20 @@ cuda_alloc (WhisperBackend *be, size_t n_floats, GError **error)
   WcBackend *self = (WcBackend *) be;
   void *p = NULL;
   const size_t bytes = MAX (n_floats, 1) * sizeof (float);
+  /* under the lock: the memset goes on the shared stream, which must not
+   * take it while another thread's graph_end() captures that stream */
+  wc_enter (self);
   cudaError_t err = cudaMalloc (&p, bytes);
-  /* zeroed, as on the CPU backend; on the stream, so that later ops see it */
+  /* zeroed, as on the CPU backend; on the stream, so that later ops see it
+   * (while this thread records a graph too: it runs before the graph) */
   if (err == cudaSuccess)
     err = cudaMemsetAsync (p, 0, bytes, self->stream);
+  if (err != cudaSuccess && p) {
+    cudaFree (p);
+    p = NULL;
+  }
+  wc_leave (self);
   if (err != cudaSuccess) {
-    if (p)
-      cudaFree (p);
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
                  "CUDA backend: cannot allocate %zu floats on %s: %s", n_floats,
                  self->device_name, cudaGetErrorString (err));
@@ -152,9 +81,9 @@ static void
 cuda_free (WhisperBackend *be, void *ptr)
 {
   WcBackend *self = (WcBackend *) be;
-  g_mutex_lock (&self->lock);
+  wc_enter (self);
   wc_device_free (self, ptr);
-  g_mutex_unlock (&self->lock);
+  wc_leave (self);
 }
 
 static void
@@ -163,7 +92,7 @@ cuda_upload (WhisperBackend *be, void *dst, const void *src, size_t bytes)
   WcBackend *self = (WcBackend *) be;
   if (!bytes)
     return;
-  g_mutex_lock (&self->lock);
+  wc_enter (self);
   WcCopy c = { .dst = dst, .src = src, .bytes = bytes, .kind = cudaMemcpyHostToDevice };
   WcPinned st;
   if (wc_is_recording (self)) {
@@ -177,7 +106,7 @@ cuda_upload (WhisperBackend *be, void *dst, const void *src, size_t bytes)
     /* pageable source: the call returns once the data is staged */
     wc_submit_copy (self, &c);
   }
-  g_mutex_unlock (&self->lock);
+  wc_leave (self);
 }
 
 static void
@@ -186,7 +115,7 @@ cuda_download (WhisperBackend *be, void *dst, const void *src, size_t bytes)
   WcBackend *self = (WcBackend *) be;
   if (!bytes)
     return;
-  g_mutex_lock (&self->lock);
+  wc_enter (self);
   WcPinned st;
   if (wc_is_recording (self)) {
     if (wc_staging_alloc (self, bytes, &st)) {
@@ -199,68 +128,56 @@ cuda_download (WhisperBackend *be, void *dst, const void *src, size_t bytes)
     wc_submit_copy (self, &c);
     wc_fail (self, cudaStreamSynchronize (self->stream), "download");
   }
-  g_mutex_unlock (&self->lock);
+  wc_leave (self);
 }
 
 static void
 cuda_sync (WhisperBackend *be)
 {
   WcBackend *self = (WcBackend *) be;
-  g_mutex_lock (&self->lock);
+  wc_enter (self);
   if (!wc_is_recording (self)) {
     wc_fail (self, cudaStreamSynchronize (self->stream), "stream synchronize");
     if (!self->recording)
       wc_run_deferred_frees (self);
   }
-  g_mutex_unlock (&self->lock);
+  wc_leave (self);
 }
 
 /* ---- weights ---------------------------------------------------------- */
 
-static gboolean
-cuda_weight_upload (WhisperBackend *be, WhisperWeight *w, const WhisperTensor *t, GError **error)
+/* A float16 tensor as it is: one copy (from pageable memory, so the call
+ * returns once the source is read). */
+static cudaError_t
+upload_f16 (WcBackend *self, uint16_t *data, const WhisperTensor *t)
 {
-  WcBackend *self = (WcBackend *) be;
-  const int rows = t->rows, cols = t->cols;
-  uint16_t *data = NULL;
-  float *staging = NULL; /* host float32 rows of one chunk */
-  gboolean ok = FALSE;
-  cudaError_t err;
+  return cudaMemcpyAsync (data, t->data, whisper_tensor_n_elements (t) * sizeof (uint16_t),
+                          cudaMemcpyHostToDevice, self->stream);
+}
 
-  g_mutex_lock (&self->lock);
-  if (wc_is_recording (self)) {
-    self->record_refused = g_strdup ("weight_upload() inside graph_begin()/graph_end()");
-    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
-                 "CUDA backend: weight_upload() is not allowed while recording a graph");
-    goto out;
-  }
-  if (rows <= 0 || cols <= 0) {
-    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
-                 "CUDA backend: weight of shape [%d, %d]", rows, cols);
-    goto out;
-  }
+/* Any other stored type: chunks of whole rows widened to float32 on the
+ * host, then converted to fp16 (round to nearest even) on the device. The
+ * copy is from pageable memory, so it has read the staging rows when
+ * cudaMemcpyAsync returns and they can be reused. */
+static cudaError_t
+upload_converted (WcBackend *self, uint16_t *data, const WhisperTensor *t)
+{
+  const int rows = t->rows, cols = t->cols;
+  cudaError_t err = cudaSuccess;
   if (!self->upload_chunk &&
       (err = cudaMalloc ((void **) &self->upload_chunk, UPLOAD_CHUNK_FLOATS * sizeof (float))) !=
           cudaSuccess)
-    goto cuda_error;
-  if ((err = cudaMalloc ((void **) &data, (size_t) rows * cols * sizeof (uint16_t))) !=
-      cudaSuccess)
-    goto cuda_error;
-
-  /* Chunks of whole rows: widened to fp32 on the host (whatever the stored
-   * type), then fp16 conversion (round to nearest even, exact for a float16
-   * model) on the device. The copy is from pageable memory, so it has read
-   * the staging rows when cudaMemcpyAsync returns and they can be reused. */
+    return err;
   const int chunk_rows = (int) MAX ((size_t) 1, UPLOAD_CHUNK_FLOATS / (size_t) cols);
-  staging = g_new (float, (size_t) MIN (chunk_rows, rows) * cols);
-  for (int r0 = 0; r0 < rows; r0 += chunk_rows) {
+  g_autofree float *staging = g_new (float, (size_t) MIN (chunk_rows, rows) * cols);
+  for (int r0 = 0; r0 < rows && err == cudaSuccess; r0 += chunk_rows) {
     const int r1 = MIN (rows, r0 + chunk_rows);
     const size_t off = (size_t) r0 * cols, n = (size_t) (r1 - r0) * cols;
     whisper_tensor_rows_to_f32 (t, r0, r1, staging);
     err = cudaMemcpyAsync (self->upload_chunk, staging, n * sizeof (float),
                            cudaMemcpyHostToDevice, self->stream);
     if (err != cudaSuccess)
-      goto cuda_error;
+      break;
     WcToHalfArgs a;
     memset (&a, 0, sizeof a);
     a.dst = data + off;
@@ -274,28 +191,54 @@ cuda_weight_upload (WhisperBackend *be, WhisperWeight *w, const WhisperTensor *t
     err = cudaLaunchKernel (l.func, (dim3) { l.grid[0], l.grid[1], l.grid[2] },
                             (dim3) { l.block[0], l.block[1], l.block[2] }, params, l.smem,
                             self->stream);
-    if (err != cudaSuccess)
-      goto cuda_error;
   }
-  if ((err = cudaStreamSynchronize (self->stream)) != cudaSuccess)
-    goto cuda_error;
-  w->data = data;
+  return err;
+}
+
+static gboolean
+cuda_weight_upload (WhisperBackend *be, WhisperWeight *w, const WhisperTensor *t, GError **error)
+{
+  WcBackend *self = (WcBackend *) be;
+  const int rows = t->rows, cols = t->cols;
+  uint16_t *data = NULL;
+  gboolean ok = FALSE;
+  cudaError_t err;
+
+  wc_enter (self);
+  if (wc_is_recording (self)) {
+    if (!self->record_refused)
+      self->record_refused = g_strdup ("weight_upload() inside graph_begin()/graph_end()");
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
+                 "CUDA backend: weight_upload() is not allowed while recording a graph");
+    goto out;
+  }
+  if (rows <= 0 || cols <= 0) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
+                 "CUDA backend: weight of shape [%d, %d]", rows, cols);
+    goto out;
+  }
+  err = cudaMalloc ((void **) &data, (size_t) rows * cols * sizeof (uint16_t));
+  if (err == cudaSuccess)
+    err = t->type == WHISPER_DTYPE_F16 ? upload_f16 (self, data, t)
+                                       : upload_converted (self, data, t);
+  if (err == cudaSuccess)
+    err = cudaStreamSynchronize (self->stream);
+  if (err != cudaSuccess) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
+                 "CUDA backend: cannot upload a [%d, %d] %s weight to %s: %s (%s)", rows, cols,
+                 whisper_dtype_name (t->type), self->device_name, cudaGetErrorString (err),
+                 cudaGetErrorName (err));
+    goto out;
+  }
+  w->data = g_steal_pointer (&data);
   w->rows = rows;
   w->cols = cols;
   w->dtype = WC_DTYPE_F16;
-  data = NULL;
   ok = TRUE;
-  goto out;
-
-cuda_error:
-  g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
-               "CUDA backend: cannot upload a [%d, %d] weight to %s: %s", rows, cols,
-               self->device_name, cudaGetErrorString (err));
 out:
   if (data)
     cudaFree (data);
-  g_free (staging);
-  g_mutex_unlock (&self->lock);
+  wc_leave (self);
   return ok;
 }
 
@@ -303,9 +246,9 @@ static void
 cuda_weight_free (WhisperBackend *be, WhisperWeight *w)
 {
   WcBackend *self = (WcBackend *) be;
-  g_mutex_lock (&self->lock);
+  wc_enter (self);
   wc_device_free (self, w->data);
-  g_mutex_unlock (&self->lock);
+  wc_leave (self);
   w->data = NULL;
 }
 
@@ -315,6 +258,8 @@ static void
 cuda_destroy (WhisperBackend *be)
 {
   WcBackend *self = (WcBackend *) be;
+  /* maybe on another thread than the one that created the backend */
+  cudaSetDevice (self->device);
   if (self->stream)
     cudaStreamSynchronize (self->stream);
   self->recording = FALSE;
@@ -356,11 +301,13 @@ static const WhisperBackendOps cuda_ops = {
   .attention = wc_cuda_attention,
   .copy_rows = wc_cuda_copy_rows,
   .logits_select = wc_cuda_logits_select,
+  .logits_prepare = wc_cuda_logits_prepare,
   .logits_release = wc_cuda_logits_release,
   .check = cuda_check,
+  .graph_new = wc_cuda_graph_new,
   .graph_begin = wc_cuda_graph_begin,
   .graph_end = wc_cuda_graph_end,
-  .graph_release = wc_cuda_graph_release,
+  .graph_free = wc_cuda_graph_free,
 };
 
 static int

@@ -117,7 +117,8 @@ typedef struct {
 } Synth;
 
 static double
-synth_run (WhisperBackend *be, SynthState *s, gboolean graph, double *host_us, int32_t *tokens)
+synth_run (WhisperBackend *be, SynthState *s, WhisperGraph *graph, double *host_us,
+           int32_t *tokens)
 {
   WhisperLogitState st = { 0, FALSE, TRUE, -1 };
   int32_t token = 1;
@@ -132,7 +133,7 @@ synth_run (WhisperBackend *be, SynthState *s, gboolean graph, double *host_us, i
     g_autoptr (GError) error = NULL;
     WhisperLogitChoice c;
     const double t0 = now_s ();
-    if (graph && !be->ops->graph_begin (be, 0x5157, &error))
+    if (graph && !be->ops->graph_begin (be, graph, &error))
       g_error ("graph_begin: %s", error->message);
     synth_forward (s, token, pos);
     if (!graph)
@@ -164,8 +165,10 @@ run_synth (WhisperBackend *be)
   SynthState *s = synth_state_new (m);
   Synth r;
   int32_t a[SYNTH_MAX_STEPS], b[SYNTH_MAX_STEPS];
-  r.eager_wall_us = synth_run (be, s, FALSE, &r.eager_host_us, a);
-  r.graph_wall_us = synth_run (be, s, TRUE, &r.graph_host_us, b);
+  WhisperGraph *graph = be->ops->graph_new (be);
+  r.eager_wall_us = synth_run (be, s, NULL, &r.eager_host_us, a);
+  r.graph_wall_us = synth_run (be, s, graph, &r.graph_host_us, b);
+  be->ops->graph_free (be, graph);
   r.same_tokens = memcmp (a, b, SYNTH_STEPS * sizeof (int32_t)) == 0;
   synth_state_free (s);
   synth_model_free (m);

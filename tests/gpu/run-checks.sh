@@ -121,7 +121,8 @@ log "configuring"
   { tail -30 "$out/build.log"; fail "meson setup (log: build.log)"; }
 log "building"
 gpu_targets="kernels/libwhisper-engine-cuda.so engine/libwhisper-engine.so engine/whisper-transcribe \
-tests/gpu/test-cuda-loader tests/gpu/test-cuda-ops tests/gpu/test-cuda-graph tests/gpu/test-cuda-e2e \
+tests/gpu/test-cuda-loader tests/gpu/test-cuda-ops tests/gpu/test-cuda-graph tests/gpu/test-cuda-threads \
+tests/gpu/test-cuda-e2e \
 tests/gpu/bench-gpu"
 if ! timeout "$(budget 240)" ninja -C "$build" >>"$out/build.log" 2>&1; then
   # something outside the GPU path may be broken: say so, build what the

@@ -151,6 +151,8 @@ synth_state_new (SynthModel *m)
     .blank = 220 % eot, .suppress_blank = TRUE, .suppress_ids = s->suppress,
     .n_suppress_ids = 4, .timestamps = TRUE, .max_initial_timestamp_index = 50,
   };
+  if (be->ops->logits_prepare)
+    be->ops->logits_prepare (be, &s->config);
   return s;
 }
 

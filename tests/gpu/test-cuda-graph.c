@@ -36,7 +36,7 @@ typedef struct {
 } Run;
 
 static void
-decode (SynthModel *m, WhisperBackend *be, RunMode mode, guint64 key, Run *out)
+decode (SynthModel *m, WhisperBackend *be, RunMode mode, WhisperGraph *graph, Run *out)
 {
   SynthState *s = synth_state_new (m);
   WhisperLogitState st = { 0, FALSE, TRUE, -1 };
@@ -44,7 +44,7 @@ decode (SynthModel *m, WhisperBackend *be, RunMode mode, guint64 key, Run *out)
   for (int step = 0; step < STEPS; step++) {
     WhisperLogitChoice c;
     g_autoptr (GError) error = NULL;
-    if (mode == RUN_GRAPH && !be->ops->graph_begin (be, key, &error))
+    if (mode == RUN_GRAPH && !be->ops->graph_begin (be, graph, &error))
       g_error ("graph_begin: %s", error->message);
     synth_forward (s, token, step);
     synth_select (s, &st, &c);
@@ -96,8 +96,8 @@ assert_same_run (const char *what, const Run *a, const Run *b)
 
 /* whisper_backend_cuda_graph_stats() of the module, if it can be found
  * (argv[1], WHISPER_CUDA_MODULE): a test hook, not part of backend.h. */
-typedef gboolean (*GraphStatsFunc) (WhisperBackend *be, guint64 key, guint64 *launches,
-                                    guint64 *captures, guint64 *patches);
+typedef void (*GraphStatsFunc) (WhisperBackend *be, WhisperGraph *graph, guint64 *launches,
+                                guint64 *captures, guint64 *patches);
 static GraphStatsFunc graph_stats;
 
 static void
@@ -112,17 +112,17 @@ find_graph_stats (const char *path)
 
 /* Captured once, then patched: the point of the graphs. */
 static void
-assert_graph_counts (WhisperBackend *be, guint64 key, guint64 launches, guint64 captures)
+assert_graph_counts (WhisperBackend *be, WhisperGraph *graph, guint64 launches, guint64 captures)
 {
   guint64 l = 0, c = 0, p = 0;
   if (!graph_stats) {
     g_test_message ("no graph statistics (module path unknown)");
     return;
   }
-  g_assert_true (graph_stats (be, key, &l, &c, &p));
-  g_test_message ("graph %" G_GUINT64_FORMAT ": %" G_GUINT64_FORMAT " launches, %"
-                  G_GUINT64_FORMAT " captures, %" G_GUINT64_FORMAT " kernel nodes patched",
-                  key, l, c, p);
+  graph_stats (be, graph, &l, &c, &p);
+  g_test_message ("graph: %" G_GUINT64_FORMAT " launches, %" G_GUINT64_FORMAT " captures, %"
+                  G_GUINT64_FORMAT " kernel nodes patched",
+                  l, c, p);
   g_assert_cmpuint (l, ==, launches);
   g_assert_cmpuint (c, ==, captures);
   g_assert_cmpuint (p, >, 0);
@@ -134,12 +134,14 @@ test_decode_steps (void)
   WhisperBackend *be = gpu_test_cuda_or_skip ();
   SynthModel *m = synth_model_new (be, &shape, 777);
   Run eager, graph, again;
-  decode (m, be, RUN_EAGER, 0, &eager);
-  decode (m, be, RUN_GRAPH, 1, &graph);
-  assert_graph_counts (be, 1, STEPS, 1);
-  /* other buffers, same key: every pointer argument is patched */
-  decode (m, be, RUN_GRAPH, 1, &again);
-  assert_graph_counts (be, 1, 2 * STEPS, 1);
+  WhisperGraph *g = be->ops->graph_new (be);
+  decode (m, be, RUN_EAGER, NULL, &eager);
+  decode (m, be, RUN_GRAPH, g, &graph);
+  assert_graph_counts (be, g, STEPS, 1);
+  /* other buffers, same graph: every pointer argument is patched */
+  decode (m, be, RUN_GRAPH, g, &again);
+  assert_graph_counts (be, g, 2 * STEPS, 1);
+  be->ops->graph_free (be, g);
   g_autoptr (GString) toks = g_string_new (NULL);
   for (int i = 0; i < STEPS; i++)
     g_string_append_printf (toks, " %d", eager.tokens[i]);
@@ -163,8 +165,10 @@ test_decode_steps (void)
   g_unsetenv ("WHISPER_CUDA_GRAPHS");
   SynthModel *m2 = synth_model_new (be, &shape, 777);
   Run plain, passthrough;
-  decode (m2, be, RUN_EAGER, 0, &plain);
-  decode (m2, be, RUN_GRAPH, 7, &passthrough);
+  WhisperGraph *g2 = be->ops->graph_new (be);
+  decode (m2, be, RUN_EAGER, NULL, &plain);
+  decode (m2, be, RUN_GRAPH, g2, &passthrough);
+  be->ops->graph_free (be, g2);
   assert_same_run ("WHISPER_CUDA_GRAPHS=0", &passthrough, &plain);
   /* and the same tokens as the first backend */
   for (int i = 0; i < STEPS; i++)
@@ -182,10 +186,10 @@ test_decode_steps (void)
 /* A graph with cuBLAS GEMMs (n > the GEMV limit), an upload and a download. */
 static void
 gemm_step (WhisperBackend *be, WhisperWeight *w, float *x, float *y, const float *host_x,
-           float *host_y, gboolean graph, guint64 key)
+           float *host_y, WhisperGraph *graph)
 {
   g_autoptr (GError) error = NULL;
-  if (graph && !be->ops->graph_begin (be, key, &error))
+  if (graph && !be->ops->graph_begin (be, graph, &error))
     g_error ("graph_begin: %s", error->message);
   be->ops->upload (be, x, host_x, 16 * D * sizeof (float));
   be->ops->linear (be, y, 3 * D, x, D, w, NULL, 16, WHISPER_LINEAR_GELU);
@@ -210,12 +214,13 @@ test_gemm_graph (void)
   float *y1 = be->ops->alloc (be, 16 * 3 * D, &error);
   float *y2 = be->ops->alloc (be, 16 * 3 * D, &error);
   g_autofree float *want = g_new (float, 16 * 3 * D), *got = g_new (float, 16 * 3 * D);
+  WhisperGraph *graph = be->ops->graph_new (be);
   for (int round = 0; round < 4; round++) {
     g_autofree float *hx = gpu_test_random (16 * D, -1.0f, 1.0f);
     float *y = round == 3 ? y2 : y1; /* round 3: other output, capture again */
-    gemm_step (be, &w, x, y, hx, want, FALSE, 0);
+    gemm_step (be, &w, x, y, hx, want, NULL);
     memset (got, 0, 16 * 3 * D * sizeof (float));
-    gemm_step (be, &w, x, y, hx, got, TRUE, 42);
+    gemm_step (be, &w, x, y, hx, got, graph);
     /* the same kernels on the same data; cuBLAS is allowed another
      * summation order under capture, so not necessarily bit for bit */
     g_autofree char *what = g_strdup_printf ("graph with GEMMs, round %d", round);
@@ -224,7 +229,7 @@ test_gemm_graph (void)
                                                                          : "not bit for bit");
     gpu_test_assert_close (what, got, want, NULL, 16 * 3 * D, 1.0, 1e-5);
   }
-  be->ops->graph_release (be, 42);
+  be->ops->graph_free (be, graph);
   be->ops->free (be, x);
   be->ops->free (be, y1);
   be->ops->free (be, y2);
@@ -245,8 +250,12 @@ test_misuse (void)
   g_test_message ("graph_end alone: %s", error->message);
   g_clear_error (&error);
 
-  g_assert_true (be->ops->graph_begin (be, 1, &error));
-  g_assert_false (be->ops->graph_begin (be, 2, &error));
+  WhisperGraph *g1 = be->ops->graph_new (be), *g2 = be->ops->graph_new (be);
+  g_assert_false (be->ops->graph_begin (be, NULL, &error));
+  g_test_message ("graph_begin without a graph: %s", error->message);
+  g_clear_error (&error);
+  g_assert_true (be->ops->graph_begin (be, g1, &error));
+  g_assert_false (be->ops->graph_begin (be, g2, &error));
   g_test_message ("nested graph_begin: %s", error->message);
   g_clear_error (&error);
   /* free while recording is deferred, not a crash */
@@ -255,8 +264,11 @@ test_misuse (void)
   be->ops->free (be, p);
   g_assert_true (be->ops->graph_end (be, &error));
 
+  /* g2 is left to the backend: freed with it */
+  be->ops->graph_free (be, g1);
+
   /* weight_upload while recording is refused; the error sticks */
-  g_assert_true (be->ops->graph_begin (be, 3, &error));
+  g_assert_true (be->ops->graph_begin (be, g2, &error));
   WhisperWeight w = { 0 };
   float host[8] = { 0 };
   g_assert_false (gt_weight_upload_f32 (be, &w, host, 2, 4, &error));

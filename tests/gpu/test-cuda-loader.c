@@ -37,7 +37,9 @@ test_default (void)
     g_assert_cmpstr (be->ops->name, ==, "cuda");
     g_assert_cmpint (be->ops->abi_version, ==, WHISPER_BACKEND_ABI_VERSION);
     g_assert_nonnull (be->ops->logits_select);
+    g_assert_nonnull (be->ops->graph_new);
     g_assert_nonnull (be->ops->graph_begin);
+    g_assert_nonnull (be->ops->logits_prepare);
     whisper_backend_destroy (be);
   } else {
     assert_device_error (error, "CUDA");

@@ -15,9 +15,11 @@
  *   order);
  * - attention: |gpu - cpu| <= 2e-5 (1 + |cpu|), values in [-1, 1] (fp32
  *   softmax both sides, other summation order);
- * - logits_select: the same token, log probability within 1e-5.
+ * - logits_select: the same token, log probability within 1e-5;
+ * - weight_upload (read back through embed): exact.
  */
 #include "gpu-test-common.h"
+#include "half.h"
 #include "whisper-logits.h"
 
 #include <math.h>
@@ -194,6 +196,117 @@ test_linear_gemm (void)
       g_autofree char *what_fast = g_strconcat (what, " (fast)", NULL);
       run_linear (fast_backend (), &c, 3e-3, what_fast);
     }
+}
+
+/* Activations beyond fp16's range (+-65504) on the cuBLAS path: the fp16
+ * hi/lo split saturates them, so the output is the CPU's on the clamped
+ * activations (split precision, |gpu - cpu| <= 2e-5 m) and never a NaN
+ * (inf - inf) or an infinity; a NaN activation still gives NaNs. */
+static void
+test_linear_half_range (void)
+{
+  const int n = 12, rows = 40, cols = 64;
+  g_autofree float *x = gpu_test_random ((size_t) n * cols, -1.0f, 1.0f);
+  g_autofree float *w = gpu_test_random_half ((size_t) rows * cols, 0.125f);
+  const float big[] = { 7e4f, -7e4f, 1e6f, -3e38f, 65504.0f, 65519.0f };
+  for (int i = 0; i < n; i++)
+    x[(size_t) i * cols + (i * 5) % cols] = big[i % G_N_ELEMENTS (big)];
+  g_autofree float *clamped = g_memdup2 (x, (size_t) n * cols * sizeof (float));
+  for (int i = 0; i < n * cols; i++)
+    clamped[i] = CLAMP (clamped[i], -65504.0f, 65504.0f);
+
+  float *out[2];
+  WhisperBackend *bes[2] = { gpu, cpu };
+  const float *inputs[2] = { x, clamped };
+  for (int b = 0; b < 2; b++) {
+    WhisperBackend *be = bes[b];
+    g_autoptr (GError) error = NULL;
+    WhisperWeight wt = { 0 };
+    if (!gt_weight_upload_f32 (be, &wt, w, rows, cols, &error))
+      g_error ("weight_upload: %s", error->message);
+    float *dx = gpu_test_put (be, inputs[b], (size_t) n * cols);
+    float *dy = be->ops->alloc (be, (size_t) n * rows, &error);
+    be->ops->linear (be, dy, rows, dx, cols, &wt, NULL, n, WHISPER_LINEAR_DEFAULT);
+    out[b] = gpu_test_get (be, dy, (size_t) n * rows);
+    be->ops->weight_free (be, &wt);
+    free_on (be, dx), free_on (be, dy);
+  }
+  g_autofree float *mag = g_new (float, (size_t) n * rows);
+  for (int i = 0; i < n; i++)
+    for (int r = 0; r < rows; r++) {
+      double m = 0.0;
+      for (int k = 0; k < cols; k++)
+        m += fabsf (clamped[(size_t) i * cols + k] * w[(size_t) r * cols + k]);
+      mag[(size_t) i * rows + r] = (float) m;
+      g_assert_true (isfinite (out[0][(size_t) i * rows + r]));
+    }
+  gpu_test_assert_close ("linear beyond fp16 range", out[0], out[1], mag, (size_t) n * rows, 1e-6,
+                         2e-5);
+  g_free (out[0]);
+  g_free (out[1]);
+
+  /* a NaN is not hidden by the saturation */
+  x[0] = NAN;
+  g_autoptr (GError) error = NULL;
+  WhisperWeight wt = { 0 };
+  if (!gt_weight_upload_f32 (gpu, &wt, w, rows, cols, &error))
+    g_error ("weight_upload: %s", error->message);
+  float *dx = gpu_test_put (gpu, x, (size_t) n * cols);
+  float *dy = gpu->ops->alloc (gpu, (size_t) n * rows, &error);
+  gpu->ops->linear (gpu, dy, rows, dx, cols, &wt, NULL, n, WHISPER_LINEAR_DEFAULT);
+  g_autofree float *y = gpu_test_get (gpu, dy, (size_t) n * rows);
+  g_assert_true (isnan (y[0]));
+  gpu->ops->weight_free (gpu, &wt);
+  free_on (gpu, dx), free_on (gpu, dy);
+}
+
+/* ---- weight upload ----------------------------------------------------- */
+
+/* Every stored type reaches the device as the same fp16 values: float16
+ * tensors as they are (any alignment of the source), the others converted.
+ * Read back through embed (row + a zero positional row), exactly. */
+static void
+test_weight_upload (void)
+{
+  const int rows = 70, cols = 37; /* more rows than one embed launch takes */
+  g_autofree float *w = gpu_test_random_half ((size_t) rows * cols, 2.0f);
+  g_autofree uint16_t *half = g_new (uint16_t, (size_t) rows * cols);
+  g_assert_true (whisper_float_to_half_exact_n (half, w, (size_t) rows * cols));
+  /* one spare element in front: a float16 source that is 2-byte aligned only */
+  g_autofree uint16_t *odd = g_new (uint16_t, (size_t) rows * cols + 1);
+  memcpy (odd + 1, half, (size_t) rows * cols * sizeof (uint16_t));
+  const WhisperTensor tensors[] = {
+    { w, WHISPER_DTYPE_F32, NULL, rows, cols },
+    { half, WHISPER_DTYPE_F16, NULL, rows, cols },
+    { odd + 1, WHISPER_DTYPE_F16, NULL, rows, cols },
+  };
+  const char *names[] = { "float32", "float16", "float16, misaligned" };
+  g_autofree int32_t *tokens = g_new (int32_t, rows);
+  for (int i = 0; i < rows; i++)
+    tokens[i] = rows - 1 - i;
+  g_autofree float *want = g_new (float, (size_t) rows * cols);
+  for (int i = 0; i < rows; i++)
+    memcpy (want + (size_t) i * cols, w + (size_t) tokens[i] * cols, cols * sizeof (float));
+
+  g_autoptr (GError) error = NULL;
+  float *zero = gpu->ops->alloc (gpu, (size_t) rows * cols, &error); /* zeroed */
+  float *dx = gpu->ops->alloc (gpu, (size_t) rows * cols, &error);
+  g_assert_nonnull (zero);
+  g_assert_nonnull (dx);
+  for (gsize k = 0; k < G_N_ELEMENTS (tensors); k++) {
+    WhisperWeight wt = { 0 };
+    if (!gpu->ops->weight_upload (gpu, &wt, &tensors[k], &error))
+      g_error ("weight_upload (%s): %s", names[k], error->message);
+    g_assert_cmpint (wt.rows, ==, rows);
+    g_assert_cmpint (wt.cols, ==, cols);
+    gpu->ops->embed (gpu, dx, &wt, zero, tokens, rows, 0, cols);
+    g_autofree float *got = gpu_test_get (gpu, dx, (size_t) rows * cols);
+    g_autofree char *what = g_strdup_printf ("weight_upload of %s", names[k]);
+    gpu_test_assert_close (what, got, want, NULL, (size_t) rows * cols, 1.0, 0.0);
+    gpu->ops->weight_free (gpu, &wt);
+  }
+  free_on (gpu, zero);
+  free_on (gpu, dx);
 }
 
 /* ---- conv1d + GELU ----------------------------------------------------- */
@@ -473,6 +586,7 @@ test_logits_select (void)
       .n_suppress_ids = k == 2 ? 0 : n_suppress, .timestamps = k != 3,
       .max_initial_timestamp_index = k == 0 ? 50 : -1,
     };
+    gpu->ops->logits_prepare (gpu, &configs[k]);
   }
 
   g_autofree float *logits = g_new (float, V), *host = g_new (float, V);
@@ -531,6 +645,27 @@ test_logits_select (void)
                   trials, mismatches);
   if (mismatches)
     g_test_fail ();
+
+  /* a config whose fields change is prepared again: config 2 (no suppress
+   * list) gets the list, and its strongest logit on a suppressed token */
+  for (int round = 0; round < 2; round++) {
+    WhisperLogitConfig *c = &configs[2];
+    c->n_suppress_ids = round == 0 ? 0 : n_suppress;
+    gpu->ops->logits_prepare (gpu, c);
+    WhisperLogitState s = { 3, FALSE, FALSE, -1 };
+    for (int i = 0; i < V; i++)
+      logits[i] = (float) g_rand_double_range (r, -8.0, 8.0);
+    logits[suppress[0]] = 30.0f;
+    memcpy (host, logits, V * sizeof (float));
+    WhisperLogitChoice want, got;
+    whisper_logits_select (host, c, &s, &want);
+    gpu->ops->upload (gpu, dev, logits, V * sizeof (float));
+    gpu->ops->logits_select (gpu, dev, c, &s, &got);
+    g_test_message ("prepared again with %d suppressed ids: gpu %d, cpu %d", c->n_suppress_ids,
+                    got.token, want.token);
+    g_assert_cmpint (want.token == suppress[0], ==, round == 0);
+    g_assert_cmpint (got.token, ==, want.token);
+  }
   for (int k = 0; k < 4; k++)
     gpu->ops->logits_release (gpu, &configs[k]);
   free_on (gpu, dev);
@@ -546,6 +681,8 @@ main (int argc, char **argv)
   g_test_add_func ("/cuda/layer-norm", test_layer_norm);
   g_test_add_func ("/cuda/linear-gemv", test_linear_gemv);
   g_test_add_func ("/cuda/linear-gemm", test_linear_gemm);
+  g_test_add_func ("/cuda/linear-half-range", test_linear_half_range);
+  g_test_add_func ("/cuda/weight-upload", test_weight_upload);
   g_test_add_func ("/cuda/conv1d-gelu", test_conv1d);
   g_test_add_func ("/cuda/add", test_add);
   g_test_add_func ("/cuda/copy-rows", test_copy_rows);

@@ -15,7 +15,16 @@
 // - cublasGemmEx: fp16 A and B, fp32 C, fp32 accumulation, column-major,
 //   transpose flags, alpha and beta (beta 0 does not read C);
 // - WHISPER_EMU_NO_DEVICE=1 makes cudaGetDeviceCount fail, as without a
-//   driver.
+//   driver;
+// - WHISPER_EMU_DEVICE_COUNT=N emulates N devices (default 1), all the same
+//   CPU. The current device is per thread (0 until cudaSetDevice), a stream
+//   belongs to the device current when it was created, and as on a GPU "a
+//   kernel launch will fail if it is issued to a stream that is not
+//   associated to the current device" (kernels, graph launches, cuBLAS
+//   GEMMs; copies succeed)
+//   (https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#stream-and-event-behavior),
+//   so that a backend used from a thread where its device is not current
+//   fails here too.
 //
 // Built against the real CUDA headers, so the module's host code compiles
 // unchanged; linked instead of libcudart and libcublas.
@@ -312,7 +321,10 @@ guarded_alloc (size_t size)
     return nullptr;
   mprotect (base + (pages - 1) * page, page, PROT_NONE);
   uint8_t *p = base + (pages - 1) * page - data;
-  memset (p, 0xA5, data); // poison: cudaMalloc gives no zeros either
+  // poison: cudaMalloc gives no zeros either; all ones bits are a NaN as
+  // float32 and as fp16, so a kernel that reads what nobody wrote spreads
+  // NaNs into the results the tests compare
+  memset (p, 0xFF, data);
   std::lock_guard<std::mutex> g (alloc_lock);
   allocs ()[p] = { base, pages * page };
   return p;
@@ -354,7 +366,17 @@ struct Node {
   int value;
 };
 
+int
+device_count ()
+{
+  const char *n = getenv ("WHISPER_EMU_DEVICE_COUNT");
+  return n && atoi (n) > 0 ? atoi (n) : 1;
+}
+
+thread_local int current_device = 0;
+
 struct Stream {
+  int device = -1; // -1: the default stream, on whatever device is current
   bool capturing = false;
   std::vector<Node *> captured;
   bool invalidated = false;
@@ -375,6 +397,15 @@ Stream *
 stream_of (cudaStream_t s)
 {
   return s ? (Stream *) s : &default_stream;
+}
+
+// Whether work that runs on the device (a kernel) may go to stream s from
+// this thread.
+bool
+launch_allowed (cudaStream_t s)
+{
+  const Stream *st = stream_of (s);
+  return st->device < 0 || st->device == current_device;
 }
 
 void
@@ -521,6 +552,10 @@ cudaGetErrorString (cudaError_t e)
   case cudaErrorInvalidValue: return "invalid argument (emulated)";
   case cudaErrorInsufficientDriver: return "no driver (emulated)";
   case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
+  case cudaErrorInvalidResourceHandle:
+    return "invalid resource handle (emulated: a stream of another device than the thread's "
+           "current one)";
+  case cudaErrorInvalidDevice: return "invalid device ordinal (emulated)";
   default: return "error (emulated)";
   }
 }
@@ -547,20 +582,23 @@ cudaGetDeviceCount (int *count)
     *count = 0;
     return cudaErrorInsufficientDriver;
   }
-  *count = 1;
+  *count = device_count ();
   return cudaSuccess;
 }
 
 cudaError_t
 cudaSetDevice (int device)
 {
-  return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
+  if (device < 0 || device >= device_count ())
+    return cudaErrorInvalidDevice;
+  current_device = device;
+  return cudaSuccess;
 }
 
 cudaError_t
 cudaGetDeviceProperties (struct cudaDeviceProp *prop, int device)
 {
-  if (device != 0)
+  if (device < 0 || device >= device_count ())
     return cudaErrorInvalidDevice;
   memset (prop, 0, sizeof *prop);
   snprintf (prop->name, sizeof prop->name, "CUDA emulator (CPU)");
@@ -643,7 +681,9 @@ cudaError_t
 cudaStreamCreateWithFlags (cudaStream_t *s, unsigned int flags)
 {
   (void) flags;
-  *s = (cudaStream_t) new Stream ();
+  Stream *st = new Stream ();
+  st->device = current_device;
+  *s = (cudaStream_t) st;
   return cudaSuccess;
 }
 
@@ -674,6 +714,8 @@ cudaLaunchKernel (const void *func, dim3 grid, dim3 block, void **args, size_t s
   auto it = registry ().find (func);
   if (it == registry ().end ())
     return last_error = cudaErrorInvalidDeviceFunction;
+  if (!launch_allowed (s))
+    return last_error = cudaErrorInvalidResourceHandle;
   Node *n = new Node ();
   n->kind = N_KERNEL;
   n->fn = func;
@@ -696,12 +738,25 @@ cudaStreamBeginCapture (cudaStream_t s, enum cudaStreamCaptureMode mode)
   return cudaSuccess;
 }
 
+// The signature of the headers it is built against: CUDA 13's takes the
+// edge data; CUDA 12's does not (its header maps the name to
+// cudaStreamGetCaptureInfo_v2).
+#if CUDART_VERSION >= 13000
 cudaError_t
 cudaStreamGetCaptureInfo (cudaStream_t s, enum cudaStreamCaptureStatus *status,
                           unsigned long long *id, cudaGraph_t *graph,
                           const cudaGraphNode_t **deps, const cudaGraphEdgeData **edges,
                           size_t *n_deps)
+#else
+cudaError_t
+cudaStreamGetCaptureInfo (cudaStream_t s, enum cudaStreamCaptureStatus *status,
+                          unsigned long long *id, cudaGraph_t *graph,
+                          const cudaGraphNode_t **deps, size_t *n_deps)
+#endif
 {
+#if CUDART_VERSION < 13000
+  const cudaGraphEdgeData **edges = nullptr;
+#endif
   static thread_local cudaGraphNode_t last;
   Stream *st = stream_of (s);
   if (status)
@@ -772,6 +827,8 @@ cudaGraphLaunch (cudaGraphExec_t exec, cudaStream_t s)
 {
   if (stream_of (s)->capturing)
     return cudaErrorStreamCaptureUnsupported;
+  if (!launch_allowed (s))
+    return last_error = cudaErrorInvalidResourceHandle;
   for (const Node &n : ((Exec *) exec)->nodes)
     node_run (n);
   return cudaSuccess;
@@ -859,6 +916,8 @@ cublasGemmEx (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int 
   const int a_rows = ta == CUBLAS_OP_N ? m : k, b_rows = tb == CUBLAS_OP_N ? k : n;
   if (m < 0 || n < 0 || k < 0 || lda < a_rows || ldb < b_rows || ldc < m)
     return CUBLAS_STATUS_INVALID_VALUE;
+  if (!launch_allowed (((EmuBlas *) h)->stream))
+    return CUBLAS_STATUS_EXECUTION_FAILED;
   Node *node = new Node ();
   node->kind = N_GEMM;
   node->gemm = { ta, tb, m, n, k, lda, ldb, ldc, *(const float *) alpha, *(const float *) beta,
