@@ -38,9 +38,6 @@ GST_DEBUG_CATEGORY (gst_whisper_sink_debug);
 #define DEFAULT_NO_SPEECH_THRESHOLD 0.6
 #define DEFAULT_OFFLINE_MODE GST_WHISPER_OFFLINE_EXACT
 
-/* Non-live upstream: the chain waits once this much audio is queued. */
-#define MAX_QUEUED_SAMPLES (10 * WHISPER_SAMPLE_RATE)
-
 enum {
   PROP_0,
   PROP_MODEL,
@@ -220,12 +217,7 @@ gst_whisper_sink_init (GstWhisperSink *self)
   self->align = gst_audio_stream_align_new (WHISPER_SAMPLE_RATE, 40 * GST_MSECOND,
       GST_SECOND);
   gst_segment_init (&self->sink_segment, GST_FORMAT_TIME);
-  g_mutex_init (&self->qlock);
-  g_cond_init (&self->qcond);
-  g_queue_init (&self->queue);
-  self->srcresult = GST_FLOW_FLUSHING;
-  self->flushing = TRUE;
-  self->upstream_min = 0;
+  gst_whisper_queue_init (&self->queue);
 
   gst_whisper_sink_task_init (self);
 }
@@ -236,9 +228,7 @@ gst_whisper_sink_finalize (GObject *object)
   GstWhisperSink *self = GST_WHISPER_SINK (object);
 
   gst_whisper_sink_task_finalize (self);
-  g_queue_clear_full (&self->queue, (GDestroyNotify) gst_whisper_queue_item_free);
-  g_mutex_clear (&self->qlock);
-  g_cond_clear (&self->qcond);
+  gst_whisper_queue_clear (&self->queue);
   gst_audio_stream_align_free (self->align);
   g_clear_pointer (&self->stream, whisper_stream_free);
   g_clear_pointer (&self->engine, whisper_engine_unref);
@@ -246,16 +236,6 @@ gst_whisper_sink_finalize (GObject *object)
   g_free (self->language_code);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
-}
-
-void
-gst_whisper_queue_item_free (GstWhisperQueueItem *item)
-{
-  if (item->pcm)
-    g_array_unref (item->pcm);
-  if (item->event)
-    gst_event_unref (item->event);
-  g_free (item);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -517,9 +497,9 @@ create_stream (GstWhisperSink *self)
             err ? err->message : "unknown error"), (NULL));
     return FALSE;
   }
-  g_mutex_lock (&self->qlock);
+  GST_OBJECT_LOCK (self);
   self->stream = stream;
-  g_mutex_unlock (&self->qlock);
+  GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
 
@@ -528,10 +508,10 @@ free_stream (GstWhisperSink *self)
 {
   WhisperStream *stream;
 
-  g_mutex_lock (&self->qlock);
+  GST_OBJECT_LOCK (self);
   stream = self->stream;
   self->stream = NULL;
-  g_mutex_unlock (&self->qlock);
+  GST_OBJECT_UNLOCK (self);
   g_clear_pointer (&stream, whisper_stream_free);
 }
 
@@ -593,63 +573,22 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
 /* ------------------------------------------------------------------------ */
 /* Hand-off to the task */
 
+/* Refuses data, wakes everyone, and stops a running transcription (the
+ * task checks the queue's flushing state after every decode step). */
 static void
 set_flushing (GstWhisperSink *self)
 {
-  g_mutex_lock (&self->qlock);
-  self->flushing = TRUE;
-  self->srcresult = GST_FLOW_FLUSHING;
-  g_atomic_int_set (&self->cancel, 1);
+  gst_whisper_queue_set_flushing (&self->queue, TRUE);
+  GST_OBJECT_LOCK (self);
   if (self->stream)
     whisper_stream_cancel (self->stream);
-  g_cond_broadcast (&self->qcond);
-  g_mutex_unlock (&self->qlock);
-}
-
-static void
-clear_queue_locked (GstWhisperSink *self)
-{
-  g_queue_clear_full (&self->queue, (GDestroyNotify) gst_whisper_queue_item_free);
-  self->queued_samples = 0;
+  GST_OBJECT_UNLOCK (self);
 }
 
 static void
 unset_flushing (GstWhisperSink *self)
 {
-  g_mutex_lock (&self->qlock);
-  clear_queue_locked (self);
-  self->flushing = FALSE;
-  self->eos = FALSE;
-  self->srcresult = GST_FLOW_OK;
-  g_atomic_int_set (&self->cancel, 0);
-  g_mutex_unlock (&self->qlock);
-}
-
-static void
-enqueue_locked (GstWhisperSink *self, GstWhisperQueueItem *item)
-{
-  g_queue_push_tail (&self->queue, item);
-  g_cond_broadcast (&self->qcond);
-}
-
-/* Queues a serialized event for the task; FALSE when flushing. */
-static gboolean
-enqueue_event (GstWhisperSink *self, GstEvent *event)
-{
-  GstWhisperQueueItem *item;
-
-  g_mutex_lock (&self->qlock);
-  if (self->flushing) {
-    g_mutex_unlock (&self->qlock);
-    gst_event_unref (event);
-    return FALSE;
-  }
-  item = g_new0 (GstWhisperQueueItem, 1);
-  item->type = GST_WHISPER_ITEM_EVENT;
-  item->event = event;
-  enqueue_locked (self, item);
-  g_mutex_unlock (&self->qlock);
-  return TRUE;
+  gst_whisper_queue_set_flushing (&self->queue, FALSE);
 }
 
 static gboolean
@@ -698,10 +637,7 @@ query_upstream_latency (GstWhisperSink *self)
 
   GST_DEBUG_OBJECT (self, "upstream live %d, min latency %" GST_TIME_FORMAT, live,
       GST_TIME_ARGS (min));
-  g_mutex_lock (&self->qlock);
-  self->live = live;
-  self->upstream_min = GST_CLOCK_TIME_IS_VALID (min) ? min : 0;
-  g_mutex_unlock (&self->qlock);
+  gst_whisper_queue_set_upstream (&self->queue, live, min);
 }
 
 static GArray *
@@ -735,7 +671,6 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
   GstClockTime pts, ts = GST_CLOCK_TIME_NONE, dur;
   gboolean discont;
   GArray *pcm;
-  GstWhisperQueueItem *tail;
   GstFlowReturn ret;
 
   (void) pad;
@@ -770,43 +705,10 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
       GST_BUFFER_IS_DISCONT (buffer), pts, pcm->len, &ts, &dur, NULL);
   gst_buffer_unref (buffer);
 
-  g_mutex_lock (&self->qlock);
-  if (discont) {
-    GstWhisperQueueItem *resync = g_new0 (GstWhisperQueueItem, 1);
-    resync->type = GST_WHISPER_ITEM_RESYNC;
-    resync->pts = ts;
-    if (!self->flushing)
-      enqueue_locked (self, resync);
-    else
-      g_free (resync);
-  }
-  while (!self->live && !self->flushing && self->srcresult == GST_FLOW_OK
-      && self->queued_samples > MAX_QUEUED_SAMPLES)
-    g_cond_wait (&self->qcond, &self->qlock);
-
-  if (self->flushing || self->eos
-      || (self->srcresult != GST_FLOW_OK && self->srcresult != GST_FLOW_NOT_LINKED)) {
-    ret = self->flushing ? GST_FLOW_FLUSHING : self->eos ? GST_FLOW_EOS : self->srcresult;
-    g_mutex_unlock (&self->qlock);
-    g_array_unref (pcm);
+  ret = gst_whisper_queue_push_audio (&self->queue, pcm, discont, ts);
+  if (ret != GST_FLOW_OK)
     GST_DEBUG_OBJECT (self, "refusing buffer: %s", gst_flow_get_name (ret));
-    return ret;
-  }
-
-  self->queued_samples += pcm->len;
-  tail = g_queue_peek_tail (&self->queue);
-  if (tail && tail->type == GST_WHISPER_ITEM_AUDIO) {
-    g_array_append_vals (tail->pcm, pcm->data, pcm->len);
-    g_array_unref (pcm);
-    g_cond_broadcast (&self->qcond);
-  } else {
-    GstWhisperQueueItem *item = g_new0 (GstWhisperQueueItem, 1);
-    item->type = GST_WHISPER_ITEM_AUDIO;
-    item->pcm = pcm;
-    enqueue_locked (self, item);
-  }
-  g_mutex_unlock (&self->qlock);
-  return GST_FLOW_OK;
+  return ret;
 }
 
 static gboolean
@@ -850,10 +752,11 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
       reset_sink_side (self);
       ret = gst_pad_push_event (self->srcpad, event);
       unset_flushing (self);
-      g_mutex_lock (&self->qlock);
+      /* The task is stopped: nothing else uses the stream. */
+      GST_OBJECT_LOCK (self);
       if (self->stream)
         whisper_stream_reset (self->stream);
-      g_mutex_unlock (&self->qlock);
+      GST_OBJECT_UNLOCK (self);
       gst_pad_start_task (self->srcpad, gst_whisper_sink_task_loop, self, NULL);
       return ret;
     }
@@ -865,7 +768,7 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
         gst_event_unref (event);
         return FALSE;
       }
-      return enqueue_event (self, event);
+      return gst_whisper_queue_push_event (&self->queue, event);
     }
 
     case GST_EVENT_SEGMENT:{
@@ -880,31 +783,20 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
       }
       self->sink_segment = *segment;
       gst_audio_stream_align_mark_discont (self->align);
-      return enqueue_event (self, event);
+      return gst_whisper_queue_push_event (&self->queue, event);
     }
 
     case GST_EVENT_GAP:
       gst_audio_stream_align_mark_discont (self->align);
-      return enqueue_event (self, event);
+      return gst_whisper_queue_push_event (&self->queue, event);
 
     case GST_EVENT_STREAM_START:
-      g_mutex_lock (&self->qlock);
-      self->eos = FALSE;
-      g_mutex_unlock (&self->qlock);
       self->need_latency_query = TRUE;
-      return enqueue_event (self, event);
-
-    case GST_EVENT_EOS:{
-      gboolean ret = enqueue_event (self, event);
-      g_mutex_lock (&self->qlock);
-      self->eos = TRUE;
-      g_mutex_unlock (&self->qlock);
-      return ret;
-    }
+      return gst_whisper_queue_push_event (&self->queue, event);
 
     default:
       if (GST_EVENT_IS_SERIALIZED (event))
-        return enqueue_event (self, event);
+        return gst_whisper_queue_push_event (&self->queue, event);
       return gst_pad_event_default (pad, parent, event);
   }
 }
@@ -937,10 +829,7 @@ gst_whisper_sink_src_query (GstPad *pad, GstObject *parent, GstQuery *query)
         return FALSE;
       gst_query_parse_latency (query, &live, &min, &max);
 
-      g_mutex_lock (&self->qlock);
-      self->live = live;
-      self->upstream_min = GST_CLOCK_TIME_IS_VALID (min) ? min : 0;
-      g_mutex_unlock (&self->qlock);
+      gst_whisper_queue_set_upstream (&self->queue, live, min);
 
       if (live) {
         GST_OBJECT_LOCK (self);
