@@ -3,7 +3,8 @@
  * gstwhispertask.c (the src-pad task that runs the engine).
  *
  * Threads and locks:
- *  - properties and the stream pointer (for cancelling): GST_OBJECT_LOCK;
+ *  - properties, the stream pointer (for cancelling) and the counters of
+ *    the stats property: GST_OBJECT_LOCK;
  *  - the hand-off from the streaming thread to the task: the queue's own
  *    lock (gstwhisperqueue.c), never held while transcribing or pushing;
  *  - sink-side fields: the upstream streaming thread only;
@@ -61,6 +62,12 @@ struct _GstWhisperSink {
   GstWhisperQueue queue;
   /* READY->PAUSED .. PAUSED->READY; the pointer under the object lock. */
   WhisperStream *stream;
+
+  /* Counters of the stats property, in samples, since READY->PAUSED
+   * (object lock). */
+  guint64 audio_received;     /* sink side */
+  guint64 audio_transcribed;  /* task: audio the engine has been given */
+  guint64 audio_dropped;      /* task: live audio dropped to catch up */
 
   /* Task side. */
   GstWhisperWindow window;

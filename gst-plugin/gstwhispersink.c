@@ -52,6 +52,7 @@ enum {
   PROP_OFFLINE_MODE,
   PROP_MAX_ENCODER_LENGTH,
   PROP_MAX_OBSERVED_DELAY,
+  PROP_STATS,
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -159,6 +160,20 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
       g_param_spec_uint ("max-observed-delay", "Max observed delay",
           "Live upstream: the largest delay in ms between audio and its text seen so "
           "far (without upstream latency)", 0, G_MAXUINT, 0, ro));
+  /**
+   * GstWhisperSink:stats:
+   *
+   * Counters since the element last went from READY to PAUSED, in a
+   * "whispersink-stats" structure: `audio-received` (guint64, ns of audio
+   * accepted on the sink pad), `audio-transcribed` (guint64, ns of that
+   * audio the engine has been given), `audio-dropped` (guint64, ns of live
+   * audio dropped because inference fell behind; each drop also posts a
+   * warning).
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "Counters since READY->PAUSED: audio-received, audio-transcribed and "
+          "audio-dropped (ns)", GST_TYPE_STRUCTURE, ro));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -335,6 +350,26 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
         gst_message_new_latency (GST_OBJECT (self)));
 }
 
+static GstClockTime
+samples_to_time (guint64 n)
+{
+  return gst_util_uint64_scale_int (n, GST_SECOND, WHISPER_SAMPLE_RATE);
+}
+
+static GstStructure *
+get_stats (GstWhisperSink *self)
+{
+  GstStructure *s;
+
+  GST_OBJECT_LOCK (self);
+  s = gst_structure_new ("whispersink-stats",
+      "audio-received", G_TYPE_UINT64, samples_to_time (self->audio_received),
+      "audio-transcribed", G_TYPE_UINT64, samples_to_time (self->audio_transcribed),
+      "audio-dropped", G_TYPE_UINT64, samples_to_time (self->audio_dropped), NULL);
+  GST_OBJECT_UNLOCK (self);
+  return s;
+}
+
 static void
 gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
     GParamSpec *pspec)
@@ -344,6 +379,10 @@ gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
   if (prop_id == PROP_MAX_OBSERVED_DELAY) {
     GstClockTime d = gst_whisper_output_get_max_delay (&self->out);
     g_value_set_uint (value, (guint) MIN (d / GST_MSECOND, G_MAXUINT));
+    return;
+  }
+  if (prop_id == PROP_STATS) {
+    g_value_take_boxed (value, get_stats (self));
     return;
   }
 
@@ -546,6 +585,9 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
       self->have_info = FALSE;
       reset_sink_side (self);
       gst_whisper_sink_task_reset (self);
+      GST_OBJECT_LOCK (self);
+      self->audio_received = self->audio_transcribed = self->audio_dropped = 0;
+      GST_OBJECT_UNLOCK (self);
       break;
     default:
       break;
@@ -671,6 +713,7 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
   GstClockTime pts, ts = GST_CLOCK_TIME_NONE, dur;
   gboolean discont;
   GArray *pcm;
+  guint n;
   GstFlowReturn ret;
 
   (void) pad;
@@ -705,10 +748,16 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
       GST_BUFFER_IS_DISCONT (buffer), pts, pcm->len, &ts, &dur, NULL);
   gst_buffer_unref (buffer);
 
+  n = pcm->len;
   ret = gst_whisper_queue_push_audio (&self->queue, pcm, discont, ts);
-  if (ret != GST_FLOW_OK)
+  if (ret != GST_FLOW_OK) {
     GST_DEBUG_OBJECT (self, "refusing buffer: %s", gst_flow_get_name (ret));
-  return ret;
+    return ret;
+  }
+  GST_OBJECT_LOCK (self);
+  self->audio_received += n;
+  GST_OBJECT_UNLOCK (self);
+  return GST_FLOW_OK;
 }
 
 static gboolean

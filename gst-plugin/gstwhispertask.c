@@ -305,6 +305,7 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   g_autoptr (GError) err = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
   gsize done = 0;
+  guint64 given;
   gboolean ok;
 
   if (is_cancelled (self))
@@ -357,7 +358,11 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   if (ret != GST_FLOW_OK)
     return ret;
 
+  given = w->given;
   gst_whisper_window_advance (w, region->n_samples, done);
+  GST_OBJECT_LOCK (self);
+  self->audio_transcribed += w->given - given;
+  GST_OBJECT_UNLOCK (self);
   gst_whisper_output_gap_until (&self->out, gst_whisper_window_time_at (w, w->seek));
   return GST_FLOW_OK;
 }
@@ -376,6 +381,9 @@ drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy)
   dropped = gst_whisper_window_drop_backlog (w, policy->chunk_samples);
   if (dropped == 0)
     return;
+  GST_OBJECT_LOCK (self);
+  self->audio_dropped += dropped;
+  GST_OBJECT_UNLOCK (self);
   GST_ELEMENT_WARNING_WITH_DETAILS (self, STREAM, FAILED,
       ("Inference is slower than real time: dropped %.1f s of audio (from %"
           GST_TIME_FORMAT ")", dropped / (double) w->rate,
