@@ -3,10 +3,10 @@
  * gstwhispertask.c (the src-pad task that runs the engine).
  *
  * Threads and locks:
- *  - properties: GST_OBJECT_LOCK;
- *  - the hand-off from the streaming thread to the task (queue, flushing,
- *    srcresult, live, stream pointer for cancelling): qlock/qcond, never
- *    held while transcribing or pushing;
+ *  - properties, the stream pointer (for cancelling) and the counters of
+ *    the stats property: GST_OBJECT_LOCK;
+ *  - the hand-off from the streaming thread to the task: the queue's own
+ *    lock (gstwhisperqueue.c), never held while transcribing or pushing;
  *  - sink-side fields: the upstream streaming thread only;
  *  - task-side fields: the src-pad task only (and the state change once the
  *    task is stopped). */
@@ -18,6 +18,7 @@
 #include "gstwhispersink.h"
 #include "gstwhisperenums.h"
 #include "gstwhisperoutput.h"
+#include "gstwhisperqueue.h"
 #include "gstwhisperwindow.h"
 #include "gstwhisperwords.h"
 #include "whisper-engine.h"
@@ -25,21 +26,6 @@
 G_BEGIN_DECLS
 
 GST_DEBUG_CATEGORY_EXTERN (gst_whisper_sink_debug);
-
-typedef enum {
-  GST_WHISPER_ITEM_AUDIO,   /* float samples */
-  GST_WHISPER_ITEM_RESYNC,  /* a new run starts at `pts` (first buffer, DISCONT) */
-  GST_WHISPER_ITEM_EVENT,   /* a serialized event, in stream order */
-} GstWhisperItemType;
-
-typedef struct {
-  GstWhisperItemType type;
-  GArray *pcm;
-  GstClockTime pts;
-  GstEvent *event;
-} GstWhisperQueueItem;
-
-void gst_whisper_queue_item_free (GstWhisperQueueItem *item);
 
 struct _GstWhisperSink {
   GstElement parent;
@@ -72,18 +58,16 @@ struct _GstWhisperSink {
   GstSegment sink_segment;
   gboolean need_latency_query;
 
-  /* Hand-off (qlock). */
-  GMutex qlock;
-  GCond qcond;
-  GQueue queue;
-  gsize queued_samples;
-  gboolean flushing;
-  gboolean eos;
-  GstFlowReturn srcresult;
-  gboolean live;
-  GstClockTime upstream_min;
-  WhisperStream *stream;      /* READY->PAUSED .. PAUSED->READY */
-  gint cancel;                /* atomic: stop the running transcription */
+  /* Hand-off from the streaming thread to the task (its own lock). */
+  GstWhisperQueue queue;
+  /* READY->PAUSED .. PAUSED->READY; the pointer under the object lock. */
+  WhisperStream *stream;
+
+  /* Counters of the stats property, in samples, since READY->PAUSED
+   * (object lock). */
+  guint64 audio_received;     /* sink side */
+  guint64 audio_transcribed;  /* task: audio the engine has been given */
+  guint64 audio_dropped;      /* task: live audio dropped to catch up */
 
   /* Task side. */
   GstWhisperWindow window;

@@ -38,9 +38,6 @@ GST_DEBUG_CATEGORY (gst_whisper_sink_debug);
 #define DEFAULT_NO_SPEECH_THRESHOLD 0.6
 #define DEFAULT_OFFLINE_MODE GST_WHISPER_OFFLINE_EXACT
 
-/* Non-live upstream: the chain waits once this much audio is queued. */
-#define MAX_QUEUED_SAMPLES (10 * WHISPER_SAMPLE_RATE)
-
 enum {
   PROP_0,
   PROP_MODEL,
@@ -55,6 +52,7 @@ enum {
   PROP_OFFLINE_MODE,
   PROP_MAX_ENCODER_LENGTH,
   PROP_MAX_OBSERVED_DELAY,
+  PROP_STATS,
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -162,6 +160,20 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
       g_param_spec_uint ("max-observed-delay", "Max observed delay",
           "Live upstream: the largest delay in ms between audio and its text seen so "
           "far (without upstream latency)", 0, G_MAXUINT, 0, ro));
+  /**
+   * GstWhisperSink:stats:
+   *
+   * Counters since the element last went from READY to PAUSED, in a
+   * "whispersink-stats" structure: `audio-received` (guint64, ns of audio
+   * accepted on the sink pad), `audio-transcribed` (guint64, ns of that
+   * audio the engine has been given), `audio-dropped` (guint64, ns of live
+   * audio dropped because inference fell behind; each drop also posts a
+   * warning).
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "Counters since READY->PAUSED: audio-received, audio-transcribed and "
+          "audio-dropped (ns)", GST_TYPE_STRUCTURE, ro));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -220,12 +232,7 @@ gst_whisper_sink_init (GstWhisperSink *self)
   self->align = gst_audio_stream_align_new (WHISPER_SAMPLE_RATE, 40 * GST_MSECOND,
       GST_SECOND);
   gst_segment_init (&self->sink_segment, GST_FORMAT_TIME);
-  g_mutex_init (&self->qlock);
-  g_cond_init (&self->qcond);
-  g_queue_init (&self->queue);
-  self->srcresult = GST_FLOW_FLUSHING;
-  self->flushing = TRUE;
-  self->upstream_min = 0;
+  gst_whisper_queue_init (&self->queue);
 
   gst_whisper_sink_task_init (self);
 }
@@ -236,9 +243,7 @@ gst_whisper_sink_finalize (GObject *object)
   GstWhisperSink *self = GST_WHISPER_SINK (object);
 
   gst_whisper_sink_task_finalize (self);
-  g_queue_clear_full (&self->queue, (GDestroyNotify) gst_whisper_queue_item_free);
-  g_mutex_clear (&self->qlock);
-  g_cond_clear (&self->qcond);
+  gst_whisper_queue_clear (&self->queue);
   gst_audio_stream_align_free (self->align);
   g_clear_pointer (&self->stream, whisper_stream_free);
   g_clear_pointer (&self->engine, whisper_engine_unref);
@@ -246,16 +251,6 @@ gst_whisper_sink_finalize (GObject *object)
   g_free (self->language_code);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
-}
-
-void
-gst_whisper_queue_item_free (GstWhisperQueueItem *item)
-{
-  if (item->pcm)
-    g_array_unref (item->pcm);
-  if (item->event)
-    gst_event_unref (item->event);
-  g_free (item);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -355,6 +350,26 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
         gst_message_new_latency (GST_OBJECT (self)));
 }
 
+static GstClockTime
+samples_to_time (guint64 n)
+{
+  return gst_util_uint64_scale_int (n, GST_SECOND, WHISPER_SAMPLE_RATE);
+}
+
+static GstStructure *
+get_stats (GstWhisperSink *self)
+{
+  GstStructure *s;
+
+  GST_OBJECT_LOCK (self);
+  s = gst_structure_new ("whispersink-stats",
+      "audio-received", G_TYPE_UINT64, samples_to_time (self->audio_received),
+      "audio-transcribed", G_TYPE_UINT64, samples_to_time (self->audio_transcribed),
+      "audio-dropped", G_TYPE_UINT64, samples_to_time (self->audio_dropped), NULL);
+  GST_OBJECT_UNLOCK (self);
+  return s;
+}
+
 static void
 gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
     GParamSpec *pspec)
@@ -364,6 +379,10 @@ gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
   if (prop_id == PROP_MAX_OBSERVED_DELAY) {
     GstClockTime d = gst_whisper_output_get_max_delay (&self->out);
     g_value_set_uint (value, (guint) MIN (d / GST_MSECOND, G_MAXUINT));
+    return;
+  }
+  if (prop_id == PROP_STATS) {
+    g_value_take_boxed (value, get_stats (self));
     return;
   }
 
@@ -517,9 +536,9 @@ create_stream (GstWhisperSink *self)
             err ? err->message : "unknown error"), (NULL));
     return FALSE;
   }
-  g_mutex_lock (&self->qlock);
+  GST_OBJECT_LOCK (self);
   self->stream = stream;
-  g_mutex_unlock (&self->qlock);
+  GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
 
@@ -528,10 +547,10 @@ free_stream (GstWhisperSink *self)
 {
   WhisperStream *stream;
 
-  g_mutex_lock (&self->qlock);
+  GST_OBJECT_LOCK (self);
   stream = self->stream;
   self->stream = NULL;
-  g_mutex_unlock (&self->qlock);
+  GST_OBJECT_UNLOCK (self);
   g_clear_pointer (&stream, whisper_stream_free);
 }
 
@@ -566,6 +585,9 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
       self->have_info = FALSE;
       reset_sink_side (self);
       gst_whisper_sink_task_reset (self);
+      GST_OBJECT_LOCK (self);
+      self->audio_received = self->audio_transcribed = self->audio_dropped = 0;
+      GST_OBJECT_UNLOCK (self);
       break;
     default:
       break;
@@ -593,63 +615,22 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
 /* ------------------------------------------------------------------------ */
 /* Hand-off to the task */
 
+/* Refuses data, wakes everyone, and stops a running transcription (the
+ * task checks the queue's flushing state after every decode step). */
 static void
 set_flushing (GstWhisperSink *self)
 {
-  g_mutex_lock (&self->qlock);
-  self->flushing = TRUE;
-  self->srcresult = GST_FLOW_FLUSHING;
-  g_atomic_int_set (&self->cancel, 1);
+  gst_whisper_queue_set_flushing (&self->queue, TRUE);
+  GST_OBJECT_LOCK (self);
   if (self->stream)
     whisper_stream_cancel (self->stream);
-  g_cond_broadcast (&self->qcond);
-  g_mutex_unlock (&self->qlock);
-}
-
-static void
-clear_queue_locked (GstWhisperSink *self)
-{
-  g_queue_clear_full (&self->queue, (GDestroyNotify) gst_whisper_queue_item_free);
-  self->queued_samples = 0;
+  GST_OBJECT_UNLOCK (self);
 }
 
 static void
 unset_flushing (GstWhisperSink *self)
 {
-  g_mutex_lock (&self->qlock);
-  clear_queue_locked (self);
-  self->flushing = FALSE;
-  self->eos = FALSE;
-  self->srcresult = GST_FLOW_OK;
-  g_atomic_int_set (&self->cancel, 0);
-  g_mutex_unlock (&self->qlock);
-}
-
-static void
-enqueue_locked (GstWhisperSink *self, GstWhisperQueueItem *item)
-{
-  g_queue_push_tail (&self->queue, item);
-  g_cond_broadcast (&self->qcond);
-}
-
-/* Queues a serialized event for the task; FALSE when flushing. */
-static gboolean
-enqueue_event (GstWhisperSink *self, GstEvent *event)
-{
-  GstWhisperQueueItem *item;
-
-  g_mutex_lock (&self->qlock);
-  if (self->flushing) {
-    g_mutex_unlock (&self->qlock);
-    gst_event_unref (event);
-    return FALSE;
-  }
-  item = g_new0 (GstWhisperQueueItem, 1);
-  item->type = GST_WHISPER_ITEM_EVENT;
-  item->event = event;
-  enqueue_locked (self, item);
-  g_mutex_unlock (&self->qlock);
-  return TRUE;
+  gst_whisper_queue_set_flushing (&self->queue, FALSE);
 }
 
 static gboolean
@@ -698,10 +679,7 @@ query_upstream_latency (GstWhisperSink *self)
 
   GST_DEBUG_OBJECT (self, "upstream live %d, min latency %" GST_TIME_FORMAT, live,
       GST_TIME_ARGS (min));
-  g_mutex_lock (&self->qlock);
-  self->live = live;
-  self->upstream_min = GST_CLOCK_TIME_IS_VALID (min) ? min : 0;
-  g_mutex_unlock (&self->qlock);
+  gst_whisper_queue_set_upstream (&self->queue, live, min);
 }
 
 static GArray *
@@ -735,7 +713,7 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
   GstClockTime pts, ts = GST_CLOCK_TIME_NONE, dur;
   gboolean discont;
   GArray *pcm;
-  GstWhisperQueueItem *tail;
+  guint n;
   GstFlowReturn ret;
 
   (void) pad;
@@ -770,42 +748,15 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
       GST_BUFFER_IS_DISCONT (buffer), pts, pcm->len, &ts, &dur, NULL);
   gst_buffer_unref (buffer);
 
-  g_mutex_lock (&self->qlock);
-  if (discont) {
-    GstWhisperQueueItem *resync = g_new0 (GstWhisperQueueItem, 1);
-    resync->type = GST_WHISPER_ITEM_RESYNC;
-    resync->pts = ts;
-    if (!self->flushing)
-      enqueue_locked (self, resync);
-    else
-      g_free (resync);
-  }
-  while (!self->live && !self->flushing && self->srcresult == GST_FLOW_OK
-      && self->queued_samples > MAX_QUEUED_SAMPLES)
-    g_cond_wait (&self->qcond, &self->qlock);
-
-  if (self->flushing || self->eos
-      || (self->srcresult != GST_FLOW_OK && self->srcresult != GST_FLOW_NOT_LINKED)) {
-    ret = self->flushing ? GST_FLOW_FLUSHING : self->eos ? GST_FLOW_EOS : self->srcresult;
-    g_mutex_unlock (&self->qlock);
-    g_array_unref (pcm);
+  n = pcm->len;
+  ret = gst_whisper_queue_push_audio (&self->queue, pcm, discont, ts);
+  if (ret != GST_FLOW_OK) {
     GST_DEBUG_OBJECT (self, "refusing buffer: %s", gst_flow_get_name (ret));
     return ret;
   }
-
-  self->queued_samples += pcm->len;
-  tail = g_queue_peek_tail (&self->queue);
-  if (tail && tail->type == GST_WHISPER_ITEM_AUDIO) {
-    g_array_append_vals (tail->pcm, pcm->data, pcm->len);
-    g_array_unref (pcm);
-    g_cond_broadcast (&self->qcond);
-  } else {
-    GstWhisperQueueItem *item = g_new0 (GstWhisperQueueItem, 1);
-    item->type = GST_WHISPER_ITEM_AUDIO;
-    item->pcm = pcm;
-    enqueue_locked (self, item);
-  }
-  g_mutex_unlock (&self->qlock);
+  GST_OBJECT_LOCK (self);
+  self->audio_received += n;
+  GST_OBJECT_UNLOCK (self);
   return GST_FLOW_OK;
 }
 
@@ -850,10 +801,11 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
       reset_sink_side (self);
       ret = gst_pad_push_event (self->srcpad, event);
       unset_flushing (self);
-      g_mutex_lock (&self->qlock);
+      /* The task is stopped: nothing else uses the stream. */
+      GST_OBJECT_LOCK (self);
       if (self->stream)
         whisper_stream_reset (self->stream);
-      g_mutex_unlock (&self->qlock);
+      GST_OBJECT_UNLOCK (self);
       gst_pad_start_task (self->srcpad, gst_whisper_sink_task_loop, self, NULL);
       return ret;
     }
@@ -865,7 +817,7 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
         gst_event_unref (event);
         return FALSE;
       }
-      return enqueue_event (self, event);
+      return gst_whisper_queue_push_event (&self->queue, event);
     }
 
     case GST_EVENT_SEGMENT:{
@@ -880,31 +832,20 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
       }
       self->sink_segment = *segment;
       gst_audio_stream_align_mark_discont (self->align);
-      return enqueue_event (self, event);
+      return gst_whisper_queue_push_event (&self->queue, event);
     }
 
     case GST_EVENT_GAP:
       gst_audio_stream_align_mark_discont (self->align);
-      return enqueue_event (self, event);
+      return gst_whisper_queue_push_event (&self->queue, event);
 
     case GST_EVENT_STREAM_START:
-      g_mutex_lock (&self->qlock);
-      self->eos = FALSE;
-      g_mutex_unlock (&self->qlock);
       self->need_latency_query = TRUE;
-      return enqueue_event (self, event);
-
-    case GST_EVENT_EOS:{
-      gboolean ret = enqueue_event (self, event);
-      g_mutex_lock (&self->qlock);
-      self->eos = TRUE;
-      g_mutex_unlock (&self->qlock);
-      return ret;
-    }
+      return gst_whisper_queue_push_event (&self->queue, event);
 
     default:
       if (GST_EVENT_IS_SERIALIZED (event))
-        return enqueue_event (self, event);
+        return gst_whisper_queue_push_event (&self->queue, event);
       return gst_pad_event_default (pad, parent, event);
   }
 }
@@ -937,10 +878,7 @@ gst_whisper_sink_src_query (GstPad *pad, GstObject *parent, GstQuery *query)
         return FALSE;
       gst_query_parse_latency (query, &live, &min, &max);
 
-      g_mutex_lock (&self->qlock);
-      self->live = live;
-      self->upstream_min = GST_CLOCK_TIME_IS_VALID (min) ? min : 0;
-      g_mutex_unlock (&self->qlock);
+      gst_whisper_queue_set_upstream (&self->queue, live, min);
 
       if (live) {
         GST_OBJECT_LOCK (self);

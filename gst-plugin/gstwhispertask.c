@@ -88,10 +88,11 @@ gst_whisper_sink_task_reset (GstWhisperSink *self)
   self->seen_segment = FALSE;
 }
 
+/* Flushing stops the running transcription at the next decode step. */
 static gboolean
 is_cancelled (GstWhisperSink *self)
 {
-  return g_atomic_int_get (&self->cancel) != 0;
+  return gst_whisper_queue_is_flushing (&self->queue);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -236,11 +237,8 @@ read_policy (GstWhisperSink *self, GstWhisperWindowPolicy *policy,
   guint latency_ms, lateness_ms;
   gsize chunk;
 
-  g_mutex_lock (&self->qlock);
-  policy->live = self->live;
-  self->out.live = self->live;
-  self->out.upstream_min = self->upstream_min;
-  g_mutex_unlock (&self->qlock);
+  gst_whisper_queue_get_upstream (&self->queue, &policy->live, &self->out.upstream_min);
+  self->out.live = policy->live;
 
   GST_OBJECT_LOCK (self);
   policy->offline = self->offline_mode;
@@ -307,6 +305,7 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   g_autoptr (GError) err = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
   gsize done = 0;
+  guint64 given;
   gboolean ok;
 
   if (is_cancelled (self))
@@ -359,7 +358,11 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   if (ret != GST_FLOW_OK)
     return ret;
 
+  given = w->given;
   gst_whisper_window_advance (w, region->n_samples, done);
+  GST_OBJECT_LOCK (self);
+  self->audio_transcribed += w->given - given;
+  GST_OBJECT_UNLOCK (self);
   gst_whisper_output_gap_until (&self->out, gst_whisper_window_time_at (w, w->seek));
   return GST_FLOW_OK;
 }
@@ -378,6 +381,9 @@ drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy)
   dropped = gst_whisper_window_drop_backlog (w, policy->chunk_samples);
   if (dropped == 0)
     return;
+  GST_OBJECT_LOCK (self);
+  self->audio_dropped += dropped;
+  GST_OBJECT_UNLOCK (self);
   GST_ELEMENT_WARNING_WITH_DETAILS (self, STREAM, FAILED,
       ("Inference is slower than real time: dropped %.1f s of audio (from %"
           GST_TIME_FORMAT ")", dropped / (double) w->rate,
@@ -529,11 +535,7 @@ static void
 pause_task (GstWhisperSink *self, GstFlowReturn ret)
 {
   GST_DEBUG_OBJECT (self, "pausing task: %s", gst_flow_get_name (ret));
-  g_mutex_lock (&self->qlock);
-  if (self->srcresult == GST_FLOW_OK)
-    self->srcresult = ret;
-  g_cond_broadcast (&self->qcond);
-  g_mutex_unlock (&self->qlock);
+  gst_whisper_queue_pause (&self->queue, ret);
   gst_pad_pause_task (self->srcpad);
 
   if (ret == GST_FLOW_EOS) {
@@ -548,33 +550,18 @@ pause_task (GstWhisperSink *self, GstFlowReturn ret)
 void
 gst_whisper_sink_task_loop (gpointer user_data)
 {
-  GstWhisperSink *self = GST_WHISPER_SINK (user_data);
+  GstWhisperSink *self = user_data;
   GQueue batch = G_QUEUE_INIT;
   GstWhisperQueueItem *item;
   GstFlowReturn ret = GST_FLOW_OK;
   gboolean had_audio = FALSE;
 
-  g_mutex_lock (&self->qlock);
-  while (!self->flushing && g_queue_is_empty (&self->queue))
-    g_cond_wait (&self->qcond, &self->qlock);
-  if (self->flushing) {
-    g_mutex_unlock (&self->qlock);
+  /* All audio up to the next resync or event, or that one item. */
+  if (!gst_whisper_queue_pop (&self->queue, &batch)) {
     GST_DEBUG_OBJECT (self, "flushing, pausing task");
     gst_pad_pause_task (self->srcpad);
     return;
   }
-  /* All audio up to the next resync or event, or that one item. */
-  while ((item = g_queue_peek_head (&self->queue))
-      && (item->type == GST_WHISPER_ITEM_AUDIO || g_queue_is_empty (&batch))) {
-    g_queue_pop_head (&self->queue);
-    if (item->type == GST_WHISPER_ITEM_AUDIO)
-      self->queued_samples -= item->pcm->len;
-    g_queue_push_tail (&batch, item);
-    if (item->type != GST_WHISPER_ITEM_AUDIO)
-      break;
-  }
-  g_cond_broadcast (&self->qcond);
-  g_mutex_unlock (&self->qlock);
 
   while ((item = g_queue_pop_head (&batch))) {
     if (ret == GST_FLOW_OK) {

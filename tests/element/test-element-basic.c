@@ -200,6 +200,8 @@ GST_START_TEST (test_property_flags_and_defaults)
   guint latency, lateness, delay;
   gint mel, threads, ctx;
   gdouble nst;
+  const gchar *counters[] = { "audio-received", "audio-transcribed", "audio-dropped" };
+  GstStructure *stats = NULL;
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (ready_only); i++)
@@ -209,6 +211,7 @@ GST_START_TEST (test_property_flags_and_defaults)
     check_flags (k, playing[i], rw | GST_PARAM_MUTABLE_PLAYING, 0);
   check_flags (k, "max-encoder-length", G_PARAM_READABLE, G_PARAM_WRITABLE);
   check_flags (k, "max-observed-delay", G_PARAM_READABLE, G_PARAM_WRITABLE);
+  check_flags (k, "stats", G_PARAM_READABLE, G_PARAM_WRITABLE);
 
   g_object_get (e, "model", &model, "language-code", &lang, "latency", &latency,
       "lateness", &lateness, "max-encoder-length", &mel, "max-observed-delay", &delay,
@@ -222,6 +225,16 @@ GST_START_TEST (test_property_flags_and_defaults)
   fail_unless_equals_int (threads, 0);
   fail_unless_equals_int (ctx, 0);
   fail_unless (nst > 0.59 && nst < 0.61);
+
+  /* Every counter starts at zero. */
+  g_object_get (e, "stats", &stats, NULL);
+  fail_unless (stats != NULL && gst_structure_has_name (stats, "whispersink-stats"));
+  for (i = 0; i < G_N_ELEMENTS (counters); i++) {
+    guint64 v = G_MAXUINT64;
+    fail_unless (gst_structure_get_uint64 (stats, counters[i], &v), "no %s", counters[i]);
+    fail_unless_equals_uint64 (v, 0);
+  }
+  gst_structure_free (stats);
   g_free (model);
   g_free (lang);
   g_free (def);

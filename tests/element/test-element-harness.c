@@ -131,6 +131,42 @@ whisper_messages (GstBus *bus)
   return out;
 }
 
+/* The element's counters (the stats property), in ns. */
+static void
+get_stats (GstElement *e, guint64 *received, guint64 *transcribed, guint64 *dropped)
+{
+  GstStructure *s = NULL;
+
+  g_object_get (e, "stats", &s, NULL);
+  fail_unless (s != NULL);
+  fail_unless (gst_structure_get (s, "audio-received", G_TYPE_UINT64, received,
+          "audio-transcribed", G_TYPE_UINT64, transcribed, "audio-dropped", G_TYPE_UINT64,
+          dropped, NULL));
+  gst_structure_free (s);
+}
+
+/* After EOS: all audio was either given to the engine or (live) dropped. */
+static void
+check_stats_at_eos (GstElement *e, gsize n_pushed, gboolean expect_drops)
+{
+  guint64 received, transcribed, dropped, sum;
+
+  get_stats (e, &received, &transcribed, &dropped);
+  GST_INFO ("stats: received %" GST_TIME_FORMAT ", transcribed %" GST_TIME_FORMAT
+      ", dropped %" GST_TIME_FORMAT, GST_TIME_ARGS (received), GST_TIME_ARGS (transcribed),
+      GST_TIME_ARGS (dropped));
+  fail_unless_equals_uint64 (received, gst_util_uint64_scale_int (n_pushed, GST_SECOND,
+          WHISPER_SAMPLE_RATE));
+  sum = transcribed + dropped;
+  /* each counter is rounded down to the ns on its own */
+  fail_unless (sum <= received && sum + 1 >= received, "%" G_GUINT64_FORMAT " + %"
+      G_GUINT64_FORMAT " != %" G_GUINT64_FORMAT, transcribed, dropped, received);
+  if (expect_drops)
+    fail_unless (dropped > 0, "no audio counted as dropped");
+  else
+    fail_unless_equals_uint64 (dropped, 0);
+}
+
 /* ------------------------------------------------------------------------ */
 
 GST_START_TEST (test_pts_duration_match_engine)
@@ -148,6 +184,7 @@ GST_START_TEST (test_pts_duration_match_engine)
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
 
   bufs = wt_pull_until_eos (h, texts);
+  check_stats_at_eos (h->element, jfk_n, FALSE);
   fail_unless_equals_int (bufs->len, ref->len);
   for (i = 0; i < bufs->len; i++) {
     GstBuffer *b = g_ptr_array_index (bufs, i);
@@ -631,6 +668,7 @@ GST_START_TEST (test_live_chunks)
       g_ptr_array_add (bufs, gst_buffer_ref (g_ptr_array_index (rest, i)));
     g_ptr_array_unref (rest);
   }
+  check_stats_at_eos (h->element, off, FALSE);
   for (i = 0; i < bufs->len; i++) {
     GstBuffer *b = g_ptr_array_index (bufs, i);
     g_ptr_array_add (texts, wt_buffer_text (b));
@@ -675,6 +713,7 @@ GST_START_TEST (test_live_overload_drops_with_gap)
   fail_unless_equals_int (wt_push_pcm (h, pcm, n, 0, MS100, TRUE), GST_FLOW_OK);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
   bufs = wt_pull_until_eos (h, NULL);
+  check_stats_at_eos (h->element, n, TRUE);
   events = pull_events (h);
   /* Still no hole in the output: dropped audio is covered by GAPs. */
   check_coverage (bufs, events, 0, samples_time (n));
