@@ -1,0 +1,43 @@
+/* whisper-pcm.c: see whisper-pcm.h. */
+#include "whisper-pcm.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The first sample that is not finite or beyond the limit, or n. */
+static gsize
+first_bad (const float *pcm, gsize n)
+{
+  for (gsize i = 0; i < n; i++) {
+    /* one comparison catches both: NaN compares false, Inf is beyond */
+    if (!(fabsf (pcm[i]) <= WHISPER_PCM_LIMIT))
+      return i;
+  }
+  return n;
+}
+
+const float *
+whisper_pcm_sanitize (const float *pcm, gsize n, float **owned, WhisperPcmFixes *fixes)
+{
+  *owned = NULL;
+  const gsize first = first_bad (pcm, n);
+  if (first == n)
+    return pcm;
+
+  float *out = g_new (float, n);
+  memcpy (out, pcm, first * sizeof (float));
+  for (gsize i = first; i < n; i++) {
+    const float v = pcm[i];
+    if (!isfinite (v)) {
+      out[i] = 0.0f;
+      fixes->non_finite++;
+    } else if (v > WHISPER_PCM_LIMIT || v < -WHISPER_PCM_LIMIT) {
+      out[i] = v > 0 ? WHISPER_PCM_LIMIT : -WHISPER_PCM_LIMIT;
+      fixes->clipped++;
+    } else {
+      out[i] = v;
+    }
+  }
+  *owned = out;
+  return out;
+}
