@@ -15,10 +15,15 @@
 // - cublasGemmEx: fp16 A and B, fp32 C, fp32 accumulation, column-major,
 //   transpose flags, alpha and beta (beta 0 does not read C);
 // - WHISPER_EMU_NO_DEVICE=1 makes cudaGetDeviceCount fail, as without a
-//   driver.
+//   driver;
+// - for tests that count what a decode step calls (emu-hooks.h): whether
+//   the calling thread is inside the emulator, and how often each runtime
+//   function that acquires or releases resources was called.
 //
 // Built against the real CUDA headers, so the module's host code compiles
 // unchanged; linked instead of libcudart and libcublas.
+#include "emu-hooks.h"
+
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -449,7 +454,44 @@ submit (cudaStream_t s, Node *n)
 
 cudaError_t last_error = cudaSuccess;
 
+// ---- what a counting test sees (emu-hooks.h) --------------------------------
+
+// Depth of emulated runtime calls on this thread (initial-exec: reading it
+// from inside an interposed malloc must not allocate).
+thread_local int runtime_depth __attribute__ ((tls_model ("initial-exec")));
+
+struct RuntimeCall {
+  RuntimeCall () { runtime_depth++; }
+  ~RuntimeCall () { runtime_depth--; }
+  RuntimeCall (const RuntimeCall &) = delete;
+  RuntimeCall &operator= (const RuntimeCall &) = delete;
+};
+
+enum ResourceCall {
+  R_MALLOC, R_FREE, R_HOST_ALLOC, R_FREE_HOST, R_STREAM_CREATE, R_STREAM_DESTROY,
+  R_BEGIN_CAPTURE, R_END_CAPTURE, R_INSTANTIATE, R_EXEC_DESTROY, R_GRAPH_DESTROY,
+  R_BLAS_CREATE, R_BLAS_DESTROY, R_COUNT
+};
+
+const char *const resource_names[R_COUNT] = {
+  "cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaFreeHost", "cudaStreamCreateWithFlags",
+  "cudaStreamDestroy", "cudaStreamBeginCapture", "cudaStreamEndCapture", "cudaGraphInstantiate",
+  "cudaGraphExecDestroy", "cudaGraphDestroy", "cublasCreate", "cublasDestroy",
+};
+uint64_t resource_counts[R_COUNT];
+
+void
+count_resource (ResourceCall r)
+{
+  __atomic_fetch_add (&resource_counts[r], 1, __ATOMIC_RELAXED);
+}
+
 } // namespace
+
+// Every runtime and cuBLAS function the module calls starts with one of
+// these: the emulator's own allocations inside it are not the module's.
+#define EMU_API RuntimeCall emu_runtime_call_
+#define EMU_RESOURCE(r) EMU_API; count_resource (r)
 
 extern "C" {
 
@@ -515,6 +557,7 @@ wc_emu_register_kernel (const void *fn, size_t args_size, WcEmuCall call)
 const char *
 cudaGetErrorString (cudaError_t e)
 {
+  EMU_API;
   switch (e) {
   case cudaSuccess: return "no error";
   case cudaErrorMemoryAllocation: return "out of memory (emulated)";
@@ -528,12 +571,14 @@ cudaGetErrorString (cudaError_t e)
 const char *
 cudaGetErrorName (cudaError_t e)
 {
+  EMU_API;
   return e == cudaSuccess ? "cudaSuccess" : "cudaErrorEmulated";
 }
 
 cudaError_t
 cudaGetLastError (void)
 {
+  EMU_API;
   cudaError_t e = last_error;
   last_error = cudaSuccess;
   return e;
@@ -542,6 +587,7 @@ cudaGetLastError (void)
 cudaError_t
 cudaGetDeviceCount (int *count)
 {
+  EMU_API;
   const char *no = getenv ("WHISPER_EMU_NO_DEVICE");
   if (no && *no == '1') {
     *count = 0;
@@ -554,12 +600,14 @@ cudaGetDeviceCount (int *count)
 cudaError_t
 cudaSetDevice (int device)
 {
+  EMU_API;
   return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
 }
 
 cudaError_t
 cudaGetDeviceProperties (struct cudaDeviceProp *prop, int device)
 {
+  EMU_API;
   if (device != 0)
     return cudaErrorInvalidDevice;
   memset (prop, 0, sizeof *prop);
@@ -573,6 +621,7 @@ cudaGetDeviceProperties (struct cudaDeviceProp *prop, int device)
 cudaError_t
 cudaFuncGetAttributes (struct cudaFuncAttributes *attr, const void *func)
 {
+  EMU_API;
   memset (attr, 0, sizeof *attr);
   return registry ().count (func) ? cudaSuccess : cudaErrorInvalidDeviceFunction;
 }
@@ -580,6 +629,7 @@ cudaFuncGetAttributes (struct cudaFuncAttributes *attr, const void *func)
 cudaError_t
 cudaMalloc (void **p, size_t size)
 {
+  EMU_RESOURCE (R_MALLOC);
   *p = guarded_alloc (size ? size : 1);
   return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
@@ -587,6 +637,7 @@ cudaMalloc (void **p, size_t size)
 cudaError_t
 cudaFree (void *p)
 {
+  EMU_RESOURCE (R_FREE);
   if (!p)
     return cudaSuccess;
   return guarded_free (p) ? cudaSuccess : cudaErrorInvalidDevicePointer;
@@ -595,13 +646,16 @@ cudaFree (void *p)
 cudaError_t
 cudaHostAlloc (void **p, size_t size, unsigned int flags)
 {
+  EMU_RESOURCE (R_HOST_ALLOC);
   (void) flags;
-  return cudaMalloc (p, size);
+  *p = guarded_alloc (size ? size : 1);
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 
 cudaError_t
 cudaHostGetDevicePointer (void **dev, void *host, unsigned int flags)
 {
+  EMU_API;
   (void) flags;
   *dev = host;
   return cudaSuccess;
@@ -610,12 +664,16 @@ cudaHostGetDevicePointer (void **dev, void *host, unsigned int flags)
 cudaError_t
 cudaFreeHost (void *p)
 {
-  return cudaFree (p);
+  EMU_RESOURCE (R_FREE_HOST);
+  if (!p)
+    return cudaSuccess;
+  return guarded_free (p) ? cudaSuccess : cudaErrorInvalidDevicePointer;
 }
 
 cudaError_t
 cudaMemsetAsync (void *p, int value, size_t bytes, cudaStream_t s)
 {
+  EMU_API;
   Node *n = new Node ();
   n->kind = N_MEMSET;
   n->dst = p;
@@ -629,6 +687,7 @@ cudaError_t
 cudaMemcpyAsync (void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
                  cudaStream_t s)
 {
+  EMU_API;
   (void) kind;
   Node *n = new Node ();
   n->kind = N_COPY;
@@ -642,6 +701,7 @@ cudaMemcpyAsync (void *dst, const void *src, size_t bytes, enum cudaMemcpyKind k
 cudaError_t
 cudaStreamCreateWithFlags (cudaStream_t *s, unsigned int flags)
 {
+  EMU_RESOURCE (R_STREAM_CREATE);
   (void) flags;
   *s = (cudaStream_t) new Stream ();
   return cudaSuccess;
@@ -650,6 +710,7 @@ cudaStreamCreateWithFlags (cudaStream_t *s, unsigned int flags)
 cudaError_t
 cudaStreamDestroy (cudaStream_t s)
 {
+  EMU_RESOURCE (R_STREAM_DESTROY);
   delete (Stream *) s;
   return cudaSuccess;
 }
@@ -657,12 +718,14 @@ cudaStreamDestroy (cudaStream_t s)
 cudaError_t
 cudaStreamSynchronize (cudaStream_t s)
 {
+  EMU_API;
   return stream_of (s)->capturing ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
 }
 
 cudaError_t
 cudaStreamQuery (cudaStream_t s)
 {
+  EMU_API;
   return stream_of (s)->capturing ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
 }
 
@@ -670,6 +733,7 @@ cudaError_t
 cudaLaunchKernel (const void *func, dim3 grid, dim3 block, void **args, size_t smem,
                   cudaStream_t s)
 {
+  EMU_API;
   (void) smem;
   auto it = registry ().find (func);
   if (it == registry ().end ())
@@ -687,6 +751,7 @@ cudaLaunchKernel (const void *func, dim3 grid, dim3 block, void **args, size_t s
 cudaError_t
 cudaStreamBeginCapture (cudaStream_t s, enum cudaStreamCaptureMode mode)
 {
+  EMU_RESOURCE (R_BEGIN_CAPTURE);
   (void) mode;
   Stream *st = stream_of (s);
   if (st->capturing)
@@ -702,6 +767,7 @@ cudaStreamGetCaptureInfo (cudaStream_t s, enum cudaStreamCaptureStatus *status,
                           const cudaGraphNode_t **deps, const cudaGraphEdgeData **edges,
                           size_t *n_deps)
 {
+  EMU_API;
   static thread_local cudaGraphNode_t last;
   Stream *st = stream_of (s);
   if (status)
@@ -723,6 +789,7 @@ cudaStreamGetCaptureInfo (cudaStream_t s, enum cudaStreamCaptureStatus *status,
 cudaError_t
 cudaStreamEndCapture (cudaStream_t s, cudaGraph_t *graph)
 {
+  EMU_RESOURCE (R_END_CAPTURE);
   Stream *st = stream_of (s);
   if (!st->capturing)
     return cudaErrorIllegalState;
@@ -737,6 +804,7 @@ cudaStreamEndCapture (cudaStream_t s, cudaGraph_t *graph)
 cudaError_t
 cudaGraphInstantiate (cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags)
 {
+  EMU_RESOURCE (R_INSTANTIATE);
   (void) flags;
   Graph *g = (Graph *) graph;
   Exec *e = new Exec ();
@@ -752,6 +820,7 @@ cudaError_t
 cudaGraphExecKernelNodeSetParams (cudaGraphExec_t exec, cudaGraphNode_t node,
                                   const struct cudaKernelNodeParams *p)
 {
+  EMU_API;
   Exec *e = (Exec *) exec;
   auto it = e->index.find ((const Node *) node);
   if (it == e->index.end ())
@@ -770,6 +839,7 @@ cudaGraphExecKernelNodeSetParams (cudaGraphExec_t exec, cudaGraphNode_t node,
 cudaError_t
 cudaGraphLaunch (cudaGraphExec_t exec, cudaStream_t s)
 {
+  EMU_API;
   if (stream_of (s)->capturing)
     return cudaErrorStreamCaptureUnsupported;
   for (const Node &n : ((Exec *) exec)->nodes)
@@ -780,6 +850,7 @@ cudaGraphLaunch (cudaGraphExec_t exec, cudaStream_t s)
 cudaError_t
 cudaGraphExecDestroy (cudaGraphExec_t exec)
 {
+  EMU_RESOURCE (R_EXEC_DESTROY);
   delete (Exec *) exec;
   return cudaSuccess;
 }
@@ -787,6 +858,7 @@ cudaGraphExecDestroy (cudaGraphExec_t exec)
 cudaError_t
 cudaGraphDestroy (cudaGraph_t graph)
 {
+  EMU_RESOURCE (R_GRAPH_DESTROY);
   Graph *g = (Graph *) graph;
   for (Node *n : g->nodes)
     delete n;
@@ -803,6 +875,7 @@ struct EmuBlas {
 cublasStatus_t
 cublasCreate_v2 (cublasHandle_t *h)
 {
+  EMU_RESOURCE (R_BLAS_CREATE);
   *h = (cublasHandle_t) new EmuBlas ();
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -810,6 +883,7 @@ cublasCreate_v2 (cublasHandle_t *h)
 cublasStatus_t
 cublasDestroy_v2 (cublasHandle_t h)
 {
+  EMU_RESOURCE (R_BLAS_DESTROY);
   delete (EmuBlas *) h;
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -817,6 +891,7 @@ cublasDestroy_v2 (cublasHandle_t h)
 cublasStatus_t
 cublasSetStream_v2 (cublasHandle_t h, cudaStream_t s)
 {
+  EMU_API;
   ((EmuBlas *) h)->stream = s;
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -824,6 +899,7 @@ cublasSetStream_v2 (cublasHandle_t h, cudaStream_t s)
 cublasStatus_t
 cublasSetWorkspace_v2 (cublasHandle_t h, void *ws, size_t size)
 {
+  EMU_API;
   (void) h, (void) ws, (void) size;
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -831,6 +907,7 @@ cublasSetWorkspace_v2 (cublasHandle_t h, void *ws, size_t size)
 cublasStatus_t
 cublasSetMathMode (cublasHandle_t h, cublasMath_t mode)
 {
+  EMU_API;
   (void) h, (void) mode;
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -838,12 +915,14 @@ cublasSetMathMode (cublasHandle_t h, cublasMath_t mode)
 const char *
 cublasGetStatusString (cublasStatus_t s)
 {
+  EMU_API;
   return s == CUBLAS_STATUS_SUCCESS ? "success" : "error (emulated)";
 }
 
 const char *
 cublasGetStatusName (cublasStatus_t s)
 {
+  EMU_API;
   return s == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS_EMULATED_ERROR";
 }
 
@@ -853,6 +932,7 @@ cublasGemmEx (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int 
               cudaDataType bt, int ldb, const void *beta, void *C, cudaDataType ct, int ldc,
               cublasComputeType_t compute, cublasGemmAlgo_t algo)
 {
+  EMU_API;
   (void) algo;
   if (at != CUDA_R_16F || bt != CUDA_R_16F || ct != CUDA_R_32F || compute != CUBLAS_COMPUTE_32F)
     return CUBLAS_STATUS_NOT_SUPPORTED;
@@ -865,6 +945,22 @@ cublasGemmEx (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int 
                  A, B, C };
   submit (((EmuBlas *) h)->stream, node);
   return CUBLAS_STATUS_SUCCESS;
+}
+
+// ---- hooks (emu-hooks.h) ---------------------------------------------------
+
+__attribute__ ((visibility ("default"))) int
+wc_emu_in_runtime (void)
+{
+  return runtime_depth;
+}
+
+__attribute__ ((visibility ("default"))) int
+wc_emu_resource_counters (const char *const **names, const uint64_t **counts)
+{
+  *names = resource_names;
+  *counts = resource_counts;
+  return R_COUNT;
 }
 
 } // extern "C"
