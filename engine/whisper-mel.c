@@ -19,10 +19,10 @@ struct _WhisperMel {
   float window[WHISPER_N_FFT];
   fftwf_plan plan;
 
-  /* One pool for the life of the front end (creating and joining threads
-   * on every call cost more than a short clip's whole log-mel), with each
-   * thread's FFT buffers and running maximum. `lock`: one computation at a
-   * time (streams of one engine may call from several threads). */
+  /* One pool for the life of the front end (the engine's), not one
+   * created and joined by every call, with each thread's FFT buffers and
+   * running maximum. `lock`: one computation at a time (streams of one
+   * engine may call from several threads). */
   GMutex lock;
   WhisperThreadPool *pool;
   int n_threads;

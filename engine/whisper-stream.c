@@ -533,8 +533,7 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
 
   gint64 t0 = g_get_monotonic_time ();
   gsize mel_stride;
-  g_autofree float *mel =
-      whisper_mel_compute (e->mel, pcm, n_samples, &mel_stride);
+  g_autofree float *mel = whisper_mel_compute (e->mel, pcm, n_samples, &mel_stride);
   s->stats.mel_seconds += elapsed_since (t0);
 
   const gsize content_frames = n_samples / WHISPER_HOP_LENGTH;
