@@ -14,16 +14,18 @@ struct _StepProbe {
   ProbeStep *steps;      /* PROBE_MAX_STEPS */
   ProbeStep *cur;
   CallSnapshot begin;    /* counters when the open step began */
-  CallSnapshot last_op;  /* ... when its last op returned */
-  CallSnapshot now;
+  CallSnapshot last_op;  /* ... when the last op returned */
 };
 
 static StepProbe *probe;  /* the attached one */
 
+/* Counted while armed (a step's host work before its first op is counted
+ * before the step is known to begin); steps take their share from the
+ * snapshots. */
 static void
 update_active (StepProbe *p)
 {
-  call_counter_set_active (p->armed && p->open && !p->paused);
+  call_counter_set_active (p->armed && !p->paused);
 }
 
 static void
@@ -34,18 +36,17 @@ close_step (StepProbe *p, const CallSnapshot *end)
     p->cur->callers[i] = p->cur->calls[i] ? end->last_caller[i] : NULL;
   }
   p->open = FALSE;
-  update_active (p);
 }
 
+/* At a step's first op: the step began when the op before it returned
+ * (the last op of the step before, or of the window's prompt pass). */
 static void
 begin_step (StepProbe *p)
 {
   if (!p->armed)
     return;
-  if (p->open) {
-    call_counter_snapshot (&p->now);
-    close_step (p, &p->now);
-  }
+  if (p->open)
+    close_step (p, &p->last_op);
   if (p->n_steps == PROBE_MAX_STEPS) {
     p->overflow = TRUE;
     return;
@@ -53,10 +54,8 @@ begin_step (StepProbe *p)
   p->cur = &p->steps[p->n_steps++];
   p->cur->window = p->n_windows - 1;
   p->cur->position = -1;
-  call_counter_snapshot (&p->begin);
-  p->last_op = p->begin;
+  p->begin = p->last_op;
   p->open = TRUE;
-  update_active (p);
 }
 
 /* An op that no decode step issues: the window's steps are over. */
@@ -67,11 +66,11 @@ window_op (StepProbe *p)
     close_step (p, &p->last_op);
 }
 
-/* After every op a step may issue. */
+/* After every op a step or a prompt pass may issue. */
 static void
 op_done (StepProbe *p)
 {
-  if (p->open)
+  if (p->armed)
     call_counter_snapshot (&p->last_op);
 }
 
@@ -330,6 +329,8 @@ step_probe_arm (StepProbe *p, gboolean armed)
 {
   if (!armed && p->open)
     close_step (p, &p->last_op);
+  if (armed)
+    call_counter_snapshot (&p->last_op);
   p->armed = armed;
   update_active (p);
 }

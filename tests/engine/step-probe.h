@@ -4,17 +4,20 @@
  * attention call and every counted call that is not arithmetic
  * (call-counter.h).
  *
- * One decode step, as the engine issues it (decode_step() and
- * decode_window() in engine/whisper-stream.c):
+ * One decode step, as the engine issues it (decode_window() and
+ * decode_step() in engine/whisper-stream.c), is everything the engine does
+ * from the choice of one token to the choice of the next:
  *
- *   begins  at the step's graph_begin op when the backend records decode
- *           graphs (CUDA), else at its embed op of one token at a position
- *           > 0 (the window's prompt pass embeds at position 0);
- *   ends    where the next step begins, so that a step also holds the
- *           engine's work between two forward passes (the logit choice on
- *           the host, the token bookkeeping, the text piece of the token,
- *           the cancellation check); the last step of a window ends when
- *           the last op before the window ends returns (the engine then
+ *   begins  when the op before the step's first op returns: the last op
+ *           of the step before, or of the window's prompt pass (its logit
+ *           choice); so a step holds the host's work between two forward
+ *           passes (the logit choice on the host, the token's bookkeeping
+ *           and text piece, the cancellation check, the step's set-up);
+ *   its first op is its graph_begin when the backend records decode graphs
+ *           (CUDA), else its embed of one token at a position > 0 (a prompt
+ *           pass embeds at position 0);
+ *   ends    when its last op returns: the op before the next step's first
+ *           op, or the last op before the window ends (the engine then
  *           leaves the decode loop; what it does with the window's tokens
  *           is per window, not per step).
  *

@@ -60,9 +60,26 @@ load_jfk (gsize *n)
   return pcm;
 }
 
-/* "libwhisper-engine.so+0x1234, after whisper_stream_transcribe+0x56" for
- * a return address (the nearest exported symbol before it: a static
- * function has none of its own). */
+/* The function holding `offset` in `object`, from its symbol table (a
+ * static function has no dynamic symbol) by addr2line, or NULL. */
+static char *
+function_at (const char *object, guintptr offset)
+{
+  g_autofree char *where = g_strdup_printf ("0x%" G_GINTPTR_MODIFIER "x", offset);
+  const char *argv[] = { "addr2line", "-f", "-e", object, where, NULL };
+  g_autofree char *out = NULL;
+  int status = 0;
+  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL,
+                     NULL, NULL, &out, NULL, &status, NULL) ||
+      !g_spawn_check_wait_status (status, NULL) || !out)
+    return NULL;
+  char *newline = strchr (out, '\n');
+  if (newline)
+    *newline = '\0';
+  return out[0] && strcmp (out, "??") != 0 ? g_strdup (out) : NULL;
+}
+
+/* "decode_step in libwhisper-engine.so+0x1c395" for a return address. */
 static char *
 describe_address (gpointer address)
 {
@@ -71,11 +88,10 @@ describe_address (gpointer address)
     return g_strdup_printf ("%p", address);
   g_autofree char *name = g_path_get_basename (info.dli_fname);
   const guintptr offset = (guintptr) address - (guintptr) info.dli_fbase;
-  if (!info.dli_sname)
+  g_autofree char *function = function_at (info.dli_fname, offset - 1);
+  if (!function)
     return g_strdup_printf ("%s+0x%" G_GINTPTR_MODIFIER "x", name, offset);
-  return g_strdup_printf ("%s+0x%" G_GINTPTR_MODIFIER "x, after %s+0x%" G_GINTPTR_MODIFIER "x",
-                          name, offset, info.dli_sname,
-                          (guintptr) address - (guintptr) info.dli_saddr);
+  return g_strdup_printf ("%s in %s+0x%" G_GINTPTR_MODIFIER "x", function, name, offset);
 }
 
 /* The module that holds the backend's code, when it is the CUDA emulator. */
