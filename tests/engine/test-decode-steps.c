@@ -211,10 +211,11 @@ check_only_arithmetic (StepProbe *probe, const char *label, gboolean emulated_cu
     for (int slot = 0; slot < CALL_N_SLOTS; slot++) {
       if (!totals[slot] || call_counter_slot_kind (slot) != (CallKind) k)
         continue;
-      g_autofree char *from = slot >= CALL_SLOT_EMU_FIRST
-                                  ? g_strdup ("counted by the emulated runtime")
-                                  : describe_address (first_caller[slot]);
-      g_string_append_printf (report, "\n    %s: %" G_GUINT64_FORMAT " calls (one from %s)",
+      g_autofree char *caller = slot >= CALL_SLOT_EMU_FIRST
+                                    ? NULL : describe_address (first_caller[slot]);
+      g_autofree char *from = caller ? g_strdup_printf ("one from %s", caller)
+                                     : g_strdup ("counted by the emulated runtime");
+      g_string_append_printf (report, "\n    %s: %" G_GUINT64_FORMAT " calls (%s)",
                               call_counter_slot_name (slot), totals[slot], from);
     }
   }
