@@ -2,12 +2,13 @@
  * arithmetic: model hyper-parameter lookups, environment reads, hashing,
  * memory allocation, thread creation.
  *
- * The libc and GLib functions are counted by interposition: call-counter.c
- * defines them in the executable (linked with export_dynamic), where they
- * win over the shared libraries' own for every call made through the PLT or
- * the GOT (from libwhisper-engine, from the CUDA module, from GLib itself),
- * and forwards each call to the real function (the __libc_* allocator
- * entry points, or dlsym (RTLD_NEXT, ...)). Model lookups are read from
+ * The libc and GLib functions are counted by interposition:
+ * call-interpose-libc.c and call-interpose-glib.c define them in the
+ * executable (linked with export_dynamic), where they win over the shared
+ * libraries' own for every call made through the PLT or the GOT (from
+ * libwhisper-engine, from the CUDA module, from GLib itself), and forward
+ * each call to the real function (glibc's __libc_* allocator entry points,
+ * or dlsym (RTLD_NEXT, ...)). Model lookups are read from
  * whisper_model_lookup_count(); the backend's own allocation ops are noted
  * by the caller (step-probe.c); on the CUDA emulator, calls made by the
  * emulator itself are left out and its resource calls are read from it
