@@ -38,6 +38,7 @@ struct _WhisperEngine {
 
   GBytes **tokens;   /* n_vocab entries (NULL where the vocabulary has none) */
   int n_tokens;
+  gsize max_token_bytes;  /* longest text token (below EOT): sizes the piece decoders */
 
   WhisperLogitConfig logit_config;
   gint32 *suppress_ids;

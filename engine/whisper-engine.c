@@ -116,6 +116,16 @@ find_blank_token (const WhisperEngine *e)
   return 220;
 }
 
+static gsize
+longest_text_token (const WhisperEngine *e)
+{
+  gsize longest = 0;
+  for (int id = 0; id < MIN (e->n_tokens, e->info.token_eot); id++)
+    if (e->tokens[id])
+      longest = MAX (longest, g_bytes_get_size (e->tokens[id]));
+  return longest;
+}
+
 static void
 build_logit_config (WhisperEngine *e)
 {
@@ -254,6 +264,7 @@ whisper_engine_new (const WhisperEngineOptions *options, GError **error)
     e->tokens[i] = model->tokens[i] ? g_bytes_ref (model->tokens[i]) : NULL;
   if (!resolve_special_tokens (e, error))
     return NULL;
+  e->max_token_bytes = longest_text_token (e);
   build_logit_config (e);
 
   e->backend = create_backend (options, error);
@@ -269,7 +280,7 @@ whisper_engine_new (const WhisperEngineOptions *options, GError **error)
     return NULL;
   if (!whisper_encoder_buffers_init (e, error))
     return NULL;
-  e->mel = whisper_mel_new (e->n_mels, error);
+  e->mel = whisper_mel_new (e->n_mels, e->backend->n_threads, error);
   if (!e->mel)
     return NULL;
   return g_steal_pointer (&e);

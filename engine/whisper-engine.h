@@ -99,7 +99,9 @@ typedef struct {
   int step;                 /* 0 for the first sampled token of the window */
 } WhisperTokenEvent;
 
-/* Return FALSE to stop the transcription (it then fails with CANCELLED). */
+/* Return FALSE to stop the transcription (it then fails with CANCELLED).
+ * Called between two decode steps without the engine's compute lock held:
+ * it may block, and it may use other streams of the same engine. */
 typedef gboolean (*WhisperTokenFunc) (const WhisperTokenEvent *event, gpointer user_data);
 /* Called for each segment as soon as it is complete; the segment belongs to
  * the callee. Return FALSE to stop. */
@@ -118,6 +120,9 @@ void whisper_decode_options_init (WhisperDecodeOptions *options);
 
 typedef struct _WhisperStream WhisperStream;
 
+/* Sizes the stream's KV caches from the engine's cached constants and runs
+ * one decode step on them, so that the backend holds everything a step
+ * needs before the first transcription. */
 WhisperStream *whisper_stream_new (WhisperEngine *engine, GError **error);
 void whisper_stream_free (WhisperStream *stream);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WhisperStream, whisper_stream_free)

@@ -18,6 +18,17 @@ struct _WhisperMel {
   int *band_lo, *band_hi;
   float window[WHISPER_N_FFT];
   fftwf_plan plan;
+
+  /* One pool for the life of the front end (the engine's), not one
+   * created and joined by every call, with each thread's FFT buffers and
+   * running maximum. `lock`: one computation at a time (streams of one
+   * engine may call from several threads). */
+  GMutex lock;
+  WhisperThreadPool *pool;
+  int n_threads;
+  float **frames;            /* per thread [N_FFT] */
+  fftwf_complex **spectra;   /* per thread [N_FREQ] */
+  float *thread_max;         /* per thread */
 };
 
 /* FFTW's planner is not thread-safe; execution with new-array functions is. */
@@ -54,15 +65,21 @@ compute_filters (float *filters, int n_mels)
 }
 
 WhisperMel *
-whisper_mel_new (int n_mels, GError **error)
+whisper_mel_new (int n_mels, int n_threads, GError **error)
 {
   if (n_mels <= 0 || n_mels > 512) {
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING,
                  "log-mel: %d mel bands is not a valid count", n_mels);
     return NULL;
   }
+  if (n_threads < 0) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING,
+                 "log-mel: thread count %d is negative", n_threads);
+    return NULL;
+  }
   WhisperMel *mel = g_new0 (WhisperMel, 1);
   mel->n_mels = n_mels;
+  g_mutex_init (&mel->lock);
   mel->filters = g_new (float, (size_t) n_mels * WHISPER_N_FREQ);
   compute_filters (mel->filters, n_mels);
   mel->band_lo = g_new (int, n_mels);
@@ -95,6 +112,22 @@ whisper_mel_new (int n_mels, GError **error)
     whisper_mel_free (mel);
     return NULL;
   }
+
+  mel->n_threads = n_threads > 0 ? n_threads : (int) g_get_num_processors ();
+  mel->pool = whisper_thread_pool_new (mel->n_threads);
+  mel->frames = g_new0 (float *, mel->n_threads);
+  mel->spectra = g_new0 (fftwf_complex *, mel->n_threads);
+  mel->thread_max = g_new (float, mel->n_threads);
+  for (int i = 0; i < mel->n_threads; i++) {
+    mel->frames[i] = fftwf_alloc_real (WHISPER_N_FFT);
+    mel->spectra[i] = fftwf_alloc_complex (WHISPER_N_FREQ);
+    if (!mel->frames[i] || !mel->spectra[i]) {
+      g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_FAILED,
+                   "log-mel: cannot allocate FFT buffers");
+      whisper_mel_free (mel);
+      return NULL;
+    }
+  }
   return mel;
 }
 
@@ -108,9 +141,18 @@ whisper_mel_free (WhisperMel *mel)
     fftwf_destroy_plan (mel->plan);
     g_mutex_unlock (&plan_lock);
   }
+  whisper_thread_pool_free (mel->pool);
+  for (int i = 0; i < mel->n_threads && mel->frames; i++) {
+    fftwf_free (mel->frames[i]);
+    fftwf_free (mel->spectra[i]);
+  }
+  g_free (mel->frames);
+  g_free (mel->spectra);
+  g_free (mel->thread_max);
   g_free (mel->filters);
   g_free (mel->band_lo);
   g_free (mel->band_hi);
+  g_mutex_clear (&mel->lock);
   g_free (mel);
 }
 
@@ -139,11 +181,10 @@ padded_sample (const float *pcm, gsize n, gsize len, gint64 j)
 }
 
 typedef struct {
-  const WhisperMel *mel;
+  WhisperMel *mel;
   const float *pcm;
   gsize n_samples, len, n_frames;
   float *out;
-  float *thread_max;   /* per thread */
 } MelJob;
 
 #define FRAMES_PER_TASK 256
@@ -152,12 +193,12 @@ static void
 mel_task (int task, int thread, gpointer data)
 {
   MelJob *job = data;
-  const WhisperMel *mel = job->mel;
+  WhisperMel *mel = job->mel;
   const int n_mels = mel->n_mels;
-  float *frame = fftwf_alloc_real (WHISPER_N_FFT);
-  fftwf_complex *spec = fftwf_alloc_complex (WHISPER_N_FREQ);
+  float *frame = mel->frames[thread];
+  fftwf_complex *spec = mel->spectra[thread];
   float power[WHISPER_N_FREQ];
-  float local_max = job->thread_max[thread];
+  float local_max = mel->thread_max[thread];
   const gsize t1 = MIN ((gsize) (task + 1) * FRAMES_PER_TASK, job->n_frames);
 
   for (gsize t = (gsize) task * FRAMES_PER_TASK; t < t1; t++) {
@@ -179,35 +220,27 @@ mel_task (int task, int thread, gpointer data)
       local_max = MAX (local_max, v);
     }
   }
-  job->thread_max[thread] = local_max;
-  fftwf_free (frame);
-  fftwf_free (spec);
+  mel->thread_max[thread] = local_max;
 }
 
 float *
-whisper_mel_compute (WhisperMel *mel, const float *pcm, gsize n_samples, int n_threads,
-                     gsize *n_frames_out)
+whisper_mel_compute (WhisperMel *mel, const float *pcm, gsize n_samples, gsize *n_frames_out)
 {
   const int n_mels = mel->n_mels;
-  MelJob job = { mel, pcm, n_samples, 0, 0, NULL, NULL };
+  MelJob job = { mel, pcm, n_samples, 0, 0, NULL };
   job.len = n_samples + WHISPER_HOP_LENGTH;       /* faster-whisper's 160-zero padding */
   job.n_frames = job.len / WHISPER_HOP_LENGTH;    /* STFT frames minus the dropped last one */
   job.out = g_new (float, (size_t) n_mels * job.n_frames);
 
   const int n_tasks = (int) ((job.n_frames + FRAMES_PER_TASK - 1) / FRAMES_PER_TASK);
-  int threads = n_threads > 0 ? n_threads : (int) g_get_num_processors ();
-  threads = MAX (1, MIN (threads, n_tasks));
-  job.thread_max = g_new (float, threads);
-  for (int i = 0; i < threads; i++)
-    job.thread_max[i] = -INFINITY;
-  WhisperThreadPool *pool = whisper_thread_pool_new (threads);
-  whisper_thread_pool_run (pool, n_tasks, mel_task, &job);
-  whisper_thread_pool_free (pool);
-
+  g_mutex_lock (&mel->lock);
+  for (int i = 0; i < mel->n_threads; i++)
+    mel->thread_max[i] = -INFINITY;
+  whisper_thread_pool_run (mel->pool, n_tasks, mel_task, &job);
   float global_max = -INFINITY;
-  for (int i = 0; i < threads; i++)
-    global_max = MAX (global_max, job.thread_max[i]);
-  g_free (job.thread_max);
+  for (int i = 0; i < mel->n_threads; i++)
+    global_max = MAX (global_max, mel->thread_max[i]);
+  g_mutex_unlock (&mel->lock);
 
   const float floor_value = global_max - 8.0f;
   const size_t total = (size_t) n_mels * job.n_frames;

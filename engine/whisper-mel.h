@@ -14,7 +14,9 @@ G_BEGIN_DECLS
 
 typedef struct _WhisperMel WhisperMel;
 
-WhisperMel *whisper_mel_new (int n_mels, GError **error);
+/* n_threads: threads of the front end's pool, created here for its whole
+ * life (0 = every core). */
+WhisperMel *whisper_mel_new (int n_mels, int n_threads, GError **error);
 void whisper_mel_free (WhisperMel *mel);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WhisperMel, whisper_mel_free)
 
@@ -25,8 +27,9 @@ const float *whisper_mel_filters (const WhisperMel *mel);
  * (160 zeros appended, then centre-padded STFT, last frame dropped).
  * Returns a newly allocated [n_mels, *n_frames] row-major array (g_free),
  * with *n_frames = n_samples / 160 + 1; the first n_samples / 160 frames
- * are the content frames. n_threads: 0 = every core. */
-float *whisper_mel_compute (WhisperMel *mel, const float *pcm, gsize n_samples, int n_threads,
+ * are the content frames. Runs on the front end's pool; calls from several
+ * threads take turns. */
+float *whisper_mel_compute (WhisperMel *mel, const float *pcm, gsize n_samples,
                             gsize *n_frames);
 
 G_END_DECLS

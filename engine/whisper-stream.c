@@ -44,6 +44,8 @@ typedef struct {
   double no_speech_prob;
 } WindowResult;
 
+static gboolean prepare_decode_steps (WhisperStream *s, GError **error);
+
 void
 whisper_decode_options_init (WhisperDecodeOptions *o)
 {
@@ -103,7 +105,11 @@ whisper_stream_new (WhisperEngine *engine, GError **error)
   s->host_logits = g_new (float, (size_t) 2 * engine->n_vocab);
   s->prompt = g_new (gint32, engine->n_text_ctx);
   s->sampled = g_new (gint32, MAX (info->sample_len, 1));
-  whisper_piece_decoder_init (&s->piece);
+  whisper_piece_decoder_init (&s->piece, engine->max_token_bytes);
+  if (!prepare_decode_steps (s, error)) {
+    whisper_stream_free (s);
+    return NULL;
+  }
   s->stats.cross_cache_length = s->dec.cross_len;
   s->stats.self_cache_length = s->dec.self_len;
   return s;
@@ -211,11 +217,18 @@ select_token (WhisperStream *s, float *device_logits, float *host_logits,
   whisper_logits_select (host_logits, &s->logit_config, state, choice);
 }
 
+/* Hands the token to the application's callback; FALSE when it asks to
+ * stop. Called with the engine's compute lock held, which it releases
+ * around the callback: the callback may block (the element pushes a buffer
+ * downstream) or run another stream of this engine. Nothing of this
+ * stream's decoding lives in the engine's shared buffers between two
+ * steps (its caches, logits and logit state are its own), so work done in
+ * between changes none of its tokens. */
 static gboolean
 emit_token (WhisperStream *s, gint32 token, float logprob, int step, double window_start,
             double *segment_time)
 {
-  const WhisperEngine *e = s->engine;
+  WhisperEngine *e = s->engine;
   const int begin = e->info.token_timestamp_begin;
   WhisperTokenEvent ev = { 0 };
   ev.id = token;
@@ -237,7 +250,10 @@ emit_token (WhisperStream *s, gint32 token, float logprob, int step, double wind
       ev.piece = "";
     }
   }
-  return s->token_func (&ev, s->token_data);
+  g_mutex_unlock (&e->compute_lock);
+  const gboolean go_on = s->token_func (&ev, s->token_data);
+  g_mutex_lock (&e->compute_lock);
+  return go_on;
 }
 
 static gboolean
@@ -276,6 +292,32 @@ decode_step (WhisperStream *s, gint32 token, int pos, const WhisperLogitState *s
     return FALSE;
   s->stats.decode_steps++;
   return TRUE;
+}
+
+/* One decode step on the stream's caches before any transcription, at the
+ * last position (the longest self-attention): whatever a backend builds on
+ * a stream's first step is built here, once (the CUDA backend's decode
+ * graph of this stream, its records and staging memory; the CPU backend's
+ * attention scratch), so that every step of a transcription is arithmetic
+ * only (tests/engine/test-decode-steps.c). Its results are thrown away:
+ * a window's prompt pass and audio overwrite every cache row a later step
+ * reads before it reads it. */
+static gboolean
+prepare_decode_steps (WhisperStream *s, GError **error)
+{
+  WhisperEngine *e = s->engine;
+  const WhisperLogitState state = { .n_sampled = 0, .last_is_timestamp = FALSE,
+                                    .penultimate_is_timestamp = TRUE, .last_timestamp = -1 };
+  WhisperLogitChoice choice;
+  g_mutex_lock (&e->compute_lock);
+  gboolean ok = decode_step (s, e->info.token_sot, s->dec.self_len - 1, &state, &choice, error);
+  if (ok) {
+    e->backend->ops->sync (e->backend);
+    ok = backend_ok (e->backend, error);
+  }
+  g_mutex_unlock (&e->compute_lock);
+  s->stats.decode_steps = 0;
+  return ok;
 }
 
 /* Encodes the window mel[:, seek : seek+n_frames] and decodes it greedily. */
@@ -497,8 +539,7 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
 
   gint64 t0 = g_get_monotonic_time ();
   gsize mel_stride;
-  g_autofree float *mel =
-      whisper_mel_compute (e->mel, pcm, n_samples, e->backend->n_threads, &mel_stride);
+  g_autofree float *mel = whisper_mel_compute (e->mel, pcm, n_samples, &mel_stride);
   s->stats.mel_seconds += elapsed_since (t0);
 
   const gsize content_frames = n_samples / WHISPER_HOP_LENGTH;

@@ -86,11 +86,17 @@ whisper_tokens_to_text (GBytes *const *tokens, int n_tokens, int first_special,
   return g_string_free (out, FALSE);
 }
 
+/* At most 3 bytes of an incomplete character wait for the next token; each
+ * byte decodes to at most 3 bytes of text (U+FFFD). */
+#define MAX_PENDING_BYTES 3
+#define MAX_TEXT_PER_BYTE 3
+
 void
-whisper_piece_decoder_init (WhisperPieceDecoder *dec)
+whisper_piece_decoder_init (WhisperPieceDecoder *dec, gsize max_token_bytes)
 {
-  dec->pending = g_byte_array_new ();
-  dec->piece = g_string_new (NULL);
+  const gsize pending = max_token_bytes + MAX_PENDING_BYTES;
+  dec->pending = g_byte_array_sized_new (pending);
+  dec->piece = g_string_sized_new (pending * MAX_TEXT_PER_BYTE);
 }
 
 void

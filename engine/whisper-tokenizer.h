@@ -25,7 +25,9 @@ typedef struct {
   GString *piece;
 } WhisperPieceDecoder;
 
-void whisper_piece_decoder_init (WhisperPieceDecoder *dec);
+/* Sized for tokens of up to `max_token_bytes` bytes, so that pushing such a
+ * token never allocates (a decode step does it). */
+void whisper_piece_decoder_init (WhisperPieceDecoder *dec, gsize max_token_bytes);
 void whisper_piece_decoder_clear (WhisperPieceDecoder *dec);
 void whisper_piece_decoder_reset (WhisperPieceDecoder *dec);
 /* Returns the text completed by these bytes (valid until the next call). */

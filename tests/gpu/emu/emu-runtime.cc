@@ -25,9 +25,14 @@
 //   (https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#stream-and-event-behavior),
 //   so that a backend used from a thread where its device is not current
 //   fails here too.
+// - for tests that count what a decode step calls (emu-hooks.h): whether
+//   the calling thread is inside the emulator, and how often each runtime
+//   function that acquires or releases resources was called.
 //
 // Built against the real CUDA headers, so the module's host code compiles
 // unchanged; linked instead of libcudart and libcublas.
+#include "emu-hooks.h"
+
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -480,7 +485,44 @@ submit (cudaStream_t s, Node *n)
 
 cudaError_t last_error = cudaSuccess;
 
+// ---- what a counting test sees (emu-hooks.h) --------------------------------
+
+// Depth of emulated runtime calls on this thread (initial-exec: reading it
+// from inside an interposed malloc must not allocate).
+thread_local int runtime_depth __attribute__ ((tls_model ("initial-exec")));
+
+struct RuntimeCall {
+  RuntimeCall () { runtime_depth++; }
+  ~RuntimeCall () { runtime_depth--; }
+  RuntimeCall (const RuntimeCall &) = delete;
+  RuntimeCall &operator= (const RuntimeCall &) = delete;
+};
+
+enum ResourceCall {
+  R_MALLOC, R_FREE, R_HOST_ALLOC, R_FREE_HOST, R_STREAM_CREATE, R_STREAM_DESTROY,
+  R_BEGIN_CAPTURE, R_END_CAPTURE, R_INSTANTIATE, R_EXEC_DESTROY, R_GRAPH_DESTROY,
+  R_BLAS_CREATE, R_BLAS_DESTROY, R_COUNT
+};
+
+const char *const resource_names[R_COUNT] = {
+  "cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaFreeHost", "cudaStreamCreateWithFlags",
+  "cudaStreamDestroy", "cudaStreamBeginCapture", "cudaStreamEndCapture", "cudaGraphInstantiate",
+  "cudaGraphExecDestroy", "cudaGraphDestroy", "cublasCreate", "cublasDestroy",
+};
+uint64_t resource_counts[R_COUNT];
+
+void
+count_resource (ResourceCall r)
+{
+  __atomic_fetch_add (&resource_counts[r], 1, __ATOMIC_RELAXED);
+}
+
 } // namespace
+
+// Every runtime and cuBLAS function the module calls starts with one of
+// these: the emulator's own allocations inside it are not the module's.
+#define EMU_API RuntimeCall emu_runtime_call_
+#define EMU_RESOURCE(r) EMU_API; count_resource (r)
 
 extern "C" {
 
@@ -546,6 +588,7 @@ wc_emu_register_kernel (const void *fn, size_t args_size, WcEmuCall call)
 const char *
 cudaGetErrorString (cudaError_t e)
 {
+  EMU_API;
   switch (e) {
   case cudaSuccess: return "no error";
   case cudaErrorMemoryAllocation: return "out of memory (emulated)";
@@ -563,12 +606,14 @@ cudaGetErrorString (cudaError_t e)
 const char *
 cudaGetErrorName (cudaError_t e)
 {
+  EMU_API;
   return e == cudaSuccess ? "cudaSuccess" : "cudaErrorEmulated";
 }
 
 cudaError_t
 cudaGetLastError (void)
 {
+  EMU_API;
   cudaError_t e = last_error;
   last_error = cudaSuccess;
   return e;
@@ -577,6 +622,7 @@ cudaGetLastError (void)
 cudaError_t
 cudaGetDeviceCount (int *count)
 {
+  EMU_API;
   const char *no = getenv ("WHISPER_EMU_NO_DEVICE");
   if (no && *no == '1') {
     *count = 0;
@@ -589,6 +635,7 @@ cudaGetDeviceCount (int *count)
 cudaError_t
 cudaSetDevice (int device)
 {
+  EMU_API;
   if (device < 0 || device >= device_count ())
     return cudaErrorInvalidDevice;
   current_device = device;
@@ -598,6 +645,7 @@ cudaSetDevice (int device)
 cudaError_t
 cudaGetDeviceProperties (struct cudaDeviceProp *prop, int device)
 {
+  EMU_API;
   if (device < 0 || device >= device_count ())
     return cudaErrorInvalidDevice;
   memset (prop, 0, sizeof *prop);
@@ -611,6 +659,7 @@ cudaGetDeviceProperties (struct cudaDeviceProp *prop, int device)
 cudaError_t
 cudaFuncGetAttributes (struct cudaFuncAttributes *attr, const void *func)
 {
+  EMU_API;
   memset (attr, 0, sizeof *attr);
   return registry ().count (func) ? cudaSuccess : cudaErrorInvalidDeviceFunction;
 }
@@ -618,6 +667,7 @@ cudaFuncGetAttributes (struct cudaFuncAttributes *attr, const void *func)
 cudaError_t
 cudaMalloc (void **p, size_t size)
 {
+  EMU_RESOURCE (R_MALLOC);
   *p = guarded_alloc (size ? size : 1);
   return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
@@ -625,6 +675,7 @@ cudaMalloc (void **p, size_t size)
 cudaError_t
 cudaFree (void *p)
 {
+  EMU_RESOURCE (R_FREE);
   if (!p)
     return cudaSuccess;
   return guarded_free (p) ? cudaSuccess : cudaErrorInvalidDevicePointer;
@@ -633,13 +684,16 @@ cudaFree (void *p)
 cudaError_t
 cudaHostAlloc (void **p, size_t size, unsigned int flags)
 {
+  EMU_RESOURCE (R_HOST_ALLOC);
   (void) flags;
-  return cudaMalloc (p, size);
+  *p = guarded_alloc (size ? size : 1);
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 
 cudaError_t
 cudaHostGetDevicePointer (void **dev, void *host, unsigned int flags)
 {
+  EMU_API;
   (void) flags;
   *dev = host;
   return cudaSuccess;
@@ -648,12 +702,16 @@ cudaHostGetDevicePointer (void **dev, void *host, unsigned int flags)
 cudaError_t
 cudaFreeHost (void *p)
 {
-  return cudaFree (p);
+  EMU_RESOURCE (R_FREE_HOST);
+  if (!p)
+    return cudaSuccess;
+  return guarded_free (p) ? cudaSuccess : cudaErrorInvalidDevicePointer;
 }
 
 cudaError_t
 cudaMemsetAsync (void *p, int value, size_t bytes, cudaStream_t s)
 {
+  EMU_API;
   Node *n = new Node ();
   n->kind = N_MEMSET;
   n->dst = p;
@@ -667,6 +725,7 @@ cudaError_t
 cudaMemcpyAsync (void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
                  cudaStream_t s)
 {
+  EMU_API;
   (void) kind;
   Node *n = new Node ();
   n->kind = N_COPY;
@@ -680,6 +739,7 @@ cudaMemcpyAsync (void *dst, const void *src, size_t bytes, enum cudaMemcpyKind k
 cudaError_t
 cudaStreamCreateWithFlags (cudaStream_t *s, unsigned int flags)
 {
+  EMU_RESOURCE (R_STREAM_CREATE);
   (void) flags;
   Stream *st = new Stream ();
   st->device = current_device;
@@ -690,6 +750,7 @@ cudaStreamCreateWithFlags (cudaStream_t *s, unsigned int flags)
 cudaError_t
 cudaStreamDestroy (cudaStream_t s)
 {
+  EMU_RESOURCE (R_STREAM_DESTROY);
   delete (Stream *) s;
   return cudaSuccess;
 }
@@ -697,12 +758,14 @@ cudaStreamDestroy (cudaStream_t s)
 cudaError_t
 cudaStreamSynchronize (cudaStream_t s)
 {
+  EMU_API;
   return stream_of (s)->capturing ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
 }
 
 cudaError_t
 cudaStreamQuery (cudaStream_t s)
 {
+  EMU_API;
   return stream_of (s)->capturing ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
 }
 
@@ -710,6 +773,7 @@ cudaError_t
 cudaLaunchKernel (const void *func, dim3 grid, dim3 block, void **args, size_t smem,
                   cudaStream_t s)
 {
+  EMU_API;
   (void) smem;
   auto it = registry ().find (func);
   if (it == registry ().end ())
@@ -729,6 +793,7 @@ cudaLaunchKernel (const void *func, dim3 grid, dim3 block, void **args, size_t s
 cudaError_t
 cudaStreamBeginCapture (cudaStream_t s, enum cudaStreamCaptureMode mode)
 {
+  EMU_RESOURCE (R_BEGIN_CAPTURE);
   (void) mode;
   Stream *st = stream_of (s);
   if (st->capturing)
@@ -754,6 +819,7 @@ cudaStreamGetCaptureInfo (cudaStream_t s, enum cudaStreamCaptureStatus *status,
                           const cudaGraphNode_t **deps, size_t *n_deps)
 #endif
 {
+  EMU_API;
 #if CUDART_VERSION < 13000
   const cudaGraphEdgeData **edges = nullptr;
 #endif
@@ -778,6 +844,7 @@ cudaStreamGetCaptureInfo (cudaStream_t s, enum cudaStreamCaptureStatus *status,
 cudaError_t
 cudaStreamEndCapture (cudaStream_t s, cudaGraph_t *graph)
 {
+  EMU_RESOURCE (R_END_CAPTURE);
   Stream *st = stream_of (s);
   if (!st->capturing)
     return cudaErrorIllegalState;
@@ -792,6 +859,7 @@ cudaStreamEndCapture (cudaStream_t s, cudaGraph_t *graph)
 cudaError_t
 cudaGraphInstantiate (cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags)
 {
+  EMU_RESOURCE (R_INSTANTIATE);
   (void) flags;
   Graph *g = (Graph *) graph;
   Exec *e = new Exec ();
@@ -807,6 +875,7 @@ cudaError_t
 cudaGraphExecKernelNodeSetParams (cudaGraphExec_t exec, cudaGraphNode_t node,
                                   const struct cudaKernelNodeParams *p)
 {
+  EMU_API;
   Exec *e = (Exec *) exec;
   auto it = e->index.find ((const Node *) node);
   if (it == e->index.end ())
@@ -825,6 +894,7 @@ cudaGraphExecKernelNodeSetParams (cudaGraphExec_t exec, cudaGraphNode_t node,
 cudaError_t
 cudaGraphLaunch (cudaGraphExec_t exec, cudaStream_t s)
 {
+  EMU_API;
   if (stream_of (s)->capturing)
     return cudaErrorStreamCaptureUnsupported;
   if (!launch_allowed (s))
@@ -837,6 +907,7 @@ cudaGraphLaunch (cudaGraphExec_t exec, cudaStream_t s)
 cudaError_t
 cudaGraphExecDestroy (cudaGraphExec_t exec)
 {
+  EMU_RESOURCE (R_EXEC_DESTROY);
   delete (Exec *) exec;
   return cudaSuccess;
 }
@@ -844,6 +915,7 @@ cudaGraphExecDestroy (cudaGraphExec_t exec)
 cudaError_t
 cudaGraphDestroy (cudaGraph_t graph)
 {
+  EMU_RESOURCE (R_GRAPH_DESTROY);
   Graph *g = (Graph *) graph;
   for (Node *n : g->nodes)
     delete n;
@@ -860,6 +932,7 @@ struct EmuBlas {
 cublasStatus_t
 cublasCreate_v2 (cublasHandle_t *h)
 {
+  EMU_RESOURCE (R_BLAS_CREATE);
   *h = (cublasHandle_t) new EmuBlas ();
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -867,6 +940,7 @@ cublasCreate_v2 (cublasHandle_t *h)
 cublasStatus_t
 cublasDestroy_v2 (cublasHandle_t h)
 {
+  EMU_RESOURCE (R_BLAS_DESTROY);
   delete (EmuBlas *) h;
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -874,6 +948,7 @@ cublasDestroy_v2 (cublasHandle_t h)
 cublasStatus_t
 cublasSetStream_v2 (cublasHandle_t h, cudaStream_t s)
 {
+  EMU_API;
   ((EmuBlas *) h)->stream = s;
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -881,6 +956,7 @@ cublasSetStream_v2 (cublasHandle_t h, cudaStream_t s)
 cublasStatus_t
 cublasSetWorkspace_v2 (cublasHandle_t h, void *ws, size_t size)
 {
+  EMU_API;
   (void) h, (void) ws, (void) size;
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -888,6 +964,7 @@ cublasSetWorkspace_v2 (cublasHandle_t h, void *ws, size_t size)
 cublasStatus_t
 cublasSetMathMode (cublasHandle_t h, cublasMath_t mode)
 {
+  EMU_API;
   (void) h, (void) mode;
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -895,12 +972,14 @@ cublasSetMathMode (cublasHandle_t h, cublasMath_t mode)
 const char *
 cublasGetStatusString (cublasStatus_t s)
 {
+  EMU_API;
   return s == CUBLAS_STATUS_SUCCESS ? "success" : "error (emulated)";
 }
 
 const char *
 cublasGetStatusName (cublasStatus_t s)
 {
+  EMU_API;
   return s == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS_EMULATED_ERROR";
 }
 
@@ -910,6 +989,7 @@ cublasGemmEx (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int 
               cudaDataType bt, int ldb, const void *beta, void *C, cudaDataType ct, int ldc,
               cublasComputeType_t compute, cublasGemmAlgo_t algo)
 {
+  EMU_API;
   (void) algo;
   if (at != CUDA_R_16F || bt != CUDA_R_16F || ct != CUDA_R_32F || compute != CUBLAS_COMPUTE_32F)
     return CUBLAS_STATUS_NOT_SUPPORTED;
@@ -924,6 +1004,22 @@ cublasGemmEx (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int 
                  A, B, C };
   submit (((EmuBlas *) h)->stream, node);
   return CUBLAS_STATUS_SUCCESS;
+}
+
+// ---- hooks (emu-hooks.h) ---------------------------------------------------
+
+__attribute__ ((visibility ("default"))) int
+wc_emu_in_runtime (void)
+{
+  return runtime_depth;
+}
+
+__attribute__ ((visibility ("default"))) int
+wc_emu_resource_counters (const char *const **names, const uint64_t **counts)
+{
+  *names = resource_names;
+  *counts = resource_counts;
+  return R_COUNT;
 }
 
 } // extern "C"
