@@ -14,9 +14,11 @@
  *   (tests/gpu/synthetic-decoder.c) straight on the backend table, ops run
  *   one by one ("eager") and as a patched CUDA graph: wall time per step and
  *   the host time spent issuing (eager) or recording (graph) a step.
- * Exits 77 when there is no CUDA backend.
+ * Exits 77 where the machine has no NVIDIA driver or no CUDA device, 1
+ * where it has one and the CUDA backend does not come up
+ * (gpu-test-common.h).
  */
-#include "backend.h"
+#include "gpu-test-common.h"
 #include "synthetic-decoder.h"
 #include "whisper-engine.h"
 
@@ -185,12 +187,10 @@ same_tokens (const E2E *a, const E2E *b)
 int
 main (int argc, char **argv)
 {
+  /* exit 77 without a device, 1 when a device exists and the backend
+   * does not come up (gpu-test-common.h) */
+  WhisperBackend *gpu_be = gpu_test_cuda_or_skip ();
   g_autoptr (GError) error = NULL;
-  WhisperBackend *gpu_be = whisper_backend_cuda_new (&error);
-  if (!gpu_be) {
-    g_print ("SKIP: no CUDA backend: %s\n", error->message);
-    return 77;
-  }
   const char *shared = g_getenv ("WHISPER_SHARED_DATA");
   g_autofree char *default_audio =
       g_build_filename (shared ? shared : "../shared/data", "jfk.wav", NULL);

@@ -1,22 +1,69 @@
 /* gpu-test-common.c: see gpu-test-common.h. */
 #include "gpu-test-common.h"
+#include "gpu-probe.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static GRand *rng;
 
+#ifndef WHISPER_GPU_TEST_BUILT_MODULE
+#error "meson passes WHISPER_GPU_TEST_BUILT_MODULE (tests/gpu/meson.build)"
+#endif
+
+const char *
+gpu_test_built_module (void)
+{
+  return WHISPER_GPU_TEST_BUILT_MODULE;
+}
+
+void
+gpu_test_fail (const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  g_autofree char *message = g_strdup_vprintf (format, args);
+  va_end (args);
+  fflush (stdout);
+  g_printerr ("FAIL: %s\n", message);
+  exit (1);
+}
+
+void
+gpu_test_skip (const char *reason)
+{
+  if (gpu_probe_require_cuda ())
+    gpu_test_fail ("WHISPER_REQUIRE_CUDA=1, but this test would skip: %s", reason);
+  g_print ("SKIP: %s\n", reason);
+  exit (GPU_TEST_SKIP);
+}
+
 WhisperBackend *
 gpu_test_cuda_or_skip (void)
 {
+  int n_devices;
+  g_autofree char *reason = NULL;
+  const GpuProbeResult probe = gpu_probe (&n_devices, &reason);
+  if (gpu_probe_is_skip (probe))
+    gpu_test_skip (reason);
+  if (probe == GPU_PROBE_BROKEN)
+    gpu_test_fail ("%s", reason);
+  const char *env_module = g_getenv ("WHISPER_CUDA_MODULE");
+  if (!(env_module && *env_module) && !*gpu_test_built_module ()) {
+    g_autofree char *why =
+        g_strdup_printf ("%s, but this build made no CUDA module (meson option cuda: configure "
+                         "with -Dcuda=enabled and nvcc installed) and WHISPER_CUDA_MODULE is "
+                         "not set",
+                         reason);
+    gpu_test_skip (why);
+  }
   g_autoptr (GError) error = NULL;
   WhisperBackend *be = whisper_backend_cuda_new (&error);
-  if (!be) {
-    g_print ("SKIP: no CUDA backend: %s\n", error->message);
-    exit (GPU_TEST_SKIP);
-  }
+  if (!be)
+    gpu_test_fail ("%s, but the CUDA backend does not come up: %s", reason, error->message);
   return be;
 }
 

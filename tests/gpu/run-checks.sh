@@ -10,6 +10,9 @@
 #
 # Environment: OUT (where logs go; default /tmp/gst-whisper-checks),
 # WHISPER_CARRY (default <checkout>/.devcarry).
+# Exports WHISPER_REQUIRE_CUDA=1: on this machine no GPU test may skip (a
+# skip, for want of a driver or a device, is a failure naming the reason;
+# tests/gpu/gpu-probe.h), so a broken CUDA setup can never report green.
 # --force-sysroot builds against the carried packages even where the
 # machine has its own (to test the carry on a machine that has them).
 set -uo pipefail
@@ -123,7 +126,9 @@ log "building"
 gpu_targets="kernels/libwhisper-engine-cuda.so engine/libwhisper-engine.so engine/whisper-transcribe \
 tests/gpu/test-cuda-loader tests/gpu/test-cuda-ops tests/gpu/test-cuda-graph tests/gpu/test-cuda-threads \
 tests/gpu/test-cuda-e2e \
-tests/gpu/bench-gpu"
+tests/gpu/bench-gpu tests/gpu/libwhisper-emu-driver.so tests/gpu/libbroken-cuda-module-unloadable.so \
+tests/gpu/libbroken-cuda-module-no-entry.so tests/gpu/libbroken-cuda-module-abi.so \
+tests/gpu/libbroken-cuda-module-refuses.so"
 if ! timeout "$(budget 240)" ninja -C "$build" >>"$out/build.log" 2>&1; then
   # something outside the GPU path may be broken: say so, build what the
   # GPU checks need, and go on
@@ -138,6 +143,8 @@ fi
 log "built; CUDA module: $(ls "$build"/kernels/libwhisper-engine-cuda.so)"
 
 # ---- tests ---------------------------------------------------------------------
+# every GPU test must run here: a skip is a failure (gpu-test-common.h)
+export WHISPER_REQUIRE_CUDA=1
 run_env=(env)
 [ -n "$runtime_ld" ] && run_env=(env "LD_LIBRARY_PATH=$runtime_ld${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 log "GPU test suite"

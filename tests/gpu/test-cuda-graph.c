@@ -10,7 +10,9 @@
  * tokens, their log probabilities, the KV caches and the last logits must be
  * identical. Further tests: a graph holding cuBLAS GEMMs (captured, then
  * replayed, then captured again when a GEMM's pointers change), a download
- * inside a graph, and the misuse errors. Exits 77 without a CUDA backend.
+ * inside a graph, and the misuse errors. Exits 77 only without an NVIDIA
+ * driver or CUDA device; with one, a backend that does not come up fails
+ * (gpu-test-common.h).
  */
 #include "gpu-test-common.h"
 #include "synthetic-decoder.h"
@@ -291,7 +293,7 @@ main (int argc, char **argv)
     shape.n_cross = 64;
     STEPS = 6;
   }
-  /* skip (77) before registering anything when there is no GPU */
+  /* skip (77) or fail before registering anything (gpu-test-common.h) */
   whisper_backend_destroy (gpu_test_cuda_or_skip ());
   find_graph_stats (argc > 1 ? argv[1] : NULL);
   g_test_add_func ("/cuda/graph/decode-steps", test_decode_steps);

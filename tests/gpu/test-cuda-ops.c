@@ -1,6 +1,8 @@
 /* test-cuda-ops.c: every CUDA op against its CPU twin (the CPU backend) on
  * random inputs. One test path per op family; meson runs each as its own
- * test (-p /cuda/<op>). Exits 77 (skipped) where there is no CUDA backend.
+ * test (-p /cuda/<op>). Exits 77 (skipped) only where the machine has no
+ * NVIDIA driver or no CUDA device; with one, a backend that does not come
+ * up fails (gpu-test-common.h).
  *
  * Tolerances (stated again at each test):
  * - element-wise fp32 ops (add, copy_rows, embed): exact;
@@ -593,7 +595,7 @@ test_logits_select (void)
   g_autoptr (GError) error = NULL;
   float *dev = gpu->ops->alloc (gpu, V, &error);
   g_assert_nonnull (dev);
-  int mismatches = 0, fired = 0;
+  int mismatches = 0, fired = 0, built = 0, not_fired = 0, off_fired = 0;
   const int trials = size_q (400, 40);
   for (int trial = 0; trial < trials; trial++) {
     WhisperLogitConfig *c = &configs[trial % 4];
@@ -611,12 +613,30 @@ test_logits_select (void)
       }
       whisper_logit_state_push (&s, c, t);
     }
+    /* Case 1 is built for the timestamp rule ("if the timestamps together
+     * are more likely than any single text token, a timestamp must come",
+     * engine/whisper-logits.c): the history ends in a text token, so text
+     * and the later timestamps are both allowed; one unsuppressed text
+     * token (10) beats every single timestamp (8 to 9.5) and every other
+     * token (below 8), but the timestamps' log-sum-exp (at least
+     * 8 + log 1400, about 15) beats it. Argmax alone would choose the text
+     * token; the rule must make it a timestamp (with timestamps on). */
+    const gboolean rule_case = trial % 5 == 1;
+    int32_t strong_text = -1;
+    if (rule_case) {
+      whisper_logit_state_push (&s, c, g_rand_int_range (r, 0, EOT));
+      do
+        strong_text = g_rand_int_range (r, 0, EOT);
+      while (strong_text == BLANK ||
+             bsearch (&strong_text, suppress, n_suppress, sizeof (int32_t), cmp_int32));
+    }
     for (int i = 0; i < V; i++)
       logits[i] = (float) g_rand_double_range (r, -8.0, 8.0);
     switch (trial % 5) {
-    case 1: /* timestamps together likelier than any text token */
+    case 1:
       for (int i = TS_BEGIN; i < V; i++)
-        logits[i] += 4.0f;
+        logits[i] = (float) g_rand_double_range (r, 8.0, 9.5);
+      logits[strong_text] = 10.0f;
       break;
     case 2: /* exact ties at the maximum */
       for (int k = 0; k < 6; k++)
@@ -640,11 +660,39 @@ test_logits_select (void)
                     trial, trial % 4, s.n_sampled, got.token, got.logprob, want.token,
                     want.logprob);
     }
+    if (rule_case && c->timestamps) {
+      built++;
+      /* both sides: the CPU reference and the device must apply the rule */
+      if (want.token < TS_BEGIN || got.token < TS_BEGIN) {
+        if (not_fired++ < 10)
+          g_printerr ("logits trial %d (config %d): the timestamp rule did not fire: strongest "
+                      "text token %d, chosen cpu %d, gpu %d (a timestamp is >= %d)\n",
+                      trial, trial % 4, strong_text, want.token, got.token, TS_BEGIN);
+      }
+    } else if (rule_case) {
+      /* timestamps off (config 3): no timestamp, the strong text token */
+      if (want.token != strong_text || got.token != strong_text) {
+        if (off_fired++ < 10)
+          g_printerr ("logits trial %d (config %d, timestamps off): chose cpu %d, gpu %d, "
+                      "not the strongest text token %d\n",
+                      trial, trial % 4, want.token, got.token, strong_text);
+      }
+    }
   }
-  g_test_message ("logits_select: %d of %d trials chose a timestamp, %d mismatches", fired,
-                  trials, mismatches);
+  g_test_message ("logits_select: %d of %d trials chose a timestamp, %d mismatches; the "
+                  "timestamp rule fired in %d of the %d trials built for it",
+                  fired, trials, mismatches, built - not_fired, built);
   if (mismatches)
     g_test_fail ();
+  /* the trials built for the rule exist (trials 1, 6, 11, 16 with
+   * timestamps on, whatever the size), and it fired in every one */
+  g_assert_cmpint (built, >=, 3);
+  if (not_fired || off_fired) {
+    g_printerr ("logits: the timestamp rule did not fire in %d of %d trials built for it; %d "
+                "trials without timestamps chose otherwise than the strongest text token\n",
+                not_fired, built, off_fired);
+    g_test_fail ();
+  }
 
   /* a config whose fields change is prepared again: config 2 (no suppress
    * list) gets the list, and its strongest logit on a suppressed token */

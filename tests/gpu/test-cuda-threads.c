@@ -10,7 +10,8 @@
  * of the synthetic decoder (synthetic-decoder.c: eager, then recorded as a
  * graph), a cuBLAS linear and the allocations, uploads, downloads and frees
  * around them; the results must be bit for bit those of the same work on the
- * creating thread. Exits 77 without a CUDA backend.
+ * creating thread. Exits 77 only without an NVIDIA driver or CUDA device;
+ * with one, a backend that does not come up fails (gpu-test-common.h).
  */
 #include "gpu-test-common.h"
 #include "synthetic-decoder.h"
