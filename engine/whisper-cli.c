@@ -227,6 +227,14 @@ main (int argc, char **argv)
   }
   gint64 t_end = g_get_monotonic_time ();
   print_segments (segments);
+  WhisperStreamStats fixed;
+  whisper_stream_get_stats (stream, &fixed);
+  if (fixed.samples_non_finite > before.samples_non_finite ||
+      fixed.samples_clipped > before.samples_clipped)
+    g_printerr ("whisper-transcribe: warning: %s: %" G_GUINT64_FORMAT " samples were not finite "
+                "(set to 0) and %" G_GUINT64_FORMAT " were beyond full scale (clamped to +-1)\n",
+                argv[1], fixed.samples_non_finite - before.samples_non_finite,
+                fixed.samples_clipped - before.samples_clipped);
 
   fflush (stdout);
   if (opt_stats) {

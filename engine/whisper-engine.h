@@ -7,7 +7,11 @@
  * engine may run in different threads; one stream is used by one thread at a
  * time (except whisper_stream_cancel(), which any thread may call).
  *
- * Audio is 16 kHz mono float32 in [-1, 1].
+ * Audio is 16 kHz mono float32 in [-1, 1]. whisper_stream_transcribe()
+ * sanitises what it is given once, on entry: a NaN or infinite sample
+ * becomes 0 and a sample beyond +-1 is clamped to it (the log-mel front end
+ * scales every frame to the loudest one, so a single bad sample would ruin
+ * the whole input); the counts are in WhisperStreamStats.
  */
 #pragma once
 
@@ -160,6 +164,8 @@ typedef struct {
   guint64 windows;            /* encoder windows run */
   guint64 decode_steps;       /* decoder forward passes run */
   double mel_seconds, encoder_seconds, decoder_seconds;  /* time spent, cumulative */
+  guint64 samples_non_finite; /* NaN or infinite input samples set to 0, cumulative */
+  guint64 samples_clipped;    /* input samples beyond +-1 clamped to it, cumulative */
 } WhisperStreamStats;
 
 void whisper_stream_get_stats (const WhisperStream *stream, WhisperStreamStats *stats);

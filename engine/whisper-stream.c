@@ -3,6 +3,7 @@
  * greedy decoding of each window (https://github.com/openai/whisper/blob/main/whisper/decoding.py). */
 #include "whisper-engine-internal.h"
 #include "whisper-logits.h"
+#include "whisper-pcm.h"
 #include "whisper-tokenizer.h"
 
 #include <gio/gio.h>
@@ -536,6 +537,13 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
   SegmentSink sink = { segment_func, user_data, NULL, FALSE };
   if (segments_out)
     sink.out = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
+
+  /* the input boundary: whisper-pcm.h */
+  g_autofree float *fixed = NULL;
+  WhisperPcmFixes fixes = { 0, 0 };
+  pcm = whisper_pcm_sanitize (pcm, n_samples, &fixed, &fixes);
+  s->stats.samples_non_finite += fixes.non_finite;
+  s->stats.samples_clipped += fixes.clipped;
 
   gint64 t0 = g_get_monotonic_time ();
   gsize mel_stride;

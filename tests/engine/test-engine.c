@@ -9,6 +9,7 @@
 #include "whisper-engine-private.h"
 #include "whisper-tokenizer.h"
 
+#include <math.h>
 #include <string.h>
 
 static WhisperEngine *shared_engine;
@@ -342,6 +343,56 @@ test_empty_and_silent_audio (void)
   g_assert_cmpuint (segments->len, ==, 0);
 }
 
+/* The text of a transcription, its segments checked for finite scores. */
+static char *
+transcribe_text (WhisperStream *stream, const float *pcm, gsize n)
+{
+  g_autoptr (GPtrArray) segments = NULL;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (whisper_stream_transcribe (stream, pcm, n, NULL, NULL, &segments, &error));
+  g_assert_no_error (error);
+  GString *text = g_string_new (NULL);
+  for (guint i = 0; i < segments->len; i++) {
+    const WhisperSegment *seg = g_ptr_array_index (segments, i);
+    g_assert_true (isfinite (seg->avg_logprob) && isfinite (seg->no_speech_prob) &&
+                   isfinite (seg->compression_ratio));
+    g_string_append (text, seg->text);
+  }
+  return g_string_free (text, FALSE);
+}
+
+/* One +Inf, one NaN and one huge sample in real speech: before the input
+ * was sanitised, 11 s of speech came out as one "!!!!..." segment with NaN
+ * scores. Now the text is the clean input's and the fixes are counted. */
+static void
+test_hostile_samples (void)
+{
+  gsize n;
+  g_autofree float *clean = load_jfk (&n);
+  g_autofree float *hostile = g_memdup2 (clean, n * sizeof (float));
+  hostile[16000] = INFINITY;
+  hostile[48000] = NAN;
+  hostile[80000] = 3e19f;
+  hostile[80001] = -1.5f;
+
+  g_autoptr (WhisperStream) stream = whisper_stream_new (shared_engine, NULL);
+  g_autofree char *want = transcribe_text (stream, clean, n);
+  WhisperStreamStats before;
+  whisper_stream_get_stats (stream, &before);
+  g_assert_cmpuint (before.samples_non_finite, ==, 0);
+  g_assert_cmpuint (before.samples_clipped, ==, 0);
+
+  whisper_stream_reset (stream);
+  g_autofree char *got = transcribe_text (stream, hostile, n);
+  g_assert_cmpstr (got, ==, want);
+  WhisperStreamStats after;
+  whisper_stream_get_stats (stream, &after);
+  g_assert_cmpuint (after.samples_non_finite, ==, 2);
+  g_assert_cmpuint (after.samples_clipped, ==, 2);
+  /* the caller's buffer is left as it was */
+  g_assert_true (isinf (hostile[16000]) && isnan (hostile[48000]));
+}
+
 static void
 test_missing_model (void)
 {
@@ -386,6 +437,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/bad-encoder-context", test_bad_encoder_context);
   g_test_add_func ("/engine/cancel", test_cancel_from_callback);
   g_test_add_func ("/engine/empty-and-silence", test_empty_and_silent_audio);
+  g_test_add_func ("/engine/hostile-samples", test_hostile_samples);
   g_test_add_func ("/engine/missing-model", test_missing_model);
   g_test_add_func ("/engine/audio-errors", test_audio_errors);
   const int rc = g_test_run ();
