@@ -180,29 +180,52 @@ test_dot_axpy (void)
     g_assert_cmpfloat (fabs (y[i] - want[i]), <=, 1e-6);
 }
 
-/* Three heads at once give the bits of three one-head calls, and of the
- * AVX2-only kernel (odd and even key counts: the kernels pair keys). */
+/* Random queries and a K|V cache of three 64-wide heads, for the attention
+ * kernels at key counts 301, 300 and 7 (odd and even: the kernels pair
+ * keys). */
+#define ATTN_DH 64
+#define ATTN_HEADS 3
+#define ATTN_STRIDE (2 * ATTN_HEADS * ATTN_DH)
+#define ATTN_MAX_KEYS 301
+static const int attn_key_counts[] = { 301, 300, 7 };
+
+typedef struct {
+  float q[ATTN_HEADS * ATTN_DH];
+  float kv[ATTN_MAX_KEYS * ATTN_STRIDE];
+  float scratch[WHISPER_CPU_ATTENTION_SCRATCH (ATTN_MAX_KEYS, ATTN_DH, ATTN_HEADS)];
+} AttentionCase;
+
+static AttentionCase *
+attention_case_new (guint32 seed)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (seed);
+  AttentionCase *c = g_new (AttentionCase, 1);
+  for (gsize i = 0; i < G_N_ELEMENTS (c->kv); i++)
+    c->kv[i] = rnd (r);
+  for (gsize i = 0; i < G_N_ELEMENTS (c->q); i++)
+    c->q[i] = rnd (r) * 3.0f;
+  return c;
+}
+
+/* out = the heads [h0, h0 + n_heads) of the case over n_kv keys. */
+static void
+attention_case_run (AttentionCase *c, float *out, int h0, int n_heads, int n_kv)
+{
+  const int off = h0 * ATTN_DH;
+  whisper_cpu_attention_heads (out, c->q + off, c->kv + off, c->kv + ATTN_HEADS * ATTN_DH + off,
+                               ATTN_STRIDE, n_kv, ATTN_DH, n_heads, 0.125f, c->scratch);
+}
+
+/* Three heads at once give the bits of three one-head calls. */
 static void
 test_attention_heads (void)
 {
-  g_autoptr (GRand) r = g_rand_new_with_seed (17);
-  const int dh = 64, n_heads = 3, stride = 2 * n_heads * dh;
-  const int lengths[] = { 301, 300, 7 };
-  const int n_max = 301;
-  g_autofree float *kv = g_new (float, n_max * stride);
-  g_autofree float *scratch = g_new (float, WHISPER_CPU_ATTENTION_SCRATCH (n_max, dh, n_heads));
-  float q[3 * 64], together[3 * 64], alone[3 * 64];
-  for (int i = 0; i < n_max * stride; i++)
-    kv[i] = rnd (r);
-  for (int c = 0; c < n_heads * dh; c++)
-    q[c] = rnd (r) * 3.0f;
-  for (gsize t = 0; t < G_N_ELEMENTS (lengths); t++) {
-    const float *k = kv, *v = kv + n_heads * dh;
-    whisper_cpu_attention_heads (together, q, k, v, stride, lengths[t], dh, n_heads, 0.125f,
-                                 scratch);
-    for (int h = 0; h < n_heads; h++)
-      whisper_cpu_attention_heads (alone + h * dh, q + h * dh, k + h * dh, v + h * dh, stride,
-                                   lengths[t], dh, 1, 0.125f, scratch);
+  g_autofree AttentionCase *c = attention_case_new (17);
+  float together[ATTN_HEADS * ATTN_DH], alone[ATTN_HEADS * ATTN_DH];
+  for (gsize t = 0; t < G_N_ELEMENTS (attn_key_counts); t++) {
+    attention_case_run (c, together, 0, ATTN_HEADS, attn_key_counts[t]);
+    for (int h = 0; h < ATTN_HEADS; h++)
+      attention_case_run (c, alone + h * ATTN_DH, h, 1, attn_key_counts[t]);
     g_assert_cmpmem (together, sizeof together, alone, sizeof alone);
   }
 }
@@ -218,25 +241,13 @@ test_attention_avx512 (void)
                  "set): nothing to compare with the AVX2 sums");
     return;
   }
-  g_autoptr (GRand) r = g_rand_new_with_seed (19);
-  const int dh = 64, n_heads = 3, stride = 2 * n_heads * dh;
-  const int lengths[] = { 301, 300, 7 };
-  const int n_max = 301;
-  g_autofree float *kv = g_new (float, n_max * stride);
-  g_autofree float *scratch = g_new (float, WHISPER_CPU_ATTENTION_SCRATCH (n_max, dh, n_heads));
-  float q[3 * 64], avx512[3 * 64], avx2[3 * 64];
-  for (int i = 0; i < n_max * stride; i++)
-    kv[i] = rnd (r);
-  for (int c = 0; c < n_heads * dh; c++)
-    q[c] = rnd (r) * 3.0f;
-  for (gsize t = 0; t < G_N_ELEMENTS (lengths); t++) {
-    const float *k = kv, *v = kv + n_heads * dh;
-    whisper_cpu_attention_heads (avx512, q, k, v, stride, lengths[t], dh, n_heads, 0.125f,
-                                 scratch);
+  g_autofree AttentionCase *c = attention_case_new (19);
+  float avx512[ATTN_HEADS * ATTN_DH], avx2[ATTN_HEADS * ATTN_DH];
+  for (gsize t = 0; t < G_N_ELEMENTS (attn_key_counts); t++) {
+    attention_case_run (c, avx512, 0, ATTN_HEADS, attn_key_counts[t]);
     whisper_cpu_features_set_avx512 (FALSE);
     g_assert_false (whisper_cpu_have_avx512 ());
-    whisper_cpu_attention_heads (avx2, q, k, v, stride, lengths[t], dh, n_heads, 0.125f,
-                                 scratch);
+    attention_case_run (c, avx2, 0, ATTN_HEADS, attn_key_counts[t]);
     whisper_cpu_features_set_avx512 (TRUE);
     g_assert_cmpmem (avx512, sizeof avx512, avx2, sizeof avx2);
   }
