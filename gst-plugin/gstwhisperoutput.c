@@ -32,6 +32,22 @@ gst_whisper_output_reset (GstWhisperOutput *o)
 }
 
 void
+gst_whisper_output_start_segment (GstWhisperOutput *o, const GstSegment *segment,
+    GstClockTime base_shift)
+{
+  GstSegment out = *segment;
+
+  o->segment = *segment;
+  o->position = GST_CLOCK_TIME_NONE;
+  out.base += base_shift;
+  gst_pad_push_event (o->srcpad, gst_event_new_segment (&out));
+  /* Without it a sink waits for the first text to preroll, which may need
+   * all of the audio (offline-mode=exact) while a branch beside this one
+   * (tee) holds the audio back until every sink has prerolled. */
+  gst_pad_push_event (o->srcpad, gst_event_new_gap (segment->start, 0));
+}
+
+void
 gst_whisper_output_start_at (GstWhisperOutput *o, GstClockTime t)
 {
   if (!GST_CLOCK_TIME_IS_VALID (o->position))

@@ -39,6 +39,12 @@ typedef struct {
 void gst_whisper_output_init (GstWhisperOutput *o, GstElement *element, GstPad *srcpad);
 /* Forgets the position and the observed delay (new stream, flush). */
 void gst_whisper_output_reset (GstWhisperOutput *o);
+/* A new segment: items are timed in `segment` from now on and the position
+ * is forgotten. Downstream gets the segment with its base moved by
+ * `base_shift`, then a zero-duration GAP at its start: sinks preroll on it
+ * before there is any text (srtenc and webvttenc make no cue of a GAP). */
+void gst_whisper_output_start_segment (GstWhisperOutput *o, const GstSegment *segment,
+    GstClockTime base_shift);
 /* Starts the output position at `t` if nothing was output yet. */
 void gst_whisper_output_start_at (GstWhisperOutput *o, GstClockTime t);
 /* Pushes a GAP from the position up to `t` (nothing when `t` is not later). */

@@ -167,8 +167,9 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
    * "whispersink-stats" structure: `audio-received` (guint64, ns of audio
    * accepted on the sink pad), `audio-transcribed` (guint64, ns of that
    * audio the engine has been given), `audio-dropped` (guint64, ns of live
-   * audio dropped because inference fell behind; each drop also posts a
-   * warning).
+   * audio dropped before the engine saw it because inference fell behind;
+   * each drop also posts a warning). At EOS, received = transcribed +
+   * dropped.
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",

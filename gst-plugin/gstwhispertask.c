@@ -373,16 +373,19 @@ drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy)
 {
   GstWhisperWindow *w = &self->window;
   gsize budget = gst_util_uint64_scale (self->out.budget, WHISPER_SAMPLE_RATE, GST_SECOND);
-  guint64 from = w->seek;
+  guint64 from = w->seek, given;
   gsize dropped;
 
   if (gst_whisper_window_pending (w) <= MAX (budget, policy->chunk_samples))
     return;
+  given = w->given;
   dropped = gst_whisper_window_drop_backlog (w, policy->chunk_samples);
   if (dropped == 0)
     return;
+  /* Counted once: audio the engine had seen already (a held-back segment)
+   * counts as transcribed. */
   GST_OBJECT_LOCK (self);
-  self->audio_dropped += dropped;
+  self->audio_dropped += w->given - given;
   GST_OBJECT_UNLOCK (self);
   GST_ELEMENT_WARNING_WITH_DETAILS (self, STREAM, FAILED,
       ("Inference is slower than real time: dropped %.1f s of audio (from %"
@@ -458,14 +461,12 @@ handle_event (GstWhisperSink *self, GstEvent *event)
         whisper_stream_reset (self->stream);
       self->seen_segment = TRUE;
       gst_whisper_window_reset (&self->window, GST_CLOCK_TIME_NONE);
-      self->out.segment = segment;
-      self->out.position = GST_CLOCK_TIME_NONE;
 
       GST_OBJECT_LOCK (self);
       lateness_ms = self->lateness_ms;
       GST_OBJECT_UNLOCK (self);
-      segment.base += (GstClockTime) lateness_ms * GST_MSECOND;
-      push_event (self, gst_event_new_segment (&segment));
+      gst_whisper_output_start_segment (&self->out, &segment,
+          (GstClockTime) lateness_ms * GST_MSECOND);
       break;
     }
     case GST_EVENT_GAP:{
