@@ -603,6 +603,12 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
       self->audio_received = self->audio_transcribed = self->audio_dropped = 0;
       GST_OBJECT_UNLOCK (self);
       break;
+    case GST_STATE_CHANGE_PLAYING_TO_PAUSED:
+      /* Sinks preroll again: without new audio (a branch beside this one
+       * holds it back until every sink has prerolled) they would wait for
+       * the next text, which may need all of the audio. */
+      gst_whisper_out_queue_push_preroll (&self->outq);
+      break;
     default:
       break;
   }

@@ -2,7 +2,8 @@
  *
  * Preroll: beside a branch that plays the audio in real time (tee), the
  * text branch must let its sink preroll before there is any text, in both
- * offline modes; the SRT file stays what the plain pipeline writes.
+ * offline modes, and again after PLAYING -> PAUSED while no audio reaches
+ * the element; the SRT file stays what the plain pipeline writes.
  *
  * Live, straight into a sink that synchronises to the clock (no queue in
  * between): the pipeline runs on a GstTestClock that stands still, so the
@@ -142,26 +143,54 @@ plain_srt (const gchar *mode)
   return srt;
 }
 
+/* Holds back the audio of the text branch until removed. */
+static GstPadProbeReturn
+hold_audio (GstPad *pad, GstPadProbeInfo *info, gpointer user_data)
+{
+  (void) pad;
+  (void) info;
+  (void) user_data;
+  return GST_PAD_PROBE_OK;
+}
+
 /* The captioning pipeline of the issue: one branch plays the audio (the
- * sink synchronises to the clock), the other writes subtitles. */
+ * sink synchronises to the clock), the other writes subtitles. With
+ * `pause`, no audio reaches whispersink until the pipeline has played and
+ * been paused again: the text sink then needs something to preroll on
+ * again, and only the element can give it. */
 static void
-check_tee (const gchar *mode)
+check_tee (const gchar *mode, gboolean pause)
 {
   g_autofree gchar *src = decoded_jfk ();
   g_autofree gchar *path = g_build_filename (tmpdir, "tee.srt", NULL);
   g_autofree gchar *desc = g_strdup_printf ("%s ! tee name=t "
       "t. ! queue ! fakesink sync=true "
-      "t. ! queue ! whispersink offline-mode=%s ! srtenc ! filesink location=\"%s\"",
-      src, mode, path);
+      "t. ! queue name=wq ! whispersink offline-mode=%s ! srtenc ! "
+      "filesink location=\"%s\"", src, mode, path);
   g_autofree gchar *want = plain_srt (mode);
   g_autofree gchar *got = NULL;
   GstElement *p = launch (desc);
+  GstElement *wq = gst_bin_get_by_name (GST_BIN (p), "wq");
+  GstPad *wq_src = gst_element_get_static_pad (wq, "src");
+  gulong probe = 0;
 
   GST_INFO ("%s", desc);
+  if (pause)
+    probe = gst_pad_add_probe (wq_src, GST_PAD_PROBE_TYPE_BLOCK | GST_PAD_PROBE_TYPE_BUFFER,
+        hold_audio, NULL, NULL);
   fail_unless (gst_element_set_state (p, GST_STATE_PAUSED) != GST_STATE_CHANGE_FAILURE);
   expect_state_reached (p, "PAUSED (preroll)");
   fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
   expect_state_reached (p, "PLAYING");
+  if (pause) {
+    fail_unless (gst_element_set_state (p, GST_STATE_PAUSED) != GST_STATE_CHANGE_FAILURE);
+    expect_state_reached (p, "PLAYING -> PAUSED with no audio reaching whispersink");
+    gst_pad_remove_probe (wq_src, probe);
+    fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+    expect_state_reached (p, "PAUSED -> PLAYING");
+  }
+  gst_object_unref (wq_src);
+  gst_object_unref (wq);
   wait_eos (p, desc);
   stop (p);
 
@@ -174,13 +203,19 @@ check_tee (const gchar *mode)
 
 GST_START_TEST (test_tee_exact_prerolls)
 {
-  check_tee ("exact");
+  check_tee ("exact", FALSE);
 }
 GST_END_TEST;
 
 GST_START_TEST (test_tee_windowed_prerolls)
 {
-  check_tee ("windowed");
+  check_tee ("windowed", FALSE);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_tee_pause_prerolls_again)
+{
+  check_tee ("exact", TRUE);
 }
 GST_END_TEST;
 
@@ -621,6 +656,7 @@ whispersink_flow_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_tee_exact_prerolls);
   tcase_add_test (tc, test_tee_windowed_prerolls);
+  tcase_add_test (tc, test_tee_pause_prerolls_again);
   tcase_add_test (tc, test_live_synced_sink_does_not_stall_inference);
   tcase_add_test (tc, test_live_output_overflow_warns);
   tcase_add_test (tc, test_live_state_change_while_sink_waits);
