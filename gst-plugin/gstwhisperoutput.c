@@ -12,11 +12,12 @@ GST_DEBUG_CATEGORY_EXTERN (gst_whisper_sink_debug);
 #define WARN_STEP (GST_SECOND)
 
 void
-gst_whisper_output_init (GstWhisperOutput *o, GstElement *element, GstPad *srcpad)
+gst_whisper_output_init (GstWhisperOutput *o, GstElement *element,
+    GstWhisperOutQueue *queue)
 {
   memset (o, 0, sizeof (*o));
   o->element = element;
-  o->srcpad = srcpad;
+  o->queue = queue;
   gst_segment_init (&o->segment, GST_FORMAT_TIME);
   gst_whisper_output_reset (o);
 }
@@ -29,6 +30,22 @@ gst_whisper_output_reset (GstWhisperOutput *o)
   o->max_delay = 0;
   GST_OBJECT_UNLOCK (o->element);
   o->warned_delay = 0;
+}
+
+void
+gst_whisper_output_start_segment (GstWhisperOutput *o, const GstSegment *segment,
+    GstClockTime base_shift)
+{
+  GstSegment out = *segment;
+
+  o->segment = *segment;
+  o->position = GST_CLOCK_TIME_NONE;
+  out.base += base_shift;
+  gst_whisper_out_queue_push_event (o->queue, gst_event_new_segment (&out));
+  /* Without it a sink waits for the first text to preroll, which may need
+   * all of the audio (offline-mode=exact) while a branch beside this one
+   * (tee) holds the audio back until every sink has prerolled. */
+  gst_whisper_out_queue_push_event (o->queue, gst_event_new_gap (segment->start, 0));
 }
 
 void
@@ -56,7 +73,7 @@ gst_whisper_output_gap_until (GstWhisperOutput *o, GstClockTime t)
   GST_LOG_OBJECT (o->element, "GAP %" GST_TIME_FORMAT " + %" GST_TIME_FORMAT,
       GST_TIME_ARGS (o->position), GST_TIME_ARGS (t - o->position));
   o->position = t;
-  gst_pad_push_event (o->srcpad, gap);
+  gst_whisper_out_queue_push_event (o->queue, gap);
 }
 
 GstClockTime
@@ -71,7 +88,8 @@ gst_whisper_output_get_max_delay (GstWhisperOutput *o)
 }
 
 /* Running time now minus the running time of `pts` minus what upstream
- * already accounts for: how long after its capture this item leaves. */
+ * already accounts for: how long after its capture this item is ready (it
+ * then waits in the output queue only for downstream). */
 static GstClockTime
 observe_delay (GstWhisperOutput *o, GstClockTime pts)
 {
@@ -157,9 +175,7 @@ gst_whisper_output_push_item (GstWhisperOutput *o, const GstWhisperItem *item)
     GST_BUFFER_DURATION (buf) = end - pts;
     GST_DEBUG_OBJECT (o->element, "text %" GST_TIME_FORMAT " + %" GST_TIME_FORMAT ": %s",
         GST_TIME_ARGS (pts), GST_TIME_ARGS (end - pts), item->text);
-    ret = gst_pad_push (o->srcpad, buf);
-    if (ret == GST_FLOW_NOT_LINKED)
-      ret = GST_FLOW_OK;
+    ret = gst_whisper_out_queue_push_buffer (o->queue, buf);
     o->position = end;
     delay = observe_delay (o, item->pts);
   }

@@ -1,11 +1,15 @@
 /* gstwhisperoutput.h: what whispersink sends out: text buffers with PTS and
  * DURATION, GAP events over the time without text, one "whisper-text"
  * element message per item, and the delay it observes in live pipelines.
- * Used by the src-pad task; the observed delay is also read by the
- * property getter, under the element's object lock. */
+ * Used by the inference task: buffers and events go to the output queue
+ * (gstwhisperoutqueue.h), from which the src pad task pushes them; the bus
+ * message and the delay are of the moment the item is handed over. The
+ * observed delay is also read by the property getter, under the element's
+ * object lock. */
 #pragma once
 
 #include <gst/gst.h>
+#include "gstwhisperoutqueue.h"
 
 G_BEGIN_DECLS
 
@@ -25,7 +29,7 @@ typedef struct {
 
 typedef struct {
   GstElement *element;
-  GstPad *srcpad;
+  GstWhisperOutQueue *queue;
   GstSegment segment;          /* the input segment: running and stream time of items */
   GstClockTime position;       /* end of what was pushed (buffers and GAPs) */
   /* live only */
@@ -36,16 +40,24 @@ typedef struct {
   GstClockTime warned_delay;
 } GstWhisperOutput;
 
-void gst_whisper_output_init (GstWhisperOutput *o, GstElement *element, GstPad *srcpad);
+void gst_whisper_output_init (GstWhisperOutput *o, GstElement *element,
+    GstWhisperOutQueue *queue);
 /* Forgets the position and the observed delay (new stream, flush). */
 void gst_whisper_output_reset (GstWhisperOutput *o);
+/* A new segment: items are timed in `segment` from now on and the position
+ * is forgotten. Downstream gets the segment with its base moved by
+ * `base_shift`, then a zero-duration GAP at its start: sinks preroll on it
+ * before there is any text (srtenc and webvttenc make no cue of a GAP). */
+void gst_whisper_output_start_segment (GstWhisperOutput *o, const GstSegment *segment,
+    GstClockTime base_shift);
 /* Starts the output position at `t` if nothing was output yet. */
 void gst_whisper_output_start_at (GstWhisperOutput *o, GstClockTime t);
 /* Pushes a GAP from the position up to `t` (nothing when `t` is not later). */
 void gst_whisper_output_gap_until (GstWhisperOutput *o, GstClockTime t);
-/* GAP before it when needed, the text buffer (NOT_LINKED counts as OK), the
- * bus message. Items never go back in time: an item that starts before the
- * position is moved to it. */
+/* GAP before it when needed, the text buffer, the bus message. Returns the
+ * output queue's answer (OK, FLUSHING, or the flow downstream returned).
+ * Items never go back in time: an item that starts before the position is
+ * moved to it. */
 GstFlowReturn gst_whisper_output_push_item (GstWhisperOutput *o, const GstWhisperItem *item);
 /* Largest delay observed so far (takes the object lock). */
 GstClockTime gst_whisper_output_get_max_delay (GstWhisperOutput *o);

@@ -1,15 +1,18 @@
 /* gstwhispersink-private.h: the instance structure of whispersink, shared by
- * gstwhispersink.c (pads, states, properties, events, chain) and
- * gstwhispertask.c (the src-pad task that runs the engine).
+ * gstwhispersink.c (pads, states, properties, events, chain),
+ * gstwhispertask.c (the inference task that runs the engine) and
+ * gstwhispersrc.c (the src pad task that pushes downstream).
  *
- * Threads and locks:
+ * Threads, one way: upstream streaming thread -> queue (gstwhisperqueue.c)
+ * -> inference task -> output queue (gstwhisperoutqueue.c) -> src pad task
+ * -> downstream. Locks:
  *  - properties, the stream pointer (for cancelling) and the counters of
  *    the stats property: GST_OBJECT_LOCK;
- *  - the hand-off from the streaming thread to the task: the queue's own
- *    lock (gstwhisperqueue.c), never held while transcribing or pushing;
+ *  - each queue has its own lock, never held while transcribing or pushing;
  *  - sink-side fields: the upstream streaming thread only;
- *  - task-side fields: the src-pad task only (and the state change once the
- *    task is stopped). */
+ *  - task-side fields: the inference task only, src-side fields: the src
+ *    pad task only (and the state change or the flush once they are
+ *    stopped). */
 #pragma once
 
 #include <gst/gst.h>
@@ -18,6 +21,7 @@
 #include "gstwhispersink.h"
 #include "gstwhisperenums.h"
 #include "gstwhisperoutput.h"
+#include "gstwhisperoutqueue.h"
 #include "gstwhisperqueue.h"
 #include "gstwhisperwindow.h"
 #include "gstwhisperwords.h"
@@ -69,18 +73,38 @@ struct _GstWhisperSink {
   guint64 audio_transcribed;  /* task: audio the engine has been given */
   guint64 audio_dropped;      /* task: live audio dropped to catch up */
 
+  /* The inference task (not a pad task) and its lock. */
+  GstTask *task;
+  GRecMutex task_lock;
+
   /* Task side. */
   GstWhisperWindow window;
   GstWhisperOutput out;
   GstWhisperWords words;
   gboolean seen_segment;
+  gboolean caps_queued;
+
+  /* From the inference task to the src pad task (its own lock). */
+  GstWhisperOutQueue outq;
+
+  /* Src side. */
+  GstClockTime src_position;  /* end of what was pushed */
 };
 
-/* gstwhispertask.c */
+/* gstwhispertask.c: the inference task */
 void gst_whisper_sink_task_init (GstWhisperSink *self);
 void gst_whisper_sink_task_finalize (GstWhisperSink *self);
 /* Forgets buffered audio and output position (task stopped). */
 void gst_whisper_sink_task_reset (GstWhisperSink *self);
-void gst_whisper_sink_task_loop (gpointer user_data);
+gboolean gst_whisper_sink_task_start (GstWhisperSink *self);
+/* Pauses the task and waits until its loop function has returned. */
+void gst_whisper_sink_task_pause (GstWhisperSink *self);
+/* Stops the task and waits for its thread. */
+void gst_whisper_sink_task_stop (GstWhisperSink *self);
+
+/* gstwhispersrc.c: the src pad task */
+/* Forgets the output position (task stopped). */
+void gst_whisper_src_reset (GstWhisperSink *self);
+void gst_whisper_src_loop (gpointer user_data);
 
 G_END_DECLS

@@ -1,7 +1,9 @@
 /* gstwhispersink.c: whispersink's pads, properties, state changes, sink-pad
- * chain and events, and the LATENCY query. The engine runs in the src-pad
- * task (gstwhispertask.c); the upstream streaming thread only converts and
- * queues audio.
+ * chain and events, and the LATENCY query. The upstream streaming thread
+ * only converts and queues audio (gstwhisperqueue.c); the engine runs in
+ * the inference task (gstwhispertask.c), whose output the src pad task
+ * (gstwhispersrc.c) pushes downstream from the output queue
+ * (gstwhisperoutqueue.c).
  *
  * SECTION:element-whispersink
  *
@@ -167,13 +169,17 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
    * "whispersink-stats" structure: `audio-received` (guint64, ns of audio
    * accepted on the sink pad), `audio-transcribed` (guint64, ns of that
    * audio the engine has been given), `audio-dropped` (guint64, ns of live
-   * audio dropped because inference fell behind; each drop also posts a
-   * warning).
+   * audio dropped before the engine saw it because inference fell behind;
+   * each drop also posts a warning; at EOS, received = transcribed +
+   * dropped), `text-dropped` (guint, live text buffers dropped because
+   * downstream did not take them in time, each replaced by a GAP; a warning
+   * is posted), `output-queued` (guint, items waiting for downstream now).
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Counters since READY->PAUSED: audio-received, audio-transcribed and "
-          "audio-dropped (ns)", GST_TYPE_STRUCTURE, ro));
+          "audio-dropped (ns), text-dropped and output-queued (items)",
+          GST_TYPE_STRUCTURE, ro));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -233,6 +239,8 @@ gst_whisper_sink_init (GstWhisperSink *self)
       GST_SECOND);
   gst_segment_init (&self->sink_segment, GST_FORMAT_TIME);
   gst_whisper_queue_init (&self->queue);
+  gst_whisper_out_queue_init (&self->outq, GST_ELEMENT (self));
+  gst_whisper_src_reset (self);
 
   gst_whisper_sink_task_init (self);
 }
@@ -244,6 +252,7 @@ gst_whisper_sink_finalize (GObject *object)
 
   gst_whisper_sink_task_finalize (self);
   gst_whisper_queue_clear (&self->queue);
+  gst_whisper_out_queue_clear (&self->outq);
   gst_audio_stream_align_free (self->align);
   g_clear_pointer (&self->stream, whisper_stream_free);
   g_clear_pointer (&self->engine, whisper_engine_unref);
@@ -360,12 +369,15 @@ static GstStructure *
 get_stats (GstWhisperSink *self)
 {
   GstStructure *s;
+  guint queued, dropped;
 
+  gst_whisper_out_queue_get_stats (&self->outq, &queued, &dropped);
   GST_OBJECT_LOCK (self);
   s = gst_structure_new ("whispersink-stats",
       "audio-received", G_TYPE_UINT64, samples_to_time (self->audio_received),
       "audio-transcribed", G_TYPE_UINT64, samples_to_time (self->audio_transcribed),
-      "audio-dropped", G_TYPE_UINT64, samples_to_time (self->audio_dropped), NULL);
+      "audio-dropped", G_TYPE_UINT64, samples_to_time (self->audio_dropped),
+      "text-dropped", G_TYPE_UINT, dropped, "output-queued", G_TYPE_UINT, queued, NULL);
   GST_OBJECT_UNLOCK (self);
   return s;
 }
@@ -585,9 +597,17 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
       self->have_info = FALSE;
       reset_sink_side (self);
       gst_whisper_sink_task_reset (self);
+      gst_whisper_src_reset (self);
+      gst_whisper_out_queue_reset_stats (&self->outq);
       GST_OBJECT_LOCK (self);
       self->audio_received = self->audio_transcribed = self->audio_dropped = 0;
       GST_OBJECT_UNLOCK (self);
+      break;
+    case GST_STATE_CHANGE_PLAYING_TO_PAUSED:
+      /* Sinks preroll again: without new audio (a branch beside this one
+       * holds it back until every sink has prerolled) they would wait for
+       * the next text, which may need all of the audio. */
+      gst_whisper_out_queue_push_preroll (&self->outq);
       break;
     default:
       break;
@@ -599,9 +619,10 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
 
   switch (transition) {
     case GST_STATE_CHANGE_PAUSED_TO_READY:
-      /* The pads are inactive and the task is stopped. */
+      /* The pads are inactive and both tasks are stopped. */
       free_stream (self);
       gst_whisper_sink_task_reset (self);
+      gst_whisper_src_reset (self);
       break;
     case GST_STATE_CHANGE_READY_TO_NULL:
       free_engine (self);
@@ -615,12 +636,14 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
 /* ------------------------------------------------------------------------ */
 /* Hand-off to the task */
 
-/* Refuses data, wakes everyone, and stops a running transcription (the
- * task checks the queue's flushing state after every decode step). */
+/* Refuses data, drops the queued text, wakes everyone, and stops a
+ * running transcription (the inference task checks the queue's flushing
+ * state after every decode step). */
 static void
 set_flushing (GstWhisperSink *self)
 {
   gst_whisper_queue_set_flushing (&self->queue, TRUE);
+  gst_whisper_out_queue_set_flushing (&self->outq, TRUE);
   GST_OBJECT_LOCK (self);
   if (self->stream)
     whisper_stream_cancel (self->stream);
@@ -630,7 +653,17 @@ set_flushing (GstWhisperSink *self)
 static void
 unset_flushing (GstWhisperSink *self)
 {
+  gst_whisper_out_queue_set_flushing (&self->outq, FALSE);
   gst_whisper_queue_set_flushing (&self->queue, FALSE);
+}
+
+/* Both tasks, the src pad's first: it takes what inference produces. */
+static gboolean
+start_tasks (GstWhisperSink *self)
+{
+  if (!gst_pad_start_task (self->srcpad, gst_whisper_src_loop, self, NULL))
+    return FALSE;
+  return gst_whisper_sink_task_start (self);
 }
 
 static gboolean
@@ -643,9 +676,10 @@ gst_whisper_sink_src_activate_mode (GstPad *pad, GstObject *parent, GstPadMode m
     return FALSE;
   if (active) {
     unset_flushing (self);
-    return gst_pad_start_task (pad, gst_whisper_sink_task_loop, self, NULL);
+    return start_tasks (self);
   }
   set_flushing (self);
+  gst_whisper_sink_task_stop (self);
   return gst_pad_stop_task (pad);
 }
 
@@ -793,11 +827,13 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
     case GST_EVENT_FLUSH_STOP:{
       gboolean ret;
 
-      /* Serialized: upstream holds the stream lock; wait for the task to stop
-       * (flushing again in case no FLUSH_START came first). */
+      /* Serialized: upstream holds the stream lock; wait for both tasks to
+       * stop (flushing again in case no FLUSH_START came first). */
       set_flushing (self);
+      gst_whisper_sink_task_pause (self);
       gst_pad_pause_task (self->srcpad);
       gst_whisper_sink_task_reset (self);
+      gst_whisper_src_reset (self);
       reset_sink_side (self);
       ret = gst_pad_push_event (self->srcpad, event);
       unset_flushing (self);
@@ -806,7 +842,7 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
       if (self->stream)
         whisper_stream_reset (self->stream);
       GST_OBJECT_UNLOCK (self);
-      gst_pad_start_task (self->srcpad, gst_whisper_sink_task_loop, self, NULL);
+      start_tasks (self);
       return ret;
     }
 

@@ -1,9 +1,12 @@
-/* gstwhispertask.c: whispersink's src-pad task. It takes the audio and
- * events the streaming thread queued, keeps the audio in the window
- * (gstwhisperwindow.c), decides when to call the engine, turns what the
- * engine reports into output items (gstwhisperoutput.c, gstwhisperwords.c)
- * and forwards the serialized events in order, draining before SEGMENT,
- * GAP, DISCONT and EOS.
+/* gstwhispertask.c: whispersink's inference task. It takes the audio and
+ * events the streaming thread queued (gstwhisperqueue.c), keeps the audio
+ * in the window (gstwhisperwindow.c), decides when to call the engine,
+ * turns what the engine reports into output items (gstwhisperoutput.c,
+ * gstwhisperwords.c) and forwards the serialized events in order, draining
+ * before SEGMENT, GAP, DISCONT and EOS. Everything it sends goes through
+ * the output queue (gstwhisperoutqueue.c) to the src pad task
+ * (gstwhispersrc.c): downstream never blocks it (live), or only once the
+ * output queue is full (non-live).
  *
  * Non-live upstream (offline-mode=exact, the default): the audio of a run is
  * buffered and transcribed by one whisper_stream_transcribe() call when the
@@ -47,6 +50,9 @@
 #define GST_CAT_DEFAULT gst_whisper_sink_debug
 
 #define WINDOWED_LOOKAHEAD_SAMPLES (WHISPER_SAMPLE_RATE)
+/* Live: text may wait this much longer than latency + lateness for
+ * downstream before the oldest is dropped. */
+#define OUTPUT_SLACK (GST_SECOND)
 #define MIN_CHUNK_SAMPLES (WHISPER_SAMPLE_RATE / 2)
 /* Segment times and token times are the same 20-ms timestamps, computed
  * apart. */
@@ -64,19 +70,54 @@ typedef struct {
   GstFlowReturn flow;
 } CallContext;
 
+static void task_loop (gpointer user_data);
+
 void
 gst_whisper_sink_task_init (GstWhisperSink *self)
 {
   gst_whisper_window_init (&self->window, WHISPER_SAMPLE_RATE);
-  gst_whisper_output_init (&self->out, GST_ELEMENT (self), self->srcpad);
+  gst_whisper_output_init (&self->out, GST_ELEMENT (self), &self->outq);
   gst_whisper_words_init (&self->words, -1);
+  g_rec_mutex_init (&self->task_lock);
+  self->task = gst_task_new (task_loop, self, NULL);
+  gst_task_set_lock (self->task, &self->task_lock);
 }
 
 void
 gst_whisper_sink_task_finalize (GstWhisperSink *self)
 {
+  gst_object_unref (self->task);
+  g_rec_mutex_clear (&self->task_lock);
   gst_whisper_window_clear (&self->window);
   gst_whisper_words_clear (&self->words);
+}
+
+gboolean
+gst_whisper_sink_task_start (GstWhisperSink *self)
+{
+  return gst_task_start (self->task);
+}
+
+void
+gst_whisper_sink_task_pause (GstWhisperSink *self)
+{
+  gst_task_pause (self->task);
+  /* The loop function runs with the lock held. */
+  g_rec_mutex_lock (&self->task_lock);
+  g_rec_mutex_unlock (&self->task_lock);
+}
+
+void
+gst_whisper_sink_task_stop (GstWhisperSink *self)
+{
+  gst_task_stop (self->task);
+  /* The loop function may pause the task itself (flushing) after this
+   * stop, which would leave the thread waiting in PAUSED; once it has
+   * returned, gst_task_join() sets STOPPED again and wakes it (as
+   * gst_pad_stop_task() does with the stream lock). */
+  g_rec_mutex_lock (&self->task_lock);
+  g_rec_mutex_unlock (&self->task_lock);
+  gst_task_join (self->task);
 }
 
 void
@@ -86,6 +127,7 @@ gst_whisper_sink_task_reset (GstWhisperSink *self)
   gst_whisper_output_reset (&self->out);
   gst_segment_init (&self->out.segment, GST_FORMAT_TIME);
   self->seen_segment = FALSE;
+  self->caps_queued = FALSE;
 }
 
 /* Flushing stops the running transcription at the next decode step. */
@@ -255,6 +297,10 @@ read_policy (GstWhisperSink *self, GstWhisperWindowPolicy *policy,
   chunk = gst_util_uint64_scale_int (latency_ms / 4, WHISPER_SAMPLE_RATE, 1000);
   policy->chunk_samples = CLAMP (chunk, MIN_CHUNK_SAMPLES, policy->window_samples);
   self->out.budget = (GstClockTime) (latency_ms + lateness_ms) * GST_MSECOND;
+  /* A sink synchronising to the clock takes text within latency + lateness
+   * of its time; text waiting longer is stuck behind downstream. */
+  gst_whisper_out_queue_set_limits (&self->outq, policy->live,
+      self->out.budget + OUTPUT_SLACK);
 }
 
 static const gchar *
@@ -373,16 +419,19 @@ drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy)
 {
   GstWhisperWindow *w = &self->window;
   gsize budget = gst_util_uint64_scale (self->out.budget, WHISPER_SAMPLE_RATE, GST_SECOND);
-  guint64 from = w->seek;
+  guint64 from = w->seek, given;
   gsize dropped;
 
   if (gst_whisper_window_pending (w) <= MAX (budget, policy->chunk_samples))
     return;
+  given = w->given;
   dropped = gst_whisper_window_drop_backlog (w, policy->chunk_samples);
   if (dropped == 0)
     return;
+  /* Counted once: audio the engine had seen already (a held-back segment)
+   * counts as transcribed. */
   GST_OBJECT_LOCK (self);
-  self->audio_dropped += dropped;
+  self->audio_dropped += w->given - given;
   GST_OBJECT_UNLOCK (self);
   GST_ELEMENT_WARNING_WITH_DETAILS (self, STREAM, FAILED,
       ("Inference is slower than real time: dropped %.1f s of audio (from %"
@@ -427,8 +476,10 @@ process (GstWhisperSink *self, gboolean drain)
 static void
 push_event (GstWhisperSink *self, GstEvent *event)
 {
-  if (!gst_pad_push_event (self->srcpad, event))
-    GST_DEBUG_OBJECT (self, "downstream refused an event");
+  GstFlowReturn ret = gst_whisper_out_queue_push_event (&self->outq, event);
+
+  if (ret != GST_FLOW_OK)
+    GST_DEBUG_OBJECT (self, "event not queued: %s", gst_flow_get_name (ret));
 }
 
 static GstFlowReturn
@@ -440,8 +491,11 @@ handle_event (GstWhisperSink *self, GstEvent *event)
     case GST_EVENT_CAPS:{
       GstCaps *caps = gst_pad_get_pad_template_caps (self->srcpad);
       gst_event_unref (event);
-      if (!gst_pad_has_current_caps (self->srcpad))
+      /* The src pad may not have them yet while they wait in the queue. */
+      if (!self->caps_queued && !gst_pad_has_current_caps (self->srcpad)) {
         push_event (self, gst_event_new_caps (caps));
+        self->caps_queued = TRUE;
+      }
       gst_caps_unref (caps);
       break;
     }
@@ -458,14 +512,12 @@ handle_event (GstWhisperSink *self, GstEvent *event)
         whisper_stream_reset (self->stream);
       self->seen_segment = TRUE;
       gst_whisper_window_reset (&self->window, GST_CLOCK_TIME_NONE);
-      self->out.segment = segment;
-      self->out.position = GST_CLOCK_TIME_NONE;
 
       GST_OBJECT_LOCK (self);
       lateness_ms = self->lateness_ms;
       GST_OBJECT_UNLOCK (self);
-      segment.base += (GstClockTime) lateness_ms * GST_MSECOND;
-      push_event (self, gst_event_new_segment (&segment));
+      gst_whisper_output_start_segment (&self->out, &segment,
+          (GstClockTime) lateness_ms * GST_MSECOND);
       break;
     }
     case GST_EVENT_GAP:{
@@ -490,10 +542,10 @@ handle_event (GstWhisperSink *self, GstEvent *event)
         gst_event_unref (event);
         break;
       }
-      push_event (self, event);
-      /* The bin counts whispersink among its sinks. */
-      gst_element_post_message (GST_ELEMENT (self),
-          gst_message_new_eos (GST_OBJECT (self)));
+      gst_event_unref (event);
+      /* The src pad task pushes it after the text and posts the EOS
+       * message. */
+      ret = gst_whisper_out_queue_push_eos (&self->outq);
       break;
     default:
       push_event (self, event);
@@ -534,21 +586,20 @@ handle_item (GstWhisperSink *self, GstWhisperQueueItem *item)
 static void
 pause_task (GstWhisperSink *self, GstFlowReturn ret)
 {
-  GST_DEBUG_OBJECT (self, "pausing task: %s", gst_flow_get_name (ret));
+  GST_DEBUG_OBJECT (self, "pausing the inference task: %s", gst_flow_get_name (ret));
   gst_whisper_queue_pause (&self->queue, ret);
-  gst_pad_pause_task (self->srcpad);
+  gst_task_pause (self->task);
 
-  if (ret == GST_FLOW_EOS) {
-    /* Downstream is done: nothing more will be transcribed. */
-  } else if (ret == GST_FLOW_NOT_NEGOTIATED || ret < GST_FLOW_EOS) {
-    if (ret != GST_FLOW_ERROR)     /* GST_FLOW_ERROR: an error was posted already */
-      GST_ELEMENT_FLOW_ERROR (self, ret);
-    gst_pad_push_event (self->srcpad, gst_event_new_eos ());
-  }
+  /* Flows downstream returned were handled by the src pad task (an error
+   * posted, EOS sent). An error of our own was posted already (a failed
+   * transcription): downstream gets EOS after the text queued. */
+  if ((ret == GST_FLOW_NOT_NEGOTIATED || ret < GST_FLOW_EOS)
+      && gst_whisper_out_queue_get_result (&self->outq) == GST_FLOW_OK)
+    gst_whisper_out_queue_push_event (&self->outq, gst_event_new_eos ());
 }
 
-void
-gst_whisper_sink_task_loop (gpointer user_data)
+static void
+task_loop (gpointer user_data)
 {
   GstWhisperSink *self = user_data;
   GQueue batch = G_QUEUE_INIT;
@@ -558,8 +609,8 @@ gst_whisper_sink_task_loop (gpointer user_data)
 
   /* All audio up to the next resync or event, or that one item. */
   if (!gst_whisper_queue_pop (&self->queue, &batch)) {
-    GST_DEBUG_OBJECT (self, "flushing, pausing task");
-    gst_pad_pause_task (self->srcpad);
+    GST_DEBUG_OBJECT (self, "flushing, pausing the inference task");
+    gst_task_pause (self->task);
     return;
   }
 

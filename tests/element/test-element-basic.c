@@ -201,6 +201,7 @@ GST_START_TEST (test_property_flags_and_defaults)
   gint mel, threads, ctx;
   gdouble nst;
   const gchar *counters[] = { "audio-received", "audio-transcribed", "audio-dropped" };
+  const gchar *items[] = { "text-dropped", "output-queued" };
   GstStructure *stats = NULL;
   guint i;
 
@@ -233,6 +234,11 @@ GST_START_TEST (test_property_flags_and_defaults)
     guint64 v = G_MAXUINT64;
     fail_unless (gst_structure_get_uint64 (stats, counters[i], &v), "no %s", counters[i]);
     fail_unless_equals_uint64 (v, 0);
+  }
+  for (i = 0; i < G_N_ELEMENTS (items); i++) {
+    guint v = G_MAXUINT;
+    fail_unless (gst_structure_get_uint (stats, items[i], &v), "no %s", items[i]);
+    fail_unless_equals_int (v, 0);
   }
   gst_structure_free (stats);
   g_free (model);

@@ -60,7 +60,8 @@ span_cmp (gconstpointer a, gconstpointer b)
   return 0;
 }
 
-/* Buffers and GAP events together cover [from, to) without hole or overlap. */
+/* Buffers and GAP events together cover [from, to) without hole or overlap
+ * (zero-duration GAPs aside). */
 static void
 check_coverage (GPtrArray *bufs, GPtrArray *events, GstClockTime from, GstClockTime to)
 {
@@ -81,6 +82,8 @@ check_coverage (GPtrArray *bufs, GPtrArray *events, GstClockTime from, GstClockT
     if (GST_EVENT_TYPE (ev) != GST_EVENT_GAP)
       continue;
     gst_event_parse_gap (ev, &ts, &dur);
+    if (dur == 0)
+      continue;     /* the GAP after each SEGMENT, for preroll: covers nothing */
     s.start = ts;
     s.end = ts + dur;
     s.gap = TRUE;
