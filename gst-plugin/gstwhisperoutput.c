@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-GST_DEBUG_CATEGORY_EXTERN (gst_whisper_sink_debug);
+#include "gstwhisperdebug.h"
 #define GST_CAT_DEFAULT gst_whisper_sink_debug
 
 /* Warn again only when the delay grew by this much since the last warning. */

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-GST_DEBUG_CATEGORY_EXTERN (gst_whisper_sink_debug);
+#include "gstwhisperdebug.h"
 #define GST_CAT_DEFAULT gst_whisper_sink_debug
 
 /* Waits until the src pad task took an item. Leaves to `label` when the

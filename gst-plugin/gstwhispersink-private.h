@@ -22,6 +22,7 @@
 #include "gstwhisperenums.h"
 #include "gstwhisperoutput.h"
 #include "gstwhisperoutqueue.h"
+#include "gstwhisperdebug.h"
 #include "gstwhisperqueue.h"
 #include "gstwhisperwindow.h"
 #include "gstwhisperwords.h"
@@ -29,7 +30,6 @@
 
 G_BEGIN_DECLS
 
-GST_DEBUG_CATEGORY_EXTERN (gst_whisper_sink_debug);
 
 struct _GstWhisperSink {
   GstElement parent;

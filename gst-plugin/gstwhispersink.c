@@ -26,7 +26,6 @@
 
 #include <string.h>
 
-GST_DEBUG_CATEGORY (gst_whisper_sink_debug);
 #define GST_CAT_DEFAULT gst_whisper_sink_debug
 
 #define DEFAULT_MODEL NULL
@@ -68,8 +67,7 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 
 #define gst_whisper_sink_parent_class parent_class
 G_DEFINE_TYPE_WITH_CODE (GstWhisperSink, gst_whisper_sink, GST_TYPE_ELEMENT,
-    GST_DEBUG_CATEGORY_INIT (gst_whisper_sink_debug, "whispersink", 0,
-        "Whisper speech-to-text element"));
+    gst_whisper_debug_init ());
 GST_ELEMENT_REGISTER_DEFINE (whispersink, "whispersink", GST_RANK_NONE,
     GST_TYPE_WHISPER_SINK);
 

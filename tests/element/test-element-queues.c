@@ -9,10 +9,8 @@
 #include <string.h>
 
 #include "gstwhisperoutqueue.h"
+#include "gstwhisperdebug.h"
 #include "gstwhisperqueue.h"
-
-/* Normally defined by gstwhispersink.c. */
-GST_DEBUG_CATEGORY (gst_whisper_sink_debug);
 
 static GArray *
 pcm_new (gsize n)
@@ -405,6 +403,6 @@ int
 main (int argc, char **argv)
 {
   gst_check_init (&argc, &argv);
-  GST_DEBUG_CATEGORY_INIT (gst_whisper_sink_debug, "whispersink", 0, "whispersink");
+  gst_whisper_debug_init ();
   return gst_check_run_suite (whispersink_queues_suite (), "whispersink-queues", __FILE__);
 }

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""The engine's and the element's files call each other one way only, and
+the engine's layers point down: (top) -> model/, backend/, cpu/ -> util/,
+cpu/ -> backend/.
+
+From the symbols each object file defines and needs (`nm`), every "file A
+calls file B" edge of one library; fails on a loop of files (two files that
+call each other included) and, for the engine, on an edge that points up a
+layer. Object files are named as meson names them: a file of engine/model/
+is model_<name>.c.o in libwhisper-engine.so.p/.
+
+Usage: check-layers.py ENGINE_OBJECT_DIR PLUGIN_OBJECT_DIR
+"""
+
+import glob
+import os
+import subprocess
+import sys
+
+# engine folder -> the folders its files may call (besides their own)
+ENGINE_LAYERS = {
+    "util": set(),
+    "model": {"util"},
+    "backend": {"util"},
+    "cpu": {"util", "backend"},
+    "top": {"util", "model", "backend", "cpu"},
+}
+
+
+def symbols(obj, flags):
+    out = subprocess.run(["nm", *flags, obj], capture_output=True, text=True, check=True).stdout
+    return {line.split()[-1] for line in out.splitlines() if line.strip()}
+
+
+def edges_of(obj_dir):
+    objects = sorted(glob.glob(os.path.join(obj_dir, "*.c.o")))
+    if len(objects) < 2:
+        sys.exit(f"check-layers: no object files in {obj_dir} (is it built?)")
+    name = {o: os.path.basename(o)[:-len(".c.o")] for o in objects}
+    defined = {}
+    for o in objects:
+        for sym in symbols(o, ["-g", "--defined-only"]):
+            defined[sym] = name[o]
+    edges = {}
+    for o in objects:
+        for sym in symbols(o, ["-u"]):
+            target = defined.get(sym)
+            if target and target != name[o]:
+                edges.setdefault((name[o], target), []).append(sym)
+    return sorted(name.values()), edges
+
+
+def find_loop(nodes, edges):
+    """A loop of files as a list, or None (depth-first search)."""
+    succ = {n: sorted({b for (a, b) in edges if a == n}) for n in nodes}
+    state, stack = {}, []
+
+    def visit(n):
+        state[n] = "open"
+        stack.append(n)
+        for m in succ[n]:
+            if state.get(m) == "open":
+                return stack[stack.index(m):] + [m]
+            if m not in state:
+                loop = visit(m)
+                if loop:
+                    return loop
+        stack.pop()
+        state[n] = "done"
+        return None
+
+    for n in nodes:
+        if n not in state:
+            loop = visit(n)
+            if loop:
+                return loop
+    return None
+
+
+def folder(obj_name):
+    head = obj_name.split("_", 1)[0]
+    return head if head in ENGINE_LAYERS and "_" in obj_name else "top"
+
+
+failures = 0
+checks = 0
+for label, obj_dir, layered in (("engine", sys.argv[1], True), ("element", sys.argv[2], False)):
+    nodes, edges = edges_of(obj_dir)
+    print(f"{label}: {len(nodes)} files, {len(edges)} calls between them")
+    for (a, b), syms in sorted(edges.items()):
+        print(f"  {a} -> {b}: {', '.join(sorted(syms)[:4])}{' ...' if len(syms) > 4 else ''}")
+    loop = find_loop(nodes, edges)
+    checks += 1
+    if loop:
+        print(f"FAIL: {label}: these files call each other in a loop: {' -> '.join(loop)}")
+        failures += 1
+    if layered:
+        checks += 1
+        for (a, b), syms in sorted(edges.items()):
+            fa, fb = folder(a), folder(b)
+            if fa != fb and fb not in ENGINE_LAYERS[fa]:
+                print(f"FAIL: engine: {a} ({fa}/) calls {b} ({fb}/), a layer it must not "
+                      f"call: {', '.join(sorted(syms))}")
+                failures += 1
+
+print(f"{checks - min(failures, checks)} passed, {min(failures, checks)} failed")
+sys.exit(1 if failures else 0)
