@@ -659,9 +659,17 @@ unset_flushing (GstWhisperSink *self)
 static gboolean
 start_tasks (GstWhisperSink *self)
 {
-  if (!gst_pad_start_task (self->srcpad, gst_whisper_src_loop, self, NULL))
+  if (!gst_pad_start_task (self->srcpad, gst_whisper_src_loop, self, NULL)) {
+    GST_ELEMENT_ERROR (self, CORE, THREAD, ("Could not start the src pad task"),
+        (NULL));
     return FALSE;
-  return gst_whisper_sink_task_start (self);
+  }
+  if (!gst_whisper_sink_task_start (self)) {
+    GST_ELEMENT_ERROR (self, CORE, THREAD, ("Could not start the inference task"),
+        (NULL));
+    return FALSE;
+  }
+  return TRUE;
 }
 
 static gboolean
@@ -835,7 +843,7 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
       reset_sink_side (self);
       ret = gst_pad_push_event (self->srcpad, event);
       unset_flushing (self);
-      /* The task is stopped: nothing else uses the stream. */
+      /* Both tasks are paused: nothing else uses the stream. */
       GST_OBJECT_LOCK (self);
       if (self->stream)
         whisper_stream_reset (self->stream);

@@ -20,12 +20,14 @@
 #include <gst/check/gsttestclock.h>
 #include <gst/app/gstappsrc.h>
 #include <glib/gstdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "wt-util.h"
 
-/* Watchdog for anything that would otherwise hang for ever. */
-#define WATCHDOG_S 120
+/* Watchdog for anything that would otherwise hang for ever, in seconds:
+ * $WT_WATCHDOG_S, 120 by default (read in main()). */
+static gint watchdog_s = 120;
 
 static gchar *tmpdir;
 static float *jfk;
@@ -43,11 +45,11 @@ expect_state_reached (GstElement *p, const gchar *what)
 {
   GstState state = GST_STATE_VOID_PENDING, pending = GST_STATE_VOID_PENDING;
   GstStateChangeReturn ret = gst_element_get_state (p, &state, &pending,
-      WATCHDOG_S * GST_SECOND);
+      watchdog_s * GST_SECOND);
 
   fail_unless (ret == GST_STATE_CHANGE_SUCCESS || ret == GST_STATE_CHANGE_NO_PREROLL,
       "%s: the state change did not complete within %d s (state %s, pending %s): "
-      "a sink never got anything to preroll on", what, WATCHDOG_S, state_name (state),
+      "a sink never got anything to preroll on", what, watchdog_s, state_name (state),
       state_name (pending));
 }
 
@@ -57,7 +59,7 @@ static void
 wait_eos (GstElement *p, const gchar *what)
 {
   GstBus *bus = gst_element_get_bus (p);
-  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_TIME_SPAN_SECOND;
+  gint64 deadline = g_get_monotonic_time () + watchdog_s * G_TIME_SPAN_SECOND;
 
   for (;;) {
     GstMessage *m = gst_bus_timed_pop_filtered (bus, 100 * GST_MSECOND,
@@ -78,7 +80,7 @@ wait_eos (GstElement *p, const gchar *what)
       GstState state, pending;
       gst_element_get_state (p, &state, &pending, 0);
       fail ("%s: no EOS within %d s (pipeline %s, pending %s): the pipeline hangs",
-          what, WATCHDOG_S, state_name (state), state_name (pending));
+          what, watchdog_s, state_name (state), state_name (pending));
     }
   }
   gst_object_unref (bus);
@@ -366,7 +368,7 @@ live_push_paced (Live *l, const float *pcm, gsize n, gsize chunk)
   for (off = 0; off + chunk <= n; off += chunk) {
     GstBuffer *buf = gst_buffer_new_memdup (pcm + off, chunk * sizeof (float));
     GstClockTime dur = gst_util_uint64_scale_int (chunk, GST_SECOND, WHISPER_SAMPLE_RATE);
-    gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_TIME_SPAN_SECOND;
+    gint64 deadline = g_get_monotonic_time () + watchdog_s * G_TIME_SPAN_SECOND;
 
     GST_BUFFER_PTS (buf) = l->pushed;
     GST_BUFFER_DURATION (buf) = dur;
@@ -401,12 +403,12 @@ live_release (Live *l)
 static void
 live_wait_eos (Live *l)
 {
-  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_TIME_SPAN_SECOND;
+  gint64 deadline = g_get_monotonic_time () + watchdog_s * G_TIME_SPAN_SECOND;
 
   while (!l->eos) {
     live_poll (l);
     fail_if (g_get_monotonic_time () > deadline, "no EOS within %d s after the sink "
-        "was released", WATCHDOG_S);
+        "was released", watchdog_s);
     g_usleep (10 * 1000);
   }
 }
@@ -416,7 +418,7 @@ static void
 live_wait_sink_blocked (Live *l)
 {
   fail_unless (gst_test_clock_timed_wait_for_multiple_pending_ids (
-          GST_TEST_CLOCK (l->clock), 1, WATCHDOG_S * 1000, NULL),
+          GST_TEST_CLOCK (l->clock), 1, watchdog_s * 1000, NULL),
       "the sink never waited for the clock");
 }
 
@@ -458,7 +460,7 @@ GST_START_TEST (test_live_synced_sink_does_not_stall_inference)
   /* The whole transcript comes out of the engine while the sink still waits
    * for the running time of the first text. */
   {
-    gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_TIME_SPAN_SECOND;
+    gint64 deadline = g_get_monotonic_time () + watchdog_s * G_TIME_SPAN_SECOND;
     gboolean done = FALSE;
     while (!done) {
       guint i;
@@ -503,7 +505,7 @@ GST_START_TEST (test_live_output_overflow_warns)
   live_push_paced (&l, jfk, jfk_n, WHISPER_SAMPLE_RATE / 2);
   fail_unless_equals_int (gst_app_src_end_of_stream (GST_APP_SRC (l.src)), GST_FLOW_OK);
   {
-    gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_TIME_SPAN_SECOND;
+    gint64 deadline = g_get_monotonic_time () + watchdog_s * G_TIME_SPAN_SECOND;
     while (count_warnings (&l, "dropped-text") == 0) {
       live_poll (&l);
       fail_if (g_get_monotonic_time () > deadline, "no warning about dropped text "
@@ -562,7 +564,7 @@ static void
 run_with_watchdog (void (*func) (gpointer), gpointer data, const gchar *what)
 {
   Job job = { 0, };
-  gint64 deadline = g_get_monotonic_time () + WATCHDOG_S * G_TIME_SPAN_SECOND;
+  gint64 deadline = g_get_monotonic_time () + watchdog_s * G_TIME_SPAN_SECOND;
   GThread *thread;
 
   job.func = func;
@@ -575,7 +577,7 @@ run_with_watchdog (void (*func) (gpointer), gpointer data, const gchar *what)
     if (!g_cond_wait_until (&job.cond, &job.lock, deadline))
       break;
   g_mutex_unlock (&job.lock);
-  fail_unless (job.done, "%s did not return within %d s: deadlock", what, WATCHDOG_S);
+  fail_unless (job.done, "%s did not return within %d s: deadlock", what, watchdog_s);
   g_thread_join (thread);
   g_mutex_clear (&job.lock);
   g_cond_clear (&job.cond);
@@ -670,6 +672,8 @@ main (int argc, char **argv)
   int ret;
 
   gst_check_init (&argc, &argv);
+  if (g_getenv ("WT_WATCHDOG_S"))
+    watchdog_s = MAX (1, atoi (g_getenv ("WT_WATCHDOG_S")));
   jfk = wt_load_jfk (&jfk_n);
   tmpdir = g_dir_make_tmp ("whispersink-flow-XXXXXX", NULL);
   ret = gst_check_run_suite (whispersink_flow_suite (), "whispersink-flow", __FILE__);
