@@ -18,6 +18,7 @@
 #include <glib.h>
 
 #include "whisper-error.h"
+#include "whisper-pcm.h"
 
 G_BEGIN_DECLS
 

@@ -16,18 +16,12 @@ first_bad (const float *pcm, gsize n)
   return n;
 }
 
-const float *
-whisper_pcm_sanitize (const float *pcm, gsize n, float **owned, WhisperPcmFixes *fixes)
+/* out[i] = the fixed in[i] for i in [first, n); in and out may be equal. */
+static void
+fix_from (float *out, const float *in, gsize first, gsize n, WhisperPcmFixes *fixes)
 {
-  *owned = NULL;
-  const gsize first = first_bad (pcm, n);
-  if (first == n)
-    return pcm;
-
-  float *out = g_new (float, n);
-  memcpy (out, pcm, first * sizeof (float));
   for (gsize i = first; i < n; i++) {
-    const float v = pcm[i];
+    const float v = in[i];
     if (!isfinite (v)) {
       out[i] = 0.0f;
       fixes->non_finite++;
@@ -38,6 +32,27 @@ whisper_pcm_sanitize (const float *pcm, gsize n, float **owned, WhisperPcmFixes 
       out[i] = v;
     }
   }
+}
+
+const float *
+whisper_pcm_sanitize (const float *pcm, gsize n, float **owned, WhisperPcmFixes *fixes)
+{
+  *owned = NULL;
+  const gsize first = first_bad (pcm, n);
+  if (first == n)
+    return pcm;
+
+  float *out = g_new (float, n);
+  memcpy (out, pcm, first * sizeof (float));
+  fix_from (out, pcm, first, n, fixes);
   *owned = out;
   return out;
+}
+
+void
+whisper_pcm_sanitize_in_place (float *pcm, gsize n, WhisperPcmFixes *fixes)
+{
+  const gsize first = first_bad (pcm, n);
+  if (first < n)
+    fix_from (pcm, pcm, first, n, fixes);
 }

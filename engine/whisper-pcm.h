@@ -1,4 +1,5 @@
-/* whisper-pcm.h: the engine's audio input boundary. Every sample the engine
+/* whisper-pcm.h: the engine's audio input boundary (public: part of the
+ * API of libwhisper-engine, included by whisper-engine.h). Every sample the engine
  * transcribes passes through whisper_pcm_sanitize() once: the log-mel front
  * end takes log10 of the power and clamps everything to 8 below the input's
  * maximum, so a single +Inf, NaN or huge sample (3e19) would turn the whole
@@ -23,5 +24,9 @@ typedef struct {
  * *owned too (g_free it). The counts are added to *fixes. */
 const float *whisper_pcm_sanitize (const float *pcm, gsize n, float **owned,
                                    WhisperPcmFixes *fixes);
+
+/* The same fixes made in place (for a caller that owns a float copy
+ * already, as the GStreamer element does). */
+void whisper_pcm_sanitize_in_place (float *pcm, gsize n, WhisperPcmFixes *fixes);
 
 G_END_DECLS

@@ -72,6 +72,11 @@ struct _GstWhisperSink {
   guint64 audio_received;     /* sink side */
   guint64 audio_transcribed;  /* task: audio the engine has been given */
   guint64 audio_dropped;      /* task: live audio dropped to catch up */
+  guint64 samples_non_finite; /* sink side: NaN/Inf samples set to 0 */
+  guint64 samples_clipped;    /* sink side: samples beyond +-1 clamped to it */
+  /* Sink side (streaming thread only): when the last warning about such
+   * samples was posted, in samples received, or G_MAXUINT64 for never. */
+  guint64 sanitize_warned_at;
 
   /* The inference task (not a pad task) and its lock. */
   GstTask *task;

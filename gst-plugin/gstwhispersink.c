@@ -171,12 +171,17 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
    * each drop also posts a warning; at EOS, received = transcribed +
    * dropped), `text-dropped` (guint, live text buffers dropped because
    * downstream did not take them in time, each replaced by a GAP; a warning
-   * is posted), `output-queued` (guint, items waiting for downstream now).
+   * is posted), `output-queued` (guint, items waiting for downstream now),
+   * `samples-non-finite` and `samples-clipped` (guint64, F32 input samples
+   * that were NaN or infinite, set to 0, or beyond full scale, clamped to
+   * +-1; a warning is posted at the first and then at most every 10 s of
+   * audio).
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Counters since READY->PAUSED: audio-received, audio-transcribed and "
-          "audio-dropped (ns), text-dropped and output-queued (items)",
+          "audio-dropped (ns), text-dropped and output-queued (items), "
+          "samples-non-finite and samples-clipped (F32 samples fixed)",
           GST_TYPE_STRUCTURE, ro));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
@@ -375,7 +380,9 @@ get_stats (GstWhisperSink *self)
       "audio-received", G_TYPE_UINT64, samples_to_time (self->audio_received),
       "audio-transcribed", G_TYPE_UINT64, samples_to_time (self->audio_transcribed),
       "audio-dropped", G_TYPE_UINT64, samples_to_time (self->audio_dropped),
-      "text-dropped", G_TYPE_UINT, dropped, "output-queued", G_TYPE_UINT, queued, NULL);
+      "text-dropped", G_TYPE_UINT, dropped, "output-queued", G_TYPE_UINT, queued,
+      "samples-non-finite", G_TYPE_UINT64, self->samples_non_finite,
+      "samples-clipped", G_TYPE_UINT64, self->samples_clipped, NULL);
   GST_OBJECT_UNLOCK (self);
   return s;
 }
@@ -599,6 +606,8 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
       gst_whisper_out_queue_reset_stats (&self->outq);
       GST_OBJECT_LOCK (self);
       self->audio_received = self->audio_transcribed = self->audio_dropped = 0;
+      self->samples_non_finite = self->samples_clipped = 0;
+      self->sanitize_warned_at = G_MAXUINT64;
       GST_OBJECT_UNLOCK (self);
       break;
     case GST_STATE_CHANGE_PLAYING_TO_PAUSED:
@@ -746,6 +755,45 @@ buffer_to_float (GstWhisperSink *self, GstBuffer *buffer)
   return pcm;
 }
 
+/* Warn again about bad samples after this much more audio at the most. */
+#define SANITIZE_WARN_INTERVAL (10 * WHISPER_SAMPLE_RATE)
+
+/* F32 input: NaN/Inf samples to 0, samples beyond full scale clamped to
+ * +-1 (whisper-pcm.h), counted in the stats property; a warning at the
+ * first such buffer, then at most once per 10 s of audio. S16 needs
+ * nothing: every value is within range. */
+static void
+sanitize_samples (GstWhisperSink *self, GArray *pcm, GstClockTime ts)
+{
+  WhisperPcmFixes fixes = { 0, 0 };
+  guint64 received, non_finite, clipped;
+
+  if (GST_AUDIO_INFO_FORMAT (&self->info) != GST_AUDIO_FORMAT_F32LE)
+    return;
+  whisper_pcm_sanitize_in_place ((float *) pcm->data, pcm->len, &fixes);
+  if (fixes.non_finite == 0 && fixes.clipped == 0)
+    return;
+  GST_OBJECT_LOCK (self);
+  self->samples_non_finite += fixes.non_finite;
+  self->samples_clipped += fixes.clipped;
+  received = self->audio_received;
+  non_finite = self->samples_non_finite;
+  clipped = self->samples_clipped;
+  GST_OBJECT_UNLOCK (self);
+  if (self->sanitize_warned_at != G_MAXUINT64
+      && received < self->sanitize_warned_at + SANITIZE_WARN_INTERVAL)
+    return;
+  self->sanitize_warned_at = received;
+  GST_ELEMENT_WARNING_WITH_DETAILS (self, STREAM, FORMAT,
+      ("Invalid audio samples: %" G_GUINT64_FORMAT " not finite (set to 0) and %"
+          G_GUINT64_FORMAT " beyond full scale (clamped to +-1) so far, the latest in the "
+          "buffer at %" GST_TIME_FORMAT, non_finite, clipped, GST_TIME_ARGS (ts)),
+      ("F32 input must be finite and within [-1, 1]; a single bad sample would otherwise "
+          "ruin the transcription of its whole window"),
+      ("reason", G_TYPE_STRING, "invalid-samples", "timestamp", G_TYPE_UINT64, ts,
+          "non-finite", G_TYPE_UINT64, non_finite, "clipped", G_TYPE_UINT64, clipped, NULL));
+}
+
 static GstFlowReturn
 gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
 {
@@ -788,6 +836,7 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
       GST_BUFFER_IS_DISCONT (buffer), pts, pcm->len, &ts, &dur, NULL);
   gst_buffer_unref (buffer);
 
+  sanitize_samples (self, pcm, ts);
   n = pcm->len;
   ret = gst_whisper_queue_push_audio (&self->queue, pcm, discont, ts);
   if (ret != GST_FLOW_OK) {
