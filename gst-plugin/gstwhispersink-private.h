@@ -47,6 +47,7 @@ struct _GstWhisperSink {
   GstWhisperOutputMode output;
   gint encoder_context;
   gdouble no_speech_threshold;
+  gboolean condition_on_previous_text;
   GstWhisperOfflineMode offline_mode;
   gint max_encoder_length;
   gboolean engine_dirty;      /* an engine property changed in READY */

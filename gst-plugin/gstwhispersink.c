@@ -54,6 +54,7 @@ enum {
   PROP_MAX_ENCODER_LENGTH,
   PROP_MAX_OBSERVED_DELAY,
   PROP_STATS,
+  PROP_CONDITION_ON_PREVIOUS_TEXT,
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -146,6 +147,25 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
           "A window whose no-speech probability exceeds this (and whose average log "
           "probability is below -1) is treated as silence; negative disables the check",
           -1.0, 1.0, DEFAULT_NO_SPEECH_THRESHOLD, rw | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstWhisperSink:condition-on-previous-text:
+   *
+   * Whether each 30-s window of a file is decoded with the text of the
+   * previous windows as its prompt (faster-whisper's
+   * condition_on_previous_text, on by default there and here). The prompt
+   * helps spelling and punctuation stay consistent, but once the model
+   * falls into a repetition loop the loop is in the prompt of the next
+   * window too, and on long files of repeated speech the conditioned
+   * transcript skips sentences and repeats one for tens of seconds where the
+   * unconditioned one does not (compare whisper-transcribe with and without
+   * --no-condition). Live calls never condition (a carried segment is
+   * decoded again).
+   */
+  g_object_class_install_property (gobject_class, PROP_CONDITION_ON_PREVIOUS_TEXT,
+      g_param_spec_boolean ("condition-on-previous-text", "Condition on previous text",
+          "Decode each window with the previous windows' text as prompt; off stops "
+          "repetition loops from carrying over (files only)", TRUE,
+          rw | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_OFFLINE_MODE,
       g_param_spec_enum ("offline-mode", "Offline mode",
           "Non-live upstream: transcribe the whole stream at EOS like the engine does "
@@ -236,6 +256,7 @@ gst_whisper_sink_init (GstWhisperSink *self)
   self->output = DEFAULT_OUTPUT;
   self->encoder_context = DEFAULT_ENCODER_CONTEXT;
   self->no_speech_threshold = DEFAULT_NO_SPEECH_THRESHOLD;
+  self->condition_on_previous_text = TRUE;
   self->offline_mode = DEFAULT_OFFLINE_MODE;
 
   self->align = gst_audio_stream_align_new (WHISPER_SAMPLE_RATE, 40 * GST_MSECOND,
@@ -279,13 +300,16 @@ language_is_english (const gchar *code)
       && (code[2] == '\0' || code[2] == '-' || code[2] == '_');
 }
 
-/* Object lock held. Engine properties may change in NULL and READY only. */
+/* Object lock held. Engine properties may change in NULL and READY only;
+ * a change in PAUSED or PLAYING is ignored, and *ignored names the property
+ * so that the caller posts a warning once the lock is released. */
 static gboolean
-engine_property_writable (GstWhisperSink *self, GParamSpec *pspec)
+engine_property_writable (GstWhisperSink *self, GParamSpec *pspec, const gchar **ignored)
 {
   if (GST_STATE (self) > GST_STATE_READY || GST_STATE_PENDING (self) > GST_STATE_READY) {
     GST_WARNING_OBJECT (self, "'%s' can only be changed in the NULL or READY state; "
         "the change is ignored", pspec->name);
+    *ignored = pspec->name;
     return FALSE;
   }
   if (self->engine)
@@ -300,25 +324,26 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
   GstWhisperSink *self = GST_WHISPER_SINK (object);
   gboolean post_latency = FALSE, warn_language = FALSE;
   gchar *language = NULL;
+  const gchar *ignored = NULL;
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_MODEL:
-      if (engine_property_writable (self, pspec)) {
+      if (engine_property_writable (self, pspec, &ignored)) {
         g_free (self->model);
         self->model = g_value_dup_string (value);
       }
       break;
     case PROP_DEVICE:
-      if (engine_property_writable (self, pspec))
+      if (engine_property_writable (self, pspec, &ignored))
         self->device = g_value_get_enum (value);
       break;
     case PROP_THREADS:
-      if (engine_property_writable (self, pspec))
+      if (engine_property_writable (self, pspec, &ignored))
         self->threads = g_value_get_int (value);
       break;
     case PROP_ENCODER_CONTEXT:
-      if (engine_property_writable (self, pspec))
+      if (engine_property_writable (self, pspec, &ignored))
         self->encoder_context = g_value_get_int (value);
       break;
     case PROP_LANGUAGE_CODE:
@@ -345,6 +370,9 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
     case PROP_OFFLINE_MODE:
       self->offline_mode = g_value_get_enum (value);
       break;
+    case PROP_CONDITION_ON_PREVIOUS_TEXT:
+      self->condition_on_previous_text = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -360,6 +388,13 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
   if (post_latency)
     gst_element_post_message (GST_ELEMENT (self),
         gst_message_new_latency (GST_OBJECT (self)));
+  if (ignored)
+    GST_ELEMENT_WARNING_WITH_DETAILS (self, LIBRARY, SETTINGS,
+        ("The property '%s' cannot change while the element is PAUSED or PLAYING: the "
+            "change is ignored", ignored),
+        ("the engine is loaded with it; set it in the NULL or READY state"),
+        ("reason", G_TYPE_STRING, "property-ignored", "property", G_TYPE_STRING, ignored,
+            NULL));
 }
 
 static GstClockTime
@@ -437,6 +472,9 @@ gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_OFFLINE_MODE:
       g_value_set_enum (value, self->offline_mode);
+      break;
+    case PROP_CONDITION_ON_PREVIOUS_TEXT:
+      g_value_set_boolean (value, self->condition_on_previous_text);
       break;
     case PROP_MAX_ENCODER_LENGTH:
       g_value_set_int (value, self->max_encoder_length);

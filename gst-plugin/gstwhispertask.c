@@ -368,6 +368,9 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
 
   whisper_decode_options_init (&opts);
   opts.no_speech_threshold = no_speech_threshold;
+  GST_OBJECT_LOCK (self);
+  opts.condition_on_previous_text = self->condition_on_previous_text;
+  GST_OBJECT_UNLOCK (self);
   /* The prompt history would hold the text of a carried segment, which is
    * decoded again: condition live calls on nothing. */
   if (region->carry == GST_WHISPER_CARRY_LAST_SEGMENT)
