@@ -48,6 +48,7 @@ struct _GstWhisperSink {
   gint encoder_context;
   gdouble no_speech_threshold;
   gboolean condition_on_previous_text;
+  gint channel;               /* -1: the mean of all channels */
   GstWhisperOfflineMode offline_mode;
   gint max_encoder_length;
   gboolean engine_dirty;      /* an engine property changed in READY */

@@ -55,12 +55,13 @@ enum {
   PROP_MAX_OBSERVED_DELAY,
   PROP_STATS,
   PROP_CONDITION_ON_PREVIOUS_TEXT,
+  PROP_CHANNEL,
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("audio/x-raw, format = (string) { F32LE, S16LE }, "
-        "rate = (int) 16000, channels = (int) 1, layout = (string) interleaved"));
+        "rate = (int) 16000, channels = (int) [ 1, 64 ], layout = (string) interleaved"));
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS,
@@ -166,6 +167,20 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
           "Decode each window with the previous windows' text as prompt; off stops "
           "repetition loops from carrying over (files only)", TRUE,
           rw | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstWhisperSink:channel:
+   *
+   * Which channel of a multi-channel stream is transcribed: -1 (the
+   * default) mixes them all with equal weights (their mean, as
+   * whisper-transcribe does without --channel), 0 is the first channel
+   * (the left one of a stereo stream). A stream with fewer channels than
+   * asked for fails to negotiate, with an error naming both counts. Mono
+   * streams ignore it. Changes apply from the next buffer.
+   */
+  g_object_class_install_property (gobject_class, PROP_CHANNEL,
+      g_param_spec_int ("channel", "Channel",
+          "Channel to transcribe in a multi-channel stream (0 = first/left; -1 = the mean "
+          "of all channels)", -1, 63, -1, rw | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_OFFLINE_MODE,
       g_param_spec_enum ("offline-mode", "Offline mode",
           "Non-live upstream: transcribe the whole stream at EOS like the engine does "
@@ -257,6 +272,7 @@ gst_whisper_sink_init (GstWhisperSink *self)
   self->encoder_context = DEFAULT_ENCODER_CONTEXT;
   self->no_speech_threshold = DEFAULT_NO_SPEECH_THRESHOLD;
   self->condition_on_previous_text = TRUE;
+  self->channel = -1;
   self->offline_mode = DEFAULT_OFFLINE_MODE;
 
   self->align = gst_audio_stream_align_new (WHISPER_SAMPLE_RATE, 40 * GST_MSECOND,
@@ -373,6 +389,9 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
     case PROP_CONDITION_ON_PREVIOUS_TEXT:
       self->condition_on_previous_text = g_value_get_boolean (value);
       break;
+    case PROP_CHANNEL:
+      self->channel = g_value_get_int (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -475,6 +494,9 @@ gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_CONDITION_ON_PREVIOUS_TEXT:
       g_value_set_boolean (value, self->condition_on_previous_text);
+      break;
+    case PROP_CHANNEL:
+      g_value_set_int (value, self->channel);
       break;
     case PROP_MAX_ENCODER_LENGTH:
       g_value_set_int (value, self->max_encoder_length);
@@ -769,25 +791,42 @@ query_upstream_latency (GstWhisperSink *self)
   gst_whisper_queue_set_upstream (&self->queue, live, min);
 }
 
-static GArray *
-buffer_to_float (GstWhisperSink *self, GstBuffer *buffer)
+/* Sample i of an interleaved buffer as float. */
+static inline float
+sample_at (const guint8 *data, gboolean s16, gsize i)
 {
+  return s16 ? (gint16) GST_READ_UINT16_LE (data + 2 * i) / 32768.0f
+             : GST_READ_FLOAT_LE (data + 4 * i);
+}
+
+/* The buffer's frames as mono float: one channel (channel >= 0) or the mean
+ * of all of them. */
+static GArray *
+buffer_to_float (GstWhisperSink *self, GstBuffer *buffer, gint channel)
+{
+  const gboolean s16 = GST_AUDIO_INFO_FORMAT (&self->info) == GST_AUDIO_FORMAT_S16LE;
+  const gint channels = GST_AUDIO_INFO_CHANNELS (&self->info);
   GstMapInfo map;
   GArray *pcm;
   gsize n, i;
+  gint c;
 
   if (!gst_buffer_map (buffer, &map, GST_MAP_READ))
     return NULL;
   n = map.size / GST_AUDIO_INFO_BPF (&self->info);
   pcm = g_array_sized_new (FALSE, FALSE, sizeof (float), n);
   g_array_set_size (pcm, n);
-  if (GST_AUDIO_INFO_FORMAT (&self->info) == GST_AUDIO_FORMAT_S16LE) {
+  if (channels == 1 || channel >= 0) {
+    const gint take = channels == 1 ? 0 : channel;
     for (i = 0; i < n; i++)
-      g_array_index (pcm, float, i) =
-          (gint16) GST_READ_UINT16_LE (map.data + 2 * i) / 32768.0f;
+      g_array_index (pcm, float, i) = sample_at (map.data, s16, i * channels + take);
   } else {
-    for (i = 0; i < n; i++)
-      g_array_index (pcm, float, i) = GST_READ_FLOAT_LE (map.data + 4 * i);
+    for (i = 0; i < n; i++) {
+      float sum = 0.0f;
+      for (c = 0; c < channels; c++)
+        sum += sample_at (map.data, s16, i * channels + c);
+      g_array_index (pcm, float, i) = sum / channels;
+    }
   }
   gst_buffer_unmap (buffer, &map);
   return pcm;
@@ -840,6 +879,7 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
   gboolean discont;
   GArray *pcm;
   guint n;
+  gint channel;
   GstFlowReturn ret;
 
   (void) pad;
@@ -853,7 +893,17 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
     query_upstream_latency (self);
   }
 
-  pcm = buffer_to_float (self, buffer);
+  GST_OBJECT_LOCK (self);
+  channel = self->channel;
+  GST_OBJECT_UNLOCK (self);
+  if (channel >= GST_AUDIO_INFO_CHANNELS (&self->info)
+      && GST_AUDIO_INFO_CHANNELS (&self->info) > 1) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("channel=%d, but the stream has %d channels",
+            channel, GST_AUDIO_INFO_CHANNELS (&self->info)), (NULL));
+    gst_buffer_unref (buffer);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  pcm = buffer_to_float (self, buffer, channel);
   if (pcm == NULL) {
     GST_ELEMENT_ERROR (self, RESOURCE, READ, (NULL), ("cannot map buffer"));
     gst_buffer_unref (buffer);
@@ -894,7 +944,7 @@ handle_caps (GstWhisperSink *self, GstCaps *caps)
 
   if (!gst_audio_info_from_caps (&info, caps)
       || GST_AUDIO_INFO_RATE (&info) != WHISPER_SAMPLE_RATE
-      || GST_AUDIO_INFO_CHANNELS (&info) != 1
+      || GST_AUDIO_INFO_CHANNELS (&info) < 1
       || (GST_AUDIO_INFO_FORMAT (&info) != GST_AUDIO_FORMAT_F32LE
           && GST_AUDIO_INFO_FORMAT (&info) != GST_AUDIO_FORMAT_S16LE)) {
     GST_WARNING_OBJECT (self, "unsupported caps %" GST_PTR_FORMAT, caps);

@@ -6,6 +6,7 @@
  *   transcript falls into a repetition loop (tests/reference/clips/
  *   max-length-loop.flac), the element's text equals the engine's own run
  *   with condition_on_previous_text off, and differs from the default's.
+ * - channel: one channel of a stereo stream, or their mean.
  * - An engine property (model, device, threads, encoder-context) set while
  *   PLAYING is ignored with a bus warning naming it (it used to be dropped
  *   with a debug line only). */
@@ -147,6 +148,79 @@ GST_START_TEST (test_engine_property_while_playing)
 }
 GST_END_TEST;
 
+/* The element's text of interleaved F32 stereo with channel = `channel`. */
+static gchar *
+element_stereo_text (const float *stereo, gsize frames, gint channel)
+{
+  GstHarness *h = gst_harness_new_with_element (
+      gst_element_factory_make ("whispersink", NULL), "sink", "src");
+  GPtrArray *texts = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *bufs;
+  GString *joined = g_string_new (NULL);
+  GstSegment seg;
+  gsize at, chunk = 1600;
+  guint i;
+
+  g_object_set (h->element, "channel", channel, NULL);
+  gst_harness_set_live (h, FALSE);
+  gst_harness_set_src_caps_str (h, "audio/x-raw, format=F32LE, rate=16000, channels=2, "
+      "layout=interleaved");
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  for (at = 0; at < frames; at += chunk) {
+    gsize n = MIN (chunk, frames - at);
+    GstBuffer *b = gst_buffer_new_memdup (stereo + 2 * at, 2 * n * sizeof (float));
+    GST_BUFFER_PTS (b) = gst_util_uint64_scale_int (at, GST_SECOND, 16000);
+    GST_BUFFER_DURATION (b) = gst_util_uint64_scale_int (n, GST_SECOND, 16000);
+    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
+  }
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  bufs = wt_pull_until_eos (h, texts);
+  for (i = 0; i < texts->len; i++)
+    g_string_append_printf (joined, "%s%s", i ? " " : "", (gchar *) texts->pdata[i]);
+  g_ptr_array_unref (bufs);
+  g_ptr_array_unref (texts);
+  gst_harness_teardown (h);
+  return g_string_free (joined, FALSE);
+}
+
+/* channel=0 and channel=1 of stereo_diarization.wav (a different speaker
+ * on each side) give the engine's text of that channel alone; the default
+ * mixes them, as the engine's -1 does. */
+GST_START_TEST (test_channel)
+{
+  gchar *path = wt_data_path ("stereo_diarization.wav");
+  GError *err = NULL;
+  gsize n_left, n_right, n_mix, i;
+  float *left = whisper_audio_load_file (path, 0, &n_left, &err);
+  float *right = whisper_audio_load_file (path, 1, &n_right, &err);
+  float *mix = whisper_audio_load_file (path, -1, &n_mix, &err);
+  float *stereo;
+  gint c;
+
+  fail_unless (left && right && mix, "%s: %s", path, err ? err->message : "?");
+  fail_unless_equals_uint64 (n_left, n_right);
+  stereo = g_new (float, 2 * n_left);
+  for (i = 0; i < n_left; i++) {
+    stereo[2 * i] = left[i];
+    stereo[2 * i + 1] = right[i];
+  }
+  for (c = -1; c <= 1; c++) {
+    const float *one = c < 0 ? mix : c == 0 ? left : right;
+    gchar *want = engine_text (one, n_left, TRUE);
+    gchar *got = element_stereo_text (stereo, n_left, c);
+    GST_INFO ("channel %d: %s", c, got);
+    fail_unless_equals_string (got, want);
+    g_free (want);
+    g_free (got);
+  }
+  g_free (stereo);
+  g_free (left);
+  g_free (right);
+  g_free (mix);
+  g_free (path);
+}
+GST_END_TEST;
+
 static Suite *
 properties_suite (void)
 {
@@ -155,6 +229,7 @@ properties_suite (void)
   tcase_set_timeout (tc, 600);
   tcase_add_test (tc, test_engine_property_while_playing);
   tcase_add_test (tc, test_condition_off);
+  tcase_add_test (tc, test_channel);
   suite_add_tcase (s, tc);
   return s;
 }
