@@ -93,19 +93,24 @@ print_json_string (const char *s)
 }
 
 static void
-print_segments (GPtrArray *segments)
+print_segments (GPtrArray *segments, double duration)
 {
   const gboolean json = g_str_equal (opt_format, "json");
   if (json)
     printf ("[\n");
   for (guint i = 0; i < segments->len; i++) {
     const WhisperSegment *s = g_ptr_array_index (segments, i);
+    /* The model may put a segment's last timestamp past the end of the
+     * audio (up to the end of its 30-s window); the subtitle and segment
+     * formats show times within the audio. JSON keeps the engine's values,
+     * which are the reference implementation's. */
+    const double start = MIN (s->start, duration), end = MIN (s->end, duration);
     char a[32], b[32];
     if (g_str_equal (opt_format, "text")) {
       printf ("%s", s->text);
     } else if (g_str_equal (opt_format, "srt")) {
-      format_time (a, sizeof a, s->start, ',');
-      format_time (b, sizeof b, s->end, ',');
+      format_time (a, sizeof a, start, ',');
+      format_time (b, sizeof b, end, ',');
       g_autofree char *text = g_strstrip (g_strdup (s->text));
       printf ("%u\n%s --> %s\n%s\n\n", i + 1, a, b, text);
     } else if (json) {
@@ -117,8 +122,8 @@ print_segments (GPtrArray *segments)
         printf ("%s%d", k ? ", " : "", s->tokens[k]);
       printf ("]}%s\n", i + 1 < segments->len ? "," : "");
     } else {
-      format_time (a, sizeof a, s->start, '.');
-      format_time (b, sizeof b, s->end, '.');
+      format_time (a, sizeof a, start, '.');
+      format_time (b, sizeof b, end, '.');
       printf ("[%s --> %s]%s\n", a, b, s->text);
     }
   }
@@ -226,7 +231,7 @@ main (int argc, char **argv)
     return 1;
   }
   gint64 t_end = g_get_monotonic_time ();
-  print_segments (segments);
+  print_segments (segments, n_samples / (double) WHISPER_SAMPLE_RATE);
   WhisperStreamStats fixed;
   whisper_stream_get_stats (stream, &fixed);
   if (fixed.samples_non_finite > before.samples_non_finite ||
