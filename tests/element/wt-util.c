@@ -180,18 +180,3 @@ wt_rss_kib (void)
   p = strstr (status, "VmRSS:");
   return p ? strtol (p + 6, NULL, 10) : -1;
 }
-
-gboolean
-wt_cuda_available (void)
-{
-  WhisperEngineOptions opts;
-  WhisperEngine *engine;
-
-  whisper_engine_options_init (&opts);
-  opts.device = WHISPER_DEVICE_CUDA;
-  engine = whisper_engine_new (&opts, NULL);
-  if (engine == NULL)
-    return FALSE;
-  whisper_engine_unref (engine);
-  return TRUE;
-}

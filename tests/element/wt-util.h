@@ -42,7 +42,4 @@ gchar *wt_buffer_text (GstBuffer *buf);
 /* Resident set size of this process in KiB (after trimming the heap). */
 glong wt_rss_kib (void);
 
-/* Tells whether the engine could open a CUDA device here. */
-gboolean wt_cuda_available (void);
-
 G_END_DECLS
