@@ -26,6 +26,9 @@ typedef struct {
  * the default model: segments (non-empty ones, times rounded to samples as
  * whispersink does) and the joined text. */
 GArray *wt_engine_segments (const float *pcm, gsize n);
+/* The same, and the number of decoder forward passes (decode steps) that
+ * transcription ran (whisper_stream_get_stats ()). */
+GArray *wt_engine_segments_full (const float *pcm, gsize n, guint64 *decode_steps);
 gchar *wt_join_segments (GArray *segments);
 void wt_segments_free (GArray *segments);
 
