@@ -224,10 +224,13 @@ typedef struct {
   guint barriers;             /* barrier events arrived */
   guint buffers_at_barrier;   /* buffers arrived before the last barrier */
   gint buffers_at_flush_stop; /* buffers arrived before FLUSH_STOP; -1: none yet */
+  gboolean eos;               /* EOS arrived */
 
   /* word_gate (): each word message waits (the engine with it) until its
    * buffer has arrived... */
   GArray *message_steps;      /* guint64: decode steps when each word message was posted */
+  GPtrArray *message_texts;   /* the text of each word message */
+  GArray *message_fields;     /* gint: the decode-step field of each word message */
   gboolean gave_up;           /* a buffer never came: stop waiting */
   guint gave_up_word;
   /* ...or, with hold_first, the first one waits until the test releases it. */
@@ -257,6 +260,9 @@ monitor_probe (G_GNUC_UNUSED GstPad *pad, GstPadProbeInfo *info, gpointer user_d
       m->buffers_at_barrier = m->buffer_steps->len;
     } else if (GST_EVENT_TYPE (ev) == GST_EVENT_FLUSH_STOP) {
       m->buffers_at_flush_stop = m->buffer_steps->len;
+      m->eos = FALSE;
+    } else if (GST_EVENT_TYPE (ev) == GST_EVENT_EOS) {
+      m->eos = TRUE;
     }
   }
   g_cond_broadcast (&m->cond);
@@ -276,6 +282,8 @@ monitor_new (GstHarness *h)
   m->buffer_steps = g_array_new (FALSE, FALSE, sizeof (guint64));
   m->buffer_texts = g_ptr_array_new_with_free_func (g_free);
   m->message_steps = g_array_new (FALSE, FALSE, sizeof (guint64));
+  m->message_texts = g_ptr_array_new_with_free_func (g_free);
+  m->message_fields = g_array_new (FALSE, FALSE, sizeof (gint));
   m->buffers_at_flush_stop = -1;
   m->probe = gst_pad_add_probe (m->pad, GST_PAD_PROBE_TYPE_BUFFER
       | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM | GST_PAD_PROBE_TYPE_EVENT_FLUSH,
@@ -291,6 +299,8 @@ monitor_free (Monitor *m)
   g_array_unref (m->buffer_steps);
   g_ptr_array_unref (m->buffer_texts);
   g_array_unref (m->message_steps);
+  g_ptr_array_unref (m->message_texts);
+  g_array_unref (m->message_fields);
   g_mutex_clear (&m->lock);
   g_cond_clear (&m->cond);
   g_free (m);
@@ -310,6 +320,7 @@ word_gate (G_GNUC_UNUSED GstBus *bus, GstMessage *msg, gpointer user_data)
   Monitor *m = user_data;
   const GstStructure *st;
   guint64 steps;
+  gint field;
   guint k;
 
   if (GST_MESSAGE_TYPE (msg) != GST_MESSAGE_ELEMENT
@@ -320,9 +331,13 @@ word_gate (G_GNUC_UNUSED GstBus *bus, GstMessage *msg, gpointer user_data)
     return GST_BUS_PASS;
 
   steps = element_decode_steps (m->element);
+  if (!gst_structure_get_int (st, "decode-step", &field))
+    field = -1;
   g_mutex_lock (&m->lock);
   k = m->message_steps->len;
   g_array_append_val (m->message_steps, steps);
+  g_ptr_array_add (m->message_texts, g_strdup (gst_structure_get_string (st, "text")));
+  g_array_append_val (m->message_fields, field);
   if (m->hold_first) {
     if (k == 0) {
       gint64 deadline = g_get_monotonic_time () + 2 * WATCHDOG_S * G_TIME_SPAN_SECOND;
@@ -372,6 +387,19 @@ wait_barrier (Monitor *m, guint n)
   before = m->buffers_at_barrier;
   g_mutex_unlock (&m->lock);
   return before;
+}
+
+/* Waits for EOS at the harness (gst_harness_pull () gives up after 60 s,
+ * less than word_gate () may hold the engine). */
+static void
+wait_eos (Monitor *m, gint seconds)
+{
+  gint64 deadline = g_get_monotonic_time () + seconds * G_TIME_SPAN_SECOND;
+
+  g_mutex_lock (&m->lock);
+  while (!m->eos && g_cond_wait_until (&m->cond, &m->lock, deadline));
+  fail_unless (m->eos, "no EOS within %d s", seconds);
+  g_mutex_unlock (&m->lock);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -864,7 +892,9 @@ GST_START_TEST (test_flush_mid_window)
   fail_unless (m->holding, "no word within %d s", WATCHDOG_S);
   GST_INFO ("engine held after decode step %" G_GUINT64_FORMAT " of the %" G_GUINT64_FORMAT
       " the window takes", m->steps_at_hold, ref_steps);
-  fail_unless (m->steps_at_hold + 1 < ref_steps);
+  fail_unless (m->steps_at_hold + 1 < ref_steps, "the first word came after decode step %"
+      G_GUINT64_FORMAT " of the window's %" G_GUINT64_FORMAT ": not in the middle of it",
+      m->steps_at_hold, ref_steps);
 
   /* FLUSH_START returns while the engine stays held. */
   thread = g_thread_new ("flush-start", flush_start_thread, h);
@@ -967,8 +997,15 @@ GST_START_TEST (test_words_before_last_step)
   /* exact mode: the engine starts at the drain */
   base = element_decode_steps (h->element);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  wait_eos (m, 3 * WATCHDOG_S);
   bufs = wt_pull_until_eos (h, texts);
   total = element_decode_steps (h->element) - base;
+  g_mutex_lock (&m->lock);
+  fail_unless (!m->gave_up, "word %u (\"%s\"), complete after decode step %" G_GUINT64_FORMAT
+      ", was not downstream %d s later while the engine waited: words are held back",
+      m->gave_up_word, (gchar *) g_ptr_array_index (m->message_texts, m->gave_up_word),
+      monitor_steps (m->message_steps, m->gave_up_word) - base, WATCHDOG_S);
+  g_mutex_unlock (&m->lock);
 
   /* Words in order, each with a duration, spelling the engine's text. */
   for (i = 0; i < bufs->len; i++) {
@@ -986,15 +1023,20 @@ GST_START_TEST (test_words_before_last_step)
 
   /* When each word reached downstream. */
   g_mutex_lock (&m->lock);
-  fail_unless (!m->gave_up, "word %u (\"%s\"), complete after decode step %" G_GUINT64_FORMAT
-      ", was not downstream %d s later while the engine waited: words are held back",
-      m->gave_up_word, (gchar *) g_ptr_array_index (texts, m->gave_up_word),
-      monitor_steps (m->message_steps, m->gave_up_word) - base, WATCHDOG_S);
   fail_unless_equals_int (m->buffer_steps->len, bufs->len);
   fail_unless_equals_int (m->message_steps->len, bufs->len);
   for (i = 0; i < bufs->len; i++) {
     guint64 pushed = monitor_steps (m->buffer_steps, i) - base;
     guint64 complete = monitor_steps (m->message_steps, i) - base;
+    gint field = g_array_index (m->message_fields, gint, i);
+
+    /* The message goes out during the step that completed the word: the
+     * token of step s (0-based) is chosen by the engine's forward pass
+     * number s + 1, the first being the prompt's. */
+    fail_unless (field >= 0 && complete == (guint64) field + 1, "word %u (\"%s\") was "
+        "completed by the token of decode step %d, but its message came after %"
+        G_GUINT64_FORMAT " forward passes (the step's is %d): the word was held back", i,
+        (gchar *) g_ptr_array_index (texts, i), field, complete, field + 1);
 
     GST_INFO ("word %u \"%s\": complete after step %" G_GUINT64_FORMAT ", downstream after "
         "step %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT, i,
