@@ -8,6 +8,17 @@
 #include <string.h>
 
 #include "wt-util.h"
+#include "gpu-probe.h"
+
+/* Where the engine's loader finds the CUDA module (engine/backend/
+ * backend-cuda-loader.c): the one this build made ('' when it made none) and
+ * the installed one. */
+#ifndef WT_CUDA_MODULE_BUILT
+#define WT_CUDA_MODULE_BUILT ""
+#endif
+#ifndef WT_CUDA_MODULE_INSTALLED
+#define WT_CUDA_MODULE_INSTALLED ""
+#endif
 
 static GstElement *
 make_sink (void)
@@ -17,17 +28,22 @@ make_sink (void)
   return e;
 }
 
-/* Sets `state`, expects failure, returns the ERROR message text (or NULL). */
+/* Sets `state`, expects failure (`why`: what makes it fail, for the
+ * message), returns the ERROR message text (or NULL). */
 static gchar *
-expect_state_failure (GstElement *e, GstState state)
+expect_state_failure (GstElement *e, GstState state, const gchar *why)
 {
   GstBus *bus = gst_bus_new ();
   GstMessage *msg;
   GError *err = NULL;
   gchar *debug = NULL, *text = NULL;
+  GstStateChangeReturn ret;
 
   gst_element_set_bus (e, bus);
-  fail_unless_equals_int (gst_element_set_state (e, state), GST_STATE_CHANGE_FAILURE);
+  ret = gst_element_set_state (e, state);
+  fail_unless (ret == GST_STATE_CHANGE_FAILURE, "the change to %s did not fail (%s) "
+      "although %s", gst_element_state_get_name (state),
+      gst_element_state_change_return_get_name (ret), why);
   msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
   if (msg) {
     gst_message_parse_error (msg, &err, &debug);
@@ -305,7 +321,7 @@ GST_START_TEST (test_missing_model)
   gchar *text;
 
   g_object_set (e, "model", path, NULL);
-  text = expect_state_failure (e, GST_STATE_READY);
+  text = expect_state_failure (e, GST_STATE_READY, "the model does not exist");
   fail_unless (text != NULL, "no error message");
   fail_unless (strstr (text, path) != NULL, "path not in: %s", text);
   /* The reason follows the path. */
@@ -351,7 +367,7 @@ GST_START_TEST (test_corrupt_model)
     gchar *text;
 
     g_object_set (e, "model", models[i], NULL);
-    text = expect_state_failure (e, GST_STATE_READY);
+    text = expect_state_failure (e, GST_STATE_READY, "the model is corrupt");
     fail_unless (text != NULL, "no error message for %s", models[i]);
     fail_unless (strstr (text, models[i]) != NULL, "path not in: %s", text);
     fail_unless (strlen (text) > strlen (models[i]) + 25, "no reason in: %s", text);
@@ -370,10 +386,27 @@ GST_START_TEST (test_corrupt_model)
 }
 GST_END_TEST;
 
+/* The mapped file whose path contains `name` (its line of /proc/self/maps),
+ * or NULL. */
+static gchar *
+mapped_file (const gchar *name)
+{
+  gchar *maps = NULL, *found = NULL;
+  gchar **lines, **l;
+
+  fail_unless (g_file_get_contents ("/proc/self/maps", &maps, NULL, NULL));
+  lines = g_strsplit (maps, "\n", -1);
+  for (l = lines; *l && !found; l++)
+    if (strstr (*l, name))
+      found = g_strdup (*l);
+  g_strfreev (lines);
+  g_free (maps);
+  return found;
+}
+
 GST_START_TEST (test_devices)
 {
   GstElement *e = make_sink ();
-  gchar *text;
 
   /* auto works with or without a GPU. */
   gst_util_set_object_arg (G_OBJECT (e), "device", "auto");
@@ -387,20 +420,79 @@ GST_START_TEST (test_devices)
       GST_STATE_CHANGE_SUCCESS);
   fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
       GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (e);
+}
+GST_END_TEST;
 
+/* device=cuda. Whether it must work is decided without the code under
+ * test: the tests' own driver probe (tests/gpu/gpu-probe.c) asks the real
+ * NVIDIA driver library whether it sees a device ($WHISPER_GPU_TEST_DRIVER
+ * is not used: the engine's loader always asks libcuda.so.1), and the CUDA
+ * module must exist where the loader looks for it. Where both hold, the
+ * change to READY must succeed and map the module (the engine is really on
+ * the GPU); anywhere else it must fail, with an error that carries the
+ * engine's own reason. A device=cuda that silently falls back to the CPU
+ * fails on every machine. */
+GST_START_TEST (test_device_cuda)
+{
+  GstElement *e;
+  gchar *reason = NULL, *text, *before;
+  gint n_devices = 0;
+  GpuProbeResult probe;
+  gboolean module = FALSE;
+  const gchar *modules[] = { WT_CUDA_MODULE_BUILT, WT_CUDA_MODULE_INSTALLED };
+  guint i;
+
+  /* A module named there (the CPU emulator of CUDA) is loaded without
+   * asking the driver: not the case checked here. */
+  g_unsetenv ("WHISPER_CUDA_MODULE");
+  probe = gpu_probe_library (GPU_PROBE_DRIVER_LIBRARY, &n_devices, &reason);
+  for (i = 0; i < G_N_ELEMENTS (modules); i++)
+    module |= *modules[i] && g_file_test (modules[i], G_FILE_TEST_IS_REGULAR);
+  GST_INFO ("driver probe: %s; CUDA module %s", reason, module ? "present" : "absent");
+
+  e = make_sink ();
   gst_util_set_object_arg (G_OBJECT (e), "device", "cuda");
-  if (wt_cuda_available ()) {
-    GST_INFO ("a CUDA device is present: device=cuda must work");
-    fail_unless_equals_int (gst_element_set_state (e, GST_STATE_READY),
-        GST_STATE_CHANGE_SUCCESS);
+  if (probe == GPU_PROBE_DEVICE && module) {
+    GstStateChangeReturn ret;
+
+    before = mapped_file ("libwhisper-engine-cuda");
+    ret = gst_element_set_state (e, GST_STATE_READY);
+    fail_unless (ret == GST_STATE_CHANGE_SUCCESS, "device=cuda failed (%s) although %s "
+        "and the CUDA module is built", gst_element_state_change_return_get_name (ret),
+        reason);
+    if (before == NULL) {
+      gchar *after = mapped_file ("libwhisper-engine-cuda");
+      fail_unless (after != NULL, "device=cuda reached READY without loading the CUDA "
+          "module (%s): the engine is not on the GPU", reason);
+      g_free (after);
+    } else {
+      GST_INFO ("the CUDA module was mapped before (CK_FORK=no?): not checked");
+    }
+    g_free (before);
     gst_element_set_state (e, GST_STATE_NULL);
   } else {
-    text = expect_state_failure (e, GST_STATE_READY);
-    fail_unless (text != NULL, "no error message");
-    fail_unless (strcasestr (text, "cuda") || strcasestr (text, "device")
-        || strcasestr (text, "gpu"), "unclear: %s", text);
+    WhisperEngineOptions opts;
+    WhisperEngine *engine;
+    GError *err = NULL;
+    gchar *why = g_strdup_printf ("%s%s", reason, module ? "" :
+        " and this build has no CUDA module");
+
+    text = expect_state_failure (e, GST_STATE_READY, why);
+    fail_unless (text != NULL, "device=cuda failed without an error message (%s)", why);
+    /* The error carries the engine's reason. */
+    whisper_engine_options_init (&opts);
+    opts.device = WHISPER_DEVICE_CUDA;
+    engine = whisper_engine_new (&opts, &err);
+    fail_unless (engine == NULL, "the engine opened device=cuda although %s", why);
+    fail_unless (err != NULL && strstr (text, err->message) != NULL,
+        "the error does not carry the engine's reason \"%s\": %s",
+        err ? err->message : "(none)", text);
+    g_clear_error (&err);
     g_free (text);
+    g_free (why);
   }
+  g_free (reason);
   gst_object_unref (e);
 }
 GST_END_TEST;
@@ -425,7 +517,7 @@ GST_START_TEST (test_language_codes)
 
   e = make_sink ();
   g_object_set (e, "language-code", "fr-FR", NULL);
-  text = expect_state_failure (e, GST_STATE_READY);
+  text = expect_state_failure (e, GST_STATE_READY, "the language is not English");
   fail_unless (text && strstr (text, "fr-FR") && strstr (text, "English"),
       "unclear: %s", text);
   g_free (text);
@@ -559,6 +651,7 @@ whispersink_basic_suite (void)
   tcase_add_test (tc, test_missing_model);
   tcase_add_test (tc, test_corrupt_model);
   tcase_add_test (tc, test_devices);
+  tcase_add_test (tc, test_device_cuda);
   tcase_add_test (tc, test_language_codes);
   tcase_add_test (tc, test_latency_query_paused);
   tcase_add_test (tc, test_latency_query_harness);

@@ -17,14 +17,60 @@ append_zeros (GstWhisperWindow *w, gsize n)
   g_free (z);
 }
 
+/* Appends `n_buffers` buffers of `per_buffer` samples at `rate`, as the
+ * element does (the transcribed audio released after each one, so memory
+ * stays small), and checks after every buffer that the time of the end of
+ * the audio is the resync PTS plus the sample count converted once:
+ * timestamps come from the sample index, not from summing buffer
+ * durations, so nothing accumulates however many buffers there are. */
+static void
+check_no_drift (gint rate, gsize per_buffer, guint64 n_buffers, GstClockTime resync)
+{
+  GstWhisperWindow w;
+  float *z = g_new0 (float, per_buffer);
+  guint64 i, end = 0;
+
+  gst_whisper_window_init (&w, rate);
+  gst_whisper_window_reset (&w, resync);
+  for (i = 0; i < n_buffers; i++) {
+    gst_whisper_window_append (&w, z, per_buffer);
+    end += per_buffer;
+    /* plain tests: each check macro costs a write to check's pipe */
+    if (gst_whisper_window_end (&w) != end)
+      fail ("buffer %" G_GUINT64_FORMAT ": window ends at sample %" G_GUINT64_FORMAT
+          ", want %" G_GUINT64_FORMAT, i, gst_whisper_window_end (&w), end);
+    if (gst_whisper_window_time_at (&w, end) != resync
+        + gst_util_uint64_scale_int_round (end, GST_SECOND, rate))
+      fail ("buffer %" G_GUINT64_FORMAT " at %d Hz: end at %" GST_TIME_FORMAT
+          ", want %" GST_TIME_FORMAT, i, rate,
+          GST_TIME_ARGS (gst_whisper_window_time_at (&w, end)),
+          GST_TIME_ARGS (resync + gst_util_uint64_scale_int_round (end, GST_SECOND, rate)));
+    /* the engine took it all: the seek point moves, samples are released */
+    gst_whisper_window_advance (&w, per_buffer, per_buffer);
+  }
+  fail_unless_equals_int (w.pcm->len, 0);
+  fail_unless_equals_uint64 (w.seek, end);
+  gst_whisper_window_clear (&w);
+  g_free (z);
+}
+
 GST_START_TEST (test_window_timestamps_no_drift)
 {
   GstWhisperWindow w;
   gsize i;
 
+  /* A million 10-ms buffers at the element's rate (16 kHz: 160 samples,
+   * 10,000 s of audio, under a second on the 2-core machine): the last one
+   * ends exactly 10,000 s after the resync PTS. */
+  check_no_drift (RATE, 160, 1000000, 5 * GST_SECOND);
+  /* A rate where a buffer is not a whole number of nanoseconds (147
+   * samples at 44.1 kHz = 3.333... ms), so that a sum of rounded buffer
+   * or sample durations would drift (by about 0.33 ns per buffer, 0.3 ms
+   * after a million): the window must still give the exact time. */
+  check_no_drift (44100, 147, 1000000, 5 * GST_SECOND);
+
   gst_whisper_window_init (&w, RATE);
   gst_whisper_window_reset (&w, 5 * GST_SECOND);
-  /* 10 ms buffers of 160 samples, a million of them: no accumulated error. */
   for (i = 0; i < 1000; i++)
     append_zeros (&w, 160);
   fail_unless_equals_uint64 (gst_whisper_window_time_at (&w, 160000), 15 * GST_SECOND);

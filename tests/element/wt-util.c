@@ -52,6 +52,12 @@ seconds_to_time (double s)
 GArray *
 wt_engine_segments (const float *pcm, gsize n)
 {
+  return wt_engine_segments_full (pcm, n, NULL);
+}
+
+GArray *
+wt_engine_segments_full (const float *pcm, gsize n, guint64 *decode_steps)
+{
   WhisperEngineOptions opts;
   g_autoptr (WhisperEngine) engine = NULL;
   g_autoptr (WhisperStream) stream = NULL;
@@ -69,6 +75,11 @@ wt_engine_segments (const float *pcm, gsize n)
   WT_REQUIRE (stream != NULL, "stream: %s", err ? err->message : "?");
   WT_REQUIRE (whisper_stream_transcribe (stream, pcm, n, NULL, NULL, &segs, &err),
       "transcribe: %s", err ? err->message : "?");
+  if (decode_steps) {
+    WhisperStreamStats stats;
+    whisper_stream_get_stats (stream, &stats);
+    *decode_steps = stats.decode_steps;
+  }
 
   for (i = 0; i < segs->len; i++) {
     WhisperSegment *s = g_ptr_array_index (segs, i);
@@ -179,19 +190,4 @@ wt_rss_kib (void)
     return -1;
   p = strstr (status, "VmRSS:");
   return p ? strtol (p + 6, NULL, 10) : -1;
-}
-
-gboolean
-wt_cuda_available (void)
-{
-  WhisperEngineOptions opts;
-  WhisperEngine *engine;
-
-  whisper_engine_options_init (&opts);
-  opts.device = WHISPER_DEVICE_CUDA;
-  engine = whisper_engine_new (&opts, NULL);
-  if (engine == NULL)
-    return FALSE;
-  whisper_engine_unref (engine);
-  return TRUE;
 }

@@ -26,6 +26,9 @@ typedef struct {
  * the default model: segments (non-empty ones, times rounded to samples as
  * whispersink does) and the joined text. */
 GArray *wt_engine_segments (const float *pcm, gsize n);
+/* The same, and the number of decoder forward passes (decode steps) that
+ * transcription ran (whisper_stream_get_stats ()). */
+GArray *wt_engine_segments_full (const float *pcm, gsize n, guint64 *decode_steps);
 gchar *wt_join_segments (GArray *segments);
 void wt_segments_free (GArray *segments);
 
@@ -41,8 +44,5 @@ gchar *wt_buffer_text (GstBuffer *buf);
 
 /* Resident set size of this process in KiB (after trimming the heap). */
 glong wt_rss_kib (void);
-
-/* Tells whether the engine could open a CUDA device here. */
-gboolean wt_cuda_available (void);
 
 G_END_DECLS
