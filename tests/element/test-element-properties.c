@@ -62,23 +62,16 @@ element_text (const float *pcm, gsize n, gboolean condition)
 {
   GstHarness *h = gst_harness_new_with_element (
       gst_element_factory_make ("whispersink", NULL), "sink", "src");
-  GPtrArray *texts = g_ptr_array_new_with_free_func (g_free);
-  GPtrArray *bufs;
-  GString *joined = g_string_new (NULL);
-  guint i;
+  gchar *text;
 
   g_object_set (h->element, "condition-on-previous-text", condition, NULL);
   gst_harness_set_live (h, FALSE);
   gst_harness_set_src_caps_str (h, WT_CAPS_F32);
   fail_unless_equals_int (wt_push_pcm (h, pcm, n, 0, 16000, TRUE), GST_FLOW_OK);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
-  bufs = wt_pull_until_eos (h, texts);
-  for (i = 0; i < texts->len; i++)
-    g_string_append_printf (joined, "%s%s", i ? " " : "", (gchar *) texts->pdata[i]);
-  g_ptr_array_unref (bufs);
-  g_ptr_array_unref (texts);
+  text = wt_pull_joined_text (h);
   gst_harness_teardown (h);
-  return g_string_free (joined, FALSE);
+  return text;
 }
 
 GST_START_TEST (test_condition_off)
@@ -154,18 +147,13 @@ element_stereo_text (const float *stereo, gsize frames, gint channel)
 {
   GstHarness *h = gst_harness_new_with_element (
       gst_element_factory_make ("whispersink", NULL), "sink", "src");
-  GPtrArray *texts = g_ptr_array_new_with_free_func (g_free);
-  GPtrArray *bufs;
-  GString *joined = g_string_new (NULL);
-  GstSegment seg;
+  gchar *text;
   gsize at, chunk = 1600;
-  guint i;
 
   g_object_set (h->element, "channel", channel, NULL);
   gst_harness_set_live (h, FALSE);
   gst_harness_set_src_caps_str (h, "audio/x-raw, format=F32LE, rate=16000, channels=2, "
       "layout=interleaved");
-  gst_segment_init (&seg, GST_FORMAT_TIME);
   for (at = 0; at < frames; at += chunk) {
     gsize n = MIN (chunk, frames - at);
     GstBuffer *b = gst_buffer_new_memdup (stereo + 2 * at, 2 * n * sizeof (float));
@@ -174,13 +162,9 @@ element_stereo_text (const float *stereo, gsize frames, gint channel)
     fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
   }
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
-  bufs = wt_pull_until_eos (h, texts);
-  for (i = 0; i < texts->len; i++)
-    g_string_append_printf (joined, "%s%s", i ? " " : "", (gchar *) texts->pdata[i]);
-  g_ptr_array_unref (bufs);
-  g_ptr_array_unref (texts);
+  text = wt_pull_joined_text (h);
   gst_harness_teardown (h);
-  return g_string_free (joined, FALSE);
+  return text;
 }
 
 /* channel=0 and channel=1 of stereo_diarization.wav (a different speaker

@@ -23,19 +23,9 @@ harness_new (void)
 static gchar *
 transcribe (GstHarness *h, const float *pcm, gsize n)
 {
-  GPtrArray *texts = g_ptr_array_new_with_free_func (g_free);
-  GString *joined = g_string_new (NULL);
-  GPtrArray *bufs;
-  guint i;
-
   fail_unless_equals_int (wt_push_pcm (h, pcm, n, 0, 1600, TRUE), GST_FLOW_OK);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
-  bufs = wt_pull_until_eos (h, texts);
-  for (i = 0; i < texts->len; i++)
-    g_string_append_printf (joined, "%s%s", i ? " " : "", (gchar *) texts->pdata[i]);
-  g_ptr_array_unref (bufs);
-  g_ptr_array_unref (texts);
-  return g_string_free (joined, FALSE);
+  return wt_pull_joined_text (h);
 }
 
 static guint64

@@ -175,6 +175,21 @@ wt_pull_until_eos (GstHarness *h, GPtrArray *texts)
   return bufs;
 }
 
+gchar *
+wt_pull_joined_text (GstHarness *h)
+{
+  GPtrArray *texts = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *bufs = wt_pull_until_eos (h, texts);
+  GString *joined = g_string_new (NULL);
+  guint i;
+
+  for (i = 0; i < texts->len; i++)
+    g_string_append_printf (joined, "%s%s", i ? " " : "", (gchar *) texts->pdata[i]);
+  g_ptr_array_unref (bufs);
+  g_ptr_array_unref (texts);
+  return g_string_free (joined, FALSE);
+}
+
 glong
 wt_rss_kib (void)
 {

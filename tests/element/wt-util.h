@@ -41,6 +41,8 @@ GstFlowReturn wt_push_pcm (GstHarness *h, const float *pcm, gsize n, GstClockTim
  * text is in `texts` when not NULL. */
 GPtrArray *wt_pull_until_eos (GstHarness *h, GPtrArray *texts);
 gchar *wt_buffer_text (GstBuffer *buf);
+/* Every buffer until EOS, their texts joined with single spaces. */
+gchar *wt_pull_joined_text (GstHarness *h);
 
 /* Resident set size of this process in KiB (after trimming the heap). */
 glong wt_rss_kib (void);
