@@ -121,8 +121,8 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
   g_object_class_install_property (gobject_class, PROP_LANGUAGE_CODE,
       g_param_spec_string ("language-code", "Language code",
           "Language of the speech, as a BCP 47 tag or ISO 639 code (\"en\" and \"en-US\" "
-          "both mean English). The engine runs English-only models: another language "
-          "fails the change to READY, or posts a warning when set later",
+          "both mean English). The engine decodes English only so far, with any model: "
+          "another language fails the change to READY, or posts a warning when set later",
           DEFAULT_LANGUAGE_CODE, rw | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_LATENCY,
       g_param_spec_uint ("latency", "Latency",
@@ -400,7 +400,7 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
 
   if (warn_language) {
     GST_ELEMENT_WARNING (self, LIBRARY, SETTINGS,
-        ("Language \"%s\" is not supported: the engine runs English-only Whisper models; "
+        ("Language \"%s\" is not supported: the engine decodes English only so far; "
             "transcription continues in English", language), (NULL));
     g_free (language);
   }
@@ -539,8 +539,8 @@ create_engine (GstWhisperSink *self)
 
   if (!language_is_english (language)) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
-        ("Language \"%s\" is not supported: the engine runs English-only Whisper models "
-            "(set language-code to \"en\")", language), (NULL));
+        ("Language \"%s\" is not supported: the engine decodes English only so far, "
+            "whatever the model (set language-code to \"en\")", language), (NULL));
     return FALSE;
   }
 
