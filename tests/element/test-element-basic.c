@@ -65,10 +65,14 @@ GST_START_TEST (test_caps_accepted)
 {
   GstElement *e = make_sink ();
   GstPad *sink = gst_element_get_static_pad (e, "sink");
-  const gchar *good[] = { WT_CAPS_F32, WT_CAPS_S16 };
+  /* several channels are taken (mixed or one chosen: the channel property) */
+  const gchar *good[] = { WT_CAPS_F32, WT_CAPS_S16,
+    "audio/x-raw, format=F32LE, rate=16000, channels=2, layout=interleaved",
+    "audio/x-raw, format=S16LE, rate=16000, channels=6, layout=interleaved" };
   const gchar *bad[] = {
     "audio/x-raw, format=F32LE, rate=48000, channels=1, layout=interleaved",
-    "audio/x-raw, format=F32LE, rate=16000, channels=2, layout=interleaved",
+    "audio/x-raw, format=F32LE, rate=48000, channels=2, layout=interleaved",
+    "audio/x-raw, format=F32LE, rate=16000, channels=65, layout=interleaved",
     "audio/x-raw, format=S16BE, rate=16000, channels=1, layout=interleaved",
     "audio/x-raw, format=F64LE, rate=16000, channels=1, layout=interleaved",
     "audio/x-raw, format=F32LE, rate=16000, channels=1, layout=non-interleaved",
