@@ -648,6 +648,13 @@ ggml_read_tensors (GgmlReader *r, GError **error)
   return TRUE;
 }
 
+/* Elements of a record (its shape was checked against the slot's). */
+static gsize
+ggml_slot_elements (const GgmlSlot *slot)
+{
+  return (gsize) slot->ne[0] * MAX (slot->ne[1], 1) * MAX (slot->ne[2], 1);
+}
+
 static WhisperDType
 ggml_whisper_dtype (gint32 ttype)
 {
@@ -674,8 +681,7 @@ ggml_assemble (GgmlReader *r, GError **error)
                                   ? ggml_whisper_dtype (first->ttype) : WHISPER_DTYPE_F32;
     t->type = type;
     t->scales = NULL;
-    const gsize first_count = (gsize) first->ne[0] * MAX (first->ne[1], 1) * MAX (first->ne[2], 1);
-    if (target->parts->len == 1 && first->offset == 0 && first_count == n &&
+    if (target->parts->len == 1 && first->offset == 0 && ggml_slot_elements (first) == n &&
         type == ggml_whisper_dtype (first->ttype)) {
       t->data = first->data; /* the whole tensor is this one record */
       continue;
@@ -688,7 +694,7 @@ ggml_assemble (GgmlReader *r, GError **error)
     memset (buffer, 0, n * size); /* +0 in float32 and float16 alike */
     for (guint p = 0; p < target->parts->len; p++) {
       const GgmlSlot *slot = g_ptr_array_index (target->parts, p);
-      const gsize count = (gsize) slot->ne[0] * MAX (slot->ne[1], 1) * MAX (slot->ne[2], 1);
+      const gsize count = ggml_slot_elements (slot);
       g_assert (slot->offset + count <= n);
       if (ggml_whisper_dtype (slot->ttype) == type && G_BYTE_ORDER == G_LITTLE_ENDIAN)
         memcpy (buffer + slot->offset * size, slot->data, count * size);
