@@ -3,14 +3,11 @@
  * Format detection and dispatch are in model-load.c. */
 #include "whisper-model.h"
 
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
-
-#include <glib/gstdio.h>
 
 G_DEFINE_QUARK (whisper-model-error-quark, whisper_model_error)
 
