@@ -27,6 +27,8 @@ peak_rss_kib (void)
 static int opt_warmup;
 static gboolean opt_no_condition;
 static double opt_no_speech_threshold = 0.6;
+static double opt_silence_threshold = WHISPER_DEFAULT_SILENCE_THRESHOLD_DB;
+static gboolean opt_reference_rules;
 
 static GOptionEntry entries[] = {
   { "model", 'm', 0, G_OPTION_ARG_FILENAME, &opt_model,
@@ -44,6 +46,13 @@ static GOptionEntry entries[] = {
     "do not condition each window on the previous text", NULL },
   { "no-speech-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_no_speech_threshold,
     "skip windows whose no-speech probability exceeds this (default 0.6; < 0: never)", "P" },
+  { "silence-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_silence_threshold,
+    "skip windows whose loudest 20-ms frame is below this level, dBFS (default -60; "
+    "-150 or less: decode every window)", "DB" },
+  { "reference-rules", 0, 0, G_OPTION_ARG_NONE, &opt_reference_rules,
+    "the reference implementation's rules only (faster-whisper's greedy tokens): no silence "
+    "threshold, and a window likely silent is skipped only when its decode is not confident, "
+    "not also when it is a loop or has no letter or digit", NULL },
   { "stats", 's', 0, G_OPTION_ARG_NONE, &opt_stats, "print timings to stderr", NULL },
   { "warmup", 0, 0, G_OPTION_ARG_INT, &opt_warmup,
     "first transcribe the file N times untimed on the same engine, as a running pipeline or "
@@ -164,6 +173,11 @@ main (int argc, char **argv)
                 opt_format);
     return 2;
   }
+  if (!(opt_silence_threshold <= 0.0)) {
+    g_printerr ("whisper-transcribe: --silence-threshold: %g is not a level in dBFS at or below 0 (full scale)\n",
+                opt_silence_threshold);
+    return 2;
+  }
   if (opt_warmup < 0 || opt_warmup > 100) {
     g_printerr ("whisper-transcribe: --warmup: %d is not a count from 0 to 100\n", opt_warmup);
     return 2;
@@ -209,6 +223,11 @@ main (int argc, char **argv)
   whisper_decode_options_init (&decode);
   decode.condition_on_previous_text = !opt_no_condition;
   decode.no_speech_threshold = opt_no_speech_threshold;
+  decode.silence_threshold_db = opt_silence_threshold;
+  if (opt_reference_rules) {
+    decode.silence_threshold_db = WHISPER_SILENCE_THRESHOLD_OFF_DB;
+    decode.strict_no_speech = FALSE;
+  }
   whisper_stream_set_options (stream, &decode);
 
   gint64 t_warm = g_get_monotonic_time ();

@@ -112,13 +112,32 @@ typedef gboolean (*WhisperTokenFunc) (const WhisperTokenEvent *event, gpointer u
  * the callee. Return FALSE to stop. */
 typedef gboolean (*WhisperSegmentFunc) (WhisperSegment *segment, gpointer user_data);
 
+/* The default silence threshold, dBFS: far below speech at any usable
+ * recording level (the shared speech clips' loudest 20-ms frames are
+ * between -21 and -8 dBFS), above the noise floor of 16-bit silence with
+ * dither (about -101 dBFS) and of a muted microphone. */
+#define WHISPER_DEFAULT_SILENCE_THRESHOLD_DB (-60.0)
+/* A silence threshold at or below this decodes every window. */
+#define WHISPER_SILENCE_THRESHOLD_OFF_DB (-150.0)
+
 typedef struct {
   gboolean condition_on_previous_text;  /* default TRUE */
   double no_speech_threshold;           /* default 0.6; < 0 disables the skip */
   double logprob_threshold;             /* default -1.0 */
+  double compression_ratio_threshold;   /* default 2.4 (the reference's): text that
+                                           compresses better than this is a loop */
+  gboolean strict_no_speech;            /* default TRUE: a window the model finds likely
+                                           silent (no_speech_threshold) is also skipped
+                                           when its text is a loop or holds no letter or
+                                           digit, however confident; FALSE: the
+                                           reference's rule only */
   double max_initial_timestamp;         /* seconds, default 1.0 */
   gboolean suppress_blank;              /* default TRUE */
   gboolean suppress_non_speech;         /* default TRUE (suppress_tokens = [-1]) */
+  double silence_threshold_db;          /* default -60: a window whose loudest 20-ms frame
+                                           is quieter (dBFS) is skipped, not decoded;
+                                           <= WHISPER_SILENCE_THRESHOLD_OFF_DB decodes every
+                                           window (whisper-speech-gate.h) */
 } WhisperDecodeOptions;
 
 void whisper_decode_options_init (WhisperDecodeOptions *options);
@@ -167,6 +186,8 @@ typedef struct {
   double mel_seconds, encoder_seconds, decoder_seconds;  /* time spent, cumulative */
   guint64 samples_non_finite; /* NaN or infinite input samples set to 0, cumulative */
   guint64 samples_clipped;    /* input samples beyond +-1 clamped to it, cumulative */
+  guint64 windows_silent;     /* windows skipped by the silence threshold, cumulative */
+  guint64 windows_no_speech;  /* windows decoded and dropped by the no-speech rule, cumulative */
 } WhisperStreamStats;
 
 void whisper_stream_get_stats (const WhisperStream *stream, WhisperStreamStats *stats);

@@ -4,6 +4,7 @@
 #include "whisper-engine-internal.h"
 #include "whisper-logits.h"
 #include "whisper-pcm.h"
+#include "whisper-speech-gate.h"
 #include "whisper-tokenizer.h"
 
 #include <gio/gio.h>
@@ -53,9 +54,12 @@ whisper_decode_options_init (WhisperDecodeOptions *o)
   o->condition_on_previous_text = TRUE;
   o->no_speech_threshold = 0.6;
   o->logprob_threshold = -1.0;
+  o->compression_ratio_threshold = 2.4;
+  o->strict_no_speech = TRUE;
   o->max_initial_timestamp = 1.0;
   o->suppress_blank = TRUE;
   o->suppress_non_speech = TRUE;
+  o->silence_threshold_db = WHISPER_DEFAULT_SILENCE_THRESHOLD_DB;
 }
 
 void
@@ -423,6 +427,38 @@ text_is_blank (const char *text)
   return TRUE;
 }
 
+/* TRUE when the text holds a letter or a digit of any script. */
+static gboolean
+text_has_word_character (const char *text)
+{
+  for (const char *p = text; *p; p = g_utf8_next_char (p))
+    if (g_unichar_isalnum (g_utf8_get_char (p)))
+      return TRUE;
+  return FALSE;
+}
+
+/* The no-speech rule. The reference's (generate_segments() in
+ * https://github.com/SYSTRAN/faster-whisper/blob/master/faster_whisper/transcribe.py):
+ * the model finds no speech likely (no_speech_prob above the threshold) and
+ * the decode was not confident (average log probability at or below
+ * logprob_threshold). With strict_no_speech, two more ways for a decode to
+ * fail where the model finds no speech likely: its text is a loop (compression ratio above
+ * compression_ratio_threshold, the reference's test for a failed decode;
+ * 300 s of white noise give one sentence 15 times in a window at
+ * no_speech_prob 0.94 and avg_logprob -0.29), or it holds no letter or digit
+ * (a tone sequence gives " ." at 0.94). */
+static gboolean
+window_is_no_speech (const WhisperDecodeOptions *o, double no_speech_prob, double avg_logprob,
+                     double ratio, const char *text)
+{
+  if (o->no_speech_threshold < 0 || !(no_speech_prob > o->no_speech_threshold))
+    return FALSE;
+  if (!(avg_logprob > o->logprob_threshold))
+    return TRUE;
+  return o->strict_no_speech &&
+         (ratio > o->compression_ratio_threshold || !text_has_word_character (text));
+}
+
 static WhisperSegment *
 segment_new (WhisperStream *s, const gint32 *tokens, int n, double start, double end,
              const WindowResult *wr, double avg_logprob, double ratio)
@@ -560,6 +596,18 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
     const int segment_size = (int) MIN ((gsize) window_frames, content_frames - seek);
     WindowResult wr;
 
+    /* Silence is not decoded: conditioned on earlier text, the model
+     * writes "you" into it and the no-speech rule lets it through. */
+    const gsize first_sample = seek * WHISPER_HOP_LENGTH;
+    const gsize window_samples =
+        MIN ((gsize) segment_size * WHISPER_HOP_LENGTH, n_samples - first_sample);
+    if (!whisper_gate_is_loud_enough (pcm + first_sample, window_samples,
+                                      s->options.silence_threshold_db)) {
+      s->stats.windows_silent++;
+      seek += segment_size;
+      continue;
+    }
+
     if (!decode_window (s, mel, mel_stride, seek, segment_size, time_offset, &wr, error)) {
       ok = FALSE;
       break;
@@ -569,10 +617,9 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
     g_strstrip (text);
     const double ratio = compression_ratio (text);
 
-    if (s->options.no_speech_threshold >= 0 &&
-        wr.no_speech_prob > s->options.no_speech_threshold &&
-        !(avg_logprob > s->options.logprob_threshold)) {
-      seek += segment_size;  /* silence */
+    if (window_is_no_speech (&s->options, wr.no_speech_prob, avg_logprob, ratio, text)) {
+      s->stats.windows_no_speech++;
+      seek += segment_size;
       continue;
     }
     seek += split_segments (s, &sink, &wr, time_offset, segment_size, avg_logprob, ratio);

@@ -49,6 +49,8 @@ struct _GstWhisperSink {
   gdouble no_speech_threshold;
   gboolean condition_on_previous_text;
   gint channel;               /* -1: the mean of all channels */
+  gdouble silence_threshold;  /* dBFS */
+  gboolean strict_no_speech;
   GstWhisperOfflineMode offline_mode;
   gint max_encoder_length;
   gboolean engine_dirty;      /* an engine property changed in READY */
@@ -76,6 +78,8 @@ struct _GstWhisperSink {
   guint64 audio_dropped;      /* task: live audio dropped to catch up */
   guint64 samples_non_finite; /* sink side: NaN/Inf samples set to 0 */
   guint64 samples_clipped;    /* sink side: samples beyond +-1 clamped to it */
+  guint64 windows_silent;     /* task: the engine's stats after each call */
+  guint64 windows_no_speech;
   /* Sink side (streaming thread only): when the last warning about such
    * samples was posted, in samples received, or G_MAXUINT64 for never. */
   guint64 sanitize_warned_at;

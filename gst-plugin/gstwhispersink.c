@@ -56,6 +56,8 @@ enum {
   PROP_STATS,
   PROP_CONDITION_ON_PREVIOUS_TEXT,
   PROP_CHANNEL,
+  PROP_SILENCE_THRESHOLD,
+  PROP_STRICT_NO_SPEECH,
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -181,6 +183,46 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
       g_param_spec_int ("channel", "Channel",
           "Channel to transcribe in a multi-channel stream (0 = first/left; -1 = the mean "
           "of all channels)", -1, 63, -1, rw | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstWhisperSink:silence-threshold:
+   *
+   * Audio this quiet is not transcribed: a window (or, live, the audio of a
+   * call) whose loudest 20-ms frame is below this level, in dB relative to
+   * full scale, is skipped without running the model. Whisper writes text
+   * into silence: conditioned on earlier text, ten minutes of digital
+   * silence gave 82 segments of "you" before this gate, and 60 s of white
+   * noise at -65 dBFS gave 40 segments of "." (the reference's no-speech
+   * rule keeps both). The default, -60 dBFS, is far below speech at any
+   * usable recording level (the loudest frames of the speech clips the tests
+   * use are between -21 and -8 dBFS) and above 16-bit dither and a muted
+   * microphone. -150 decodes every window. Counted in the stats property
+   * (`windows-silent`).
+   */
+  g_object_class_install_property (gobject_class, PROP_SILENCE_THRESHOLD,
+      g_param_spec_double ("silence-threshold", "Silence threshold",
+          "Audio whose loudest 20-ms frame is below this level (dBFS) is not transcribed; "
+          "-150 transcribes everything", WHISPER_SILENCE_THRESHOLD_OFF_DB, 0.0,
+          WHISPER_DEFAULT_SILENCE_THRESHOLD_DB, rw | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstWhisperSink:strict-no-speech:
+   *
+   * The reference's no-speech rule (faster-whisper, openai-whisper) drops
+   * a window when the model's no-speech probability is above
+   * no-speech-threshold and its decode was not confident (average log
+   * probability at most -1). Noise passes it with confident nonsense: 300 s
+   * of white noise gave one sentence 15 times in a window at no-speech
+   * probability 0.94 and average log probability -0.29, a tone sequence gave
+   * " ." at 0.94. With this on (the default) such a window is also dropped
+   * when its text is a loop (zlib compression ratio above 2.4, the
+   * reference's test for a failed decode) or holds no letter or digit. Off
+   * gives the reference's greedy results exactly. Counted in the stats
+   * property (`windows-no-speech`, with the reference's own drops).
+   */
+  g_object_class_install_property (gobject_class, PROP_STRICT_NO_SPEECH,
+      g_param_spec_boolean ("strict-no-speech", "Strict no-speech rule",
+          "Also drop a window the model finds likely silent when its text is a loop or "
+          "has no letter or digit; off: the reference's rule only", TRUE,
+          rw | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_OFFLINE_MODE,
       g_param_spec_enum ("offline-mode", "Offline mode",
           "Non-live upstream: transcribe the whole stream at EOS like the engine does "
@@ -210,13 +252,16 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
    * `samples-non-finite` and `samples-clipped` (guint64, F32 input samples
    * that were NaN or infinite, set to 0, or beyond full scale, clamped to
    * +-1; a warning is posted at the first and then at most every 10 s of
-   * audio).
+   * audio), `windows-silent` and `windows-no-speech` (guint64, engine
+   * windows skipped by silence-threshold without decoding, and decoded but
+   * dropped by the no-speech rule).
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Counters since READY->PAUSED: audio-received, audio-transcribed and "
           "audio-dropped (ns), text-dropped and output-queued (items), "
-          "samples-non-finite and samples-clipped (F32 samples fixed)",
+          "samples-non-finite and samples-clipped (F32 samples fixed), windows-silent and "
+          "windows-no-speech (engine windows skipped)",
           GST_TYPE_STRUCTURE, ro));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
@@ -273,6 +318,8 @@ gst_whisper_sink_init (GstWhisperSink *self)
   self->no_speech_threshold = DEFAULT_NO_SPEECH_THRESHOLD;
   self->condition_on_previous_text = TRUE;
   self->channel = -1;
+  self->silence_threshold = WHISPER_DEFAULT_SILENCE_THRESHOLD_DB;
+  self->strict_no_speech = TRUE;
   self->offline_mode = DEFAULT_OFFLINE_MODE;
 
   self->align = gst_audio_stream_align_new (WHISPER_SAMPLE_RATE, 40 * GST_MSECOND,
@@ -392,6 +439,12 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
     case PROP_CHANNEL:
       self->channel = g_value_get_int (value);
       break;
+    case PROP_SILENCE_THRESHOLD:
+      self->silence_threshold = g_value_get_double (value);
+      break;
+    case PROP_STRICT_NO_SPEECH:
+      self->strict_no_speech = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -436,7 +489,9 @@ get_stats (GstWhisperSink *self)
       "audio-dropped", G_TYPE_UINT64, samples_to_time (self->audio_dropped),
       "text-dropped", G_TYPE_UINT, dropped, "output-queued", G_TYPE_UINT, queued,
       "samples-non-finite", G_TYPE_UINT64, self->samples_non_finite,
-      "samples-clipped", G_TYPE_UINT64, self->samples_clipped, NULL);
+      "samples-clipped", G_TYPE_UINT64, self->samples_clipped,
+      "windows-silent", G_TYPE_UINT64, self->windows_silent,
+      "windows-no-speech", G_TYPE_UINT64, self->windows_no_speech, NULL);
   GST_OBJECT_UNLOCK (self);
   return s;
 }
@@ -497,6 +552,12 @@ gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_CHANNEL:
       g_value_set_int (value, self->channel);
+      break;
+    case PROP_SILENCE_THRESHOLD:
+      g_value_set_double (value, self->silence_threshold);
+      break;
+    case PROP_STRICT_NO_SPEECH:
+      g_value_set_boolean (value, self->strict_no_speech);
       break;
     case PROP_MAX_ENCODER_LENGTH:
       g_value_set_int (value, self->max_encoder_length);
@@ -667,6 +728,7 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
       GST_OBJECT_LOCK (self);
       self->audio_received = self->audio_transcribed = self->audio_dropped = 0;
       self->samples_non_finite = self->samples_clipped = 0;
+      self->windows_silent = self->windows_no_speech = 0;
       self->sanitize_warned_at = G_MAXUINT64;
       GST_OBJECT_UNLOCK (self);
       break;

@@ -347,6 +347,7 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
 {
   GstWhisperWindow *w = &self->window;
   WhisperDecodeOptions opts;
+  WhisperStreamStats stats;
   CallContext ctx = { 0, };
   g_autoptr (GError) err = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
@@ -370,6 +371,8 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   opts.no_speech_threshold = no_speech_threshold;
   GST_OBJECT_LOCK (self);
   opts.condition_on_previous_text = self->condition_on_previous_text;
+  opts.silence_threshold_db = self->silence_threshold;
+  opts.strict_no_speech = self->strict_no_speech;
   GST_OBJECT_UNLOCK (self);
   /* The prompt history would hold the text of a carried segment, which is
    * decoded again: condition live calls on nothing. */
@@ -386,6 +389,11 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   ok = whisper_stream_transcribe (self->stream, gst_whisper_window_data (w),
       region->n_samples, on_segment, &ctx, NULL, &err);
   whisper_stream_set_token_callback (self->stream, NULL, NULL);
+  whisper_stream_get_stats (self->stream, &stats);
+  GST_OBJECT_LOCK (self);
+  self->windows_silent = stats.windows_silent;
+  self->windows_no_speech = stats.windows_no_speech;
+  GST_OBJECT_UNLOCK (self);
 
   if (!ok && ctx.flow == GST_FLOW_OK) {
     if (!g_error_matches (err, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_CANCELLED)) {

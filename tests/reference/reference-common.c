@@ -263,6 +263,9 @@ ref_transcribe (WhisperEngine *engine, const float *pcm, gsize n_samples)
   }
   WhisperDecodeOptions options;
   whisper_decode_options_init (&options);
+  /* the reference's rules only: no silence gate, the plain no-speech rule */
+  options.silence_threshold_db = WHISPER_SILENCE_THRESHOLD_OFF_DB;
+  options.strict_no_speech = FALSE;
   whisper_stream_set_options (stream, &options);
 
   GPtrArray *segments = NULL;

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# whisper-transcribe writes no text into silence and noise on default
+# settings, and still writes speech that is quiet or surrounded by silence.
+# Each silence/noise case is also run with --reference-rules (the reference
+# implementation's rules, which the engine followed before the silence gate
+# and the strict no-speech rule): there it must still give text, so each
+# case is one that failed before and the check cannot pass by accident.
+#
+#   digital silence, 600 s      reference: 82 segments of "you"
+#   white noise at -65 dBFS     reference: 40 segments of "."
+#   max-length-loop.flac        reference: a window near 145 s loops on
+#                               "he was a well-known woman" to the maximum
+#                               decode length (no-speech probability high)
+#   jfk.wav with 40 s of silence around it, and jfk.wav 40 dB quieter:
+#                               the words of jfk.wav, nothing added
+#
+# Usage: test-silence-noise.sh WHISPER_TRANSCRIBE
+set -euo pipefail
+cli="$1"
+data="${WHISPER_SHARED_DATA:?}"
+clips="${WHISPER_SOURCE_ROOT:?}/tests/reference/clips"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+
+sox -n -r 16000 -c 1 -b 16 "$tmp/silence.wav" trim 0 600
+# -R: sox's fixed seed, the same noise on every run
+sox -R -n -r 16000 -c 1 -b 16 "$tmp/quiet-noise.wav" synth 60 whitenoise vol 0.001
+sox -n -r 16000 -c 1 -b 16 "$tmp/pad.wav" trim 0 20
+sox "$tmp/pad.wav" "$data/jfk.wav" "$tmp/pad.wav" "$tmp/jfk-padded.wav"
+sox "$data/jfk.wav" "$tmp/jfk-quiet.wav" vol -40dB
+
+text() { "$cli" --device cpu --format text "$@" | tr -s ' \n' ' ' | sed 's/^ //; s/ $//'; }
+
+for f in silence.wav quiet-noise.wav; do
+  out=$(text "$tmp/$f")
+  ref=$(text --reference-rules "$tmp/$f")
+  if [ -n "$out" ]; then echo "FAIL: $f gives text: ${out:0:200}"; status=1; fi
+  if [ -z "$ref" ]; then
+    echo "FAIL: $f: the case does not arise any more (no text with --reference-rules)"; status=1
+  fi
+  echo "ok: $f: no text (reference rules: ${ref:0:60}...)"
+done
+
+loop=$(text "$clips/max-length-loop.flac")
+loop_ref=$(text --reference-rules "$clips/max-length-loop.flac")
+n=$( (grep -o "well-known woman" <<<"$loop" || true) | wc -l)
+n_ref=$( (grep -o "well-known woman" <<<"$loop_ref" || true) | wc -l)
+if [ "$n" -ne 0 ] || [ "$n_ref" -lt 10 ]; then
+  echo "FAIL: max-length-loop.flac: the loop appears $n times (reference rules: $n_ref, expected >= 10)"
+  status=1
+fi
+grep -q "amiable himself" <<<"$loop" || { echo "FAIL: max-length-loop.flac lost speech: $loop"; status=1; }
+echo "ok: max-length-loop.flac: the loop is dropped ($n_ref times with the reference rules)"
+
+# words only: the padding moves punctuation (a comma after "so")
+words() { text "$@" | tr -d '[:punct:]' | tr '[:upper:]' '[:lower:]'; }
+want=$(words "$data/jfk.wav")
+for f in jfk-padded.wav jfk-quiet.wav; do
+  got=$(words "$tmp/$f")
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: $f: '$got' is not jfk.wav's '$want'"; status=1
+  else
+    echo "ok: $f: $got"
+  fi
+done
+exit $status
