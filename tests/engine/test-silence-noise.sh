@@ -8,6 +8,9 @@
 #
 #   digital silence, 600 s      reference: 82 segments of "you"
 #   white noise at -65 dBFS     reference: 40 segments of "."
+#   white noise, 90 s, Gaussian with sigma 0.3 of full scale (numpy seed 2):
+#                               reference: one sentence 45 times ("I'm going to
+#                               go ahead and see what happens.")
 #   max-length-loop.flac        reference: a window near 145 s loops on
 #                               "he was a well-known woman" to the maximum
 #                               decode length (no-speech probability high)
@@ -26,13 +29,24 @@ status=0
 sox -n -r 16000 -c 1 -b 16 "$tmp/silence.wav" trim 0 600
 # -R: sox's fixed seed, the same noise on every run
 sox -R -n -r 16000 -c 1 -b 16 "$tmp/quiet-noise.wav" synth 60 whitenoise vol 0.001
+python3 - "$tmp/white-noise.wav" <<'PY'
+import sys, wave
+import numpy as np
+x = np.random.default_rng(2).standard_normal(16000 * 90) * 0.3
+pcm = (np.clip(x, -1, 1) * 32767).astype("<i2")
+with wave.open(sys.argv[1], "wb") as w:
+    w.setnchannels(1)
+    w.setsampwidth(2)
+    w.setframerate(16000)
+    w.writeframes(pcm.tobytes())
+PY
 sox -n -r 16000 -c 1 -b 16 "$tmp/pad.wav" trim 0 20
 sox "$tmp/pad.wav" "$data/jfk.wav" "$tmp/pad.wav" "$tmp/jfk-padded.wav"
 sox "$data/jfk.wav" "$tmp/jfk-quiet.wav" vol -40dB
 
 text() { "$cli" --device cpu --format text "$@" | tr -s ' \n' ' ' | sed 's/^ //; s/ $//'; }
 
-for f in silence.wav quiet-noise.wav; do
+for f in silence.wav quiet-noise.wav white-noise.wav; do
   out=$(text "$tmp/$f")
   ref=$(text --reference-rules "$tmp/$f")
   if [ -n "$out" ]; then echo "FAIL: $f gives text: ${out:0:200}"; status=1; fi
