@@ -1,0 +1,164 @@
+/* test-element-silence: no text in silence and noise on default settings.
+ * Each case runs twice: with the element's defaults (silence-threshold
+ * -60 dBFS, strict-no-speech on) it must give no text, and with the
+ * reference's rules (silence-threshold -150, strict-no-speech off: what the
+ * element did before) it must give text, so the case is real and the test
+ * can fail:
+ *  - 300 s of digital silence, offline: "you" in every window before;
+ *  - 60 s of digital silence, live (latency 4000): "you" in the calls;
+ *  - tests/reference/clips/max-length-loop.flac (178 s of real speech with
+ *    low noise between): a window near 145 s loops on "he was a
+ *    well-known woman" to the maximum decode length, at a high no-speech
+ *    probability; the speech around it stays. */
+#include <gst/check/gstcheck.h>
+#include <string.h>
+
+#include "wt-util.h"
+
+#define REFERENCE_RULES "silence-threshold=-150 strict-no-speech=false"
+
+static GstHarness *
+harness_new (gboolean live, const gchar *props)
+{
+  GstElement *e = gst_element_factory_make ("whispersink", NULL);
+  GstHarness *h;
+
+  fail_unless (e != NULL);
+  if (props) {
+    gchar **kv = g_strsplit_set (props, " =", -1);
+    for (guint i = 0; kv[i] && kv[i + 1]; i += 2)
+      gst_util_set_object_arg (G_OBJECT (e), kv[i], kv[i + 1]);
+    g_strfreev (kv);
+  }
+  h = gst_harness_new_with_element (e, "sink", "src");
+  gst_object_unref (e);
+  gst_harness_set_live (h, live);
+  gst_harness_set_src_caps_str (h, WT_CAPS_F32);
+  return h;
+}
+
+static guint64
+stats_u64 (GstElement *e, const gchar *field)
+{
+  GstStructure *s = NULL;
+  guint64 v = 0;
+
+  g_object_get (e, "stats", &s, NULL);
+  fail_unless (s != NULL);
+  fail_unless (gst_structure_get_uint64 (s, field, &v), "stats has no %s", field);
+  gst_structure_free (s);
+  return v;
+}
+
+/* Pushes pcm (1-s buffers) and EOS; returns the joined text and, when not
+ * NULL, the element's windows-silent and windows-no-speech counts. */
+static gchar *
+transcribe (gboolean live, const gchar *props, const float *pcm, gsize n,
+    guint64 *silent, guint64 *no_speech)
+{
+  GstHarness *h = harness_new (live, props);
+  gchar *text;
+
+  fail_unless_equals_int (wt_push_pcm (h, pcm, n, 0, WHISPER_SAMPLE_RATE, TRUE),
+      GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  text = wt_pull_joined_text (h);
+  fail_unless_equals_uint64 (stats_u64 (h->element, "audio-dropped"), 0);
+  if (silent)
+    *silent = stats_u64 (h->element, "windows-silent");
+  if (no_speech)
+    *no_speech = stats_u64 (h->element, "windows-no-speech");
+  gst_harness_teardown (h);
+  return text;
+}
+
+GST_START_TEST (test_silence_offline)
+{
+  const gsize n = 300 * WHISPER_SAMPLE_RATE;
+  float *zeros = g_new0 (float, n);
+  guint64 silent = 0;
+  gchar *got = transcribe (FALSE, NULL, zeros, n, &silent, NULL);
+  gchar *before = transcribe (FALSE, REFERENCE_RULES, zeros, n, NULL, NULL);
+
+  GST_INFO ("defaults: '%s'; reference rules: '%s'", got, before);
+  fail_unless_equals_string (got, "");
+  fail_unless_equals_uint64 (silent, 10);  /* ten 30-s windows, none decoded */
+  fail_unless (strstr (before, "you") != NULL, "the case does not arise: '%s'", before);
+  g_free (got);
+  g_free (before);
+  g_free (zeros);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_silence_live)
+{
+  /* latency 4000: 1-s chunks; lateness large so that audio pushed faster
+   * than real time is not dropped */
+  const gchar *live = "latency=4000 lateness=600000";
+  g_autofree gchar *reference = g_strdup_printf ("%s %s", live, REFERENCE_RULES);
+  const gsize n = 60 * WHISPER_SAMPLE_RATE;
+  float *zeros = g_new0 (float, n);
+  guint64 silent = 0;
+  gchar *got = transcribe (TRUE, live, zeros, n, &silent, NULL);
+  gchar *before = transcribe (TRUE, reference, zeros, n, NULL, NULL);
+
+  GST_INFO ("defaults: '%s' (%" G_GUINT64_FORMAT " silent calls); reference rules: '%s'",
+      got, silent, before);
+  fail_unless_equals_string (got, "");
+  fail_unless (silent > 0);
+  fail_unless (strlen (before) > 0, "the case does not arise: no text with the reference rules");
+  g_free (got);
+  g_free (before);
+  g_free (zeros);
+}
+GST_END_TEST;
+
+static guint
+count (const gchar *haystack, const gchar *needle)
+{
+  guint k = 0;
+  for (const gchar *p = haystack; (p = strstr (p, needle)); p += strlen (needle))
+    k++;
+  return k;
+}
+
+GST_START_TEST (test_noise_loop_offline)
+{
+  g_autofree gchar *path = g_build_filename (SOURCE_ROOT,
+      "tests", "reference", "clips", "max-length-loop.flac", NULL);
+  g_autoptr (GError) err = NULL;
+  gsize n;
+  float *pcm = whisper_audio_load_file (path, -1, &n, &err);
+  guint64 no_speech = 0;
+  gchar *got, *before;
+
+  fail_unless (pcm != NULL, "%s", err ? err->message : path);
+  got = transcribe (FALSE, NULL, pcm, n, NULL, &no_speech);
+  before = transcribe (FALSE, REFERENCE_RULES, pcm, n, NULL, NULL);
+  GST_INFO ("defaults: '%s'", got);
+  fail_unless_equals_int (count (got, "well-known woman"), 0);
+  fail_unless (no_speech >= 1);
+  fail_unless (strstr (got, "amiable himself") != NULL, "speech lost: %s", got);
+  fail_unless (count (before, "well-known woman") >= 10, "the case does not arise: %s",
+      before);
+  g_free (got);
+  g_free (before);
+  g_free (pcm);
+}
+GST_END_TEST;
+
+static Suite *
+silence_suite (void)
+{
+  Suite *s = suite_create ("whispersink-silence");
+  TCase *tc = tcase_create ("silence");
+
+  tcase_set_timeout (tc, 600);
+  tcase_add_test (tc, test_silence_offline);
+  tcase_add_test (tc, test_silence_live);
+  tcase_add_test (tc, test_noise_loop_offline);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+GST_CHECK_MAIN (silence);
