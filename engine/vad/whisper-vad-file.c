@@ -229,6 +229,7 @@ assemble (const char *path, float *values[N_TENSORS])
 {
   WhisperVad *vad = g_new0 (WhisperVad, 1);
   vad->path = g_strdup (path);
+  vad->accumulate = vad_pick_accumulate ();
   vad->basis_t = transpose (values[T_BASIS], VAD_STFT_ROWS, VAD_STFT_WINDOW);
 
   static const int strides[VAD_N_CONV] = { 1, 2, 2, 1 };

@@ -4,14 +4,16 @@
  * SileroVADModel computes them (faster_whisper/vad.py in faster-whisper
  * 1.2.1, https://github.com/SYSTRAN/faster-whisper/blob/master/faster_whisper/vad.py).
  *
- * Plain C loops, one thread: about 0.7 million multiply-adds per 32 ms chunk. */
+ * One thread, about 0.7 million multiply-adds per 32 ms chunk, in the
+ * products of whisper-vad-kernel.c. */
 #include "whisper-vad-private.h"
 
 #include <math.h>
 #include <string.h>
 
-/* The largest activation: the STFT's 4 frames of 258 values. */
-#define VAD_SCRATCH_FLOATS (VAD_STFT_FRAMES * VAD_STFT_ROWS)
+/* Time steps of each layer's input (the STFT's frames, then each
+ * convolution's output): 4 -> 4 -> 2 -> 1 -> 1. */
+static const int layer_steps[VAD_N_CONV + 1] = { 4, 4, 2, 1, 1 };
 
 struct _WhisperVadState {
   const WhisperVad *vad;
@@ -20,8 +22,11 @@ struct _WhisperVadState {
   float c[VAD_HIDDEN];
   /* scratch, kept here so that a push allocates nothing */
   float input[VAD_INPUT_SAMPLES + VAD_REFLECTED_SAMPLES];
-  float act_a[VAD_SCRATCH_FLOATS];
-  float act_b[VAD_SCRATCH_FLOATS];
+  float spectrum[VAD_STFT_FRAMES * VAD_STFT_ROWS];
+  /* act[l]: the input of convolution l (act[4]: the LSTM's), time-major
+   * [steps + 2][channels] with a row of zeros before and after: the
+   * convolutions' padding */
+  float *act[VAD_N_CONV + 1];
   float gates[VAD_GATES];
 };
 
@@ -65,6 +70,10 @@ whisper_vad_state_new (const WhisperVad *vad)
   g_return_val_if_fail (vad != NULL, NULL);
   WhisperVadState *state = g_new0 (WhisperVadState, 1);
   state->vad = vad;
+  for (int l = 0; l <= VAD_N_CONV; l++) {
+    const int channels = l == 0 ? VAD_STFT_BINS : vad->conv[l - 1].out_channels;
+    state->act[l] = g_new0 (float, (gsize) (layer_steps[l] + 2) * channels);
+  }
   return state;
 }
 
@@ -80,41 +89,21 @@ whisper_vad_state_reset (WhisperVadState *state)
 void
 whisper_vad_state_free (WhisperVadState *state)
 {
+  if (state == NULL)
+    return;
+  for (int l = 0; l <= VAD_N_CONV; l++)
+    g_free (state->act[l]);
   g_free (state);
 }
 
-/* y[0..n_out) += sum over i of x[i] * wt[i][0..n_out): a matrix product
- * with the matrix stored [in][out]. Inputs that are zero (most of the
- * ReLU outputs) are skipped: they add nothing. */
-static void
-add_weighted_rows (float *restrict y, const float *restrict wt, const float *restrict x,
-                   int n_in, int n_out)
-{
-  for (int i = 0; i < n_in; i++) {
-    const float xi = x[i];
-    if (xi == 0.0f)
-      continue;
-    const float *restrict row = wt + (gsize) i * n_out;
-    for (int o = 0; o < n_out; o++)
-      y[o] += xi * row[o];
-  }
-}
-
-/* The STFT magnitudes of state->input (576 samples + 64 reflected):
- * out[t][bin] for the 4 frames, 129 bins each. */
+/* The STFT magnitudes of the 576 + 64 reflected input samples: out[t][bin]
+ * for the 4 frames (frame t starts at sample 128 t), 129 bins each. */
 static void
 stft_magnitudes (const WhisperVad *vad, const float *input, float *spectrum, float *out)
 {
   memset (spectrum, 0, sizeof (float) * VAD_STFT_FRAMES * VAD_STFT_ROWS);
-  for (int k = 0; k < VAD_STFT_WINDOW; k++) {
-    const float *restrict row = vad->basis_t + (gsize) k * VAD_STFT_ROWS;
-    for (int t = 0; t < VAD_STFT_FRAMES; t++) {
-      const float xk = input[t * VAD_STFT_HOP + k];
-      float *restrict y = spectrum + t * VAD_STFT_ROWS;
-      for (int r = 0; r < VAD_STFT_ROWS; r++)
-        y[r] += xk * row[r];
-    }
-  }
+  vad->accumulate (spectrum, VAD_STFT_FRAMES, VAD_STFT_ROWS, input, VAD_STFT_HOP,
+                   VAD_STFT_WINDOW, vad->basis_t);
   for (int t = 0; t < VAD_STFT_FRAMES; t++) {
     const float *re = spectrum + t * VAD_STFT_ROWS, *im = re + VAD_STFT_BINS;
     for (int b = 0; b < VAD_STFT_BINS; b++)
@@ -122,27 +111,23 @@ stft_magnitudes (const WhisperVad *vad, const float *input, float *spectrum, flo
   }
 }
 
-/* One Conv1d (kernel 3, padding 1) + ReLU on time-major activations:
- * in[t][in_channels] (n_in steps) -> out[t][out_channels]; returns the
- * number of output steps. */
-static int
-conv_relu (const VadConv *conv, const float *in, int n_in, float *out)
+/* One Conv1d (kernel 3, padding 1) + ReLU on time-major activations with a
+ * zero row on each side: in[1 + t][in_channels] for t < n_in steps ->
+ * out[1 + t][out_channels] for the output steps. Output step t, tap k reads
+ * input row t * stride + k of the padded buffer. */
+static void
+conv_relu (const WhisperVad *vad, const VadConv *conv, const float *in, int n_in, float *out)
 {
   const int ci = conv->in_channels, co = conv->out_channels;
   const int n_out = (n_in + 2 - VAD_CONV_KERNEL) / conv->stride + 1;
-  for (int t = 0; t < n_out; t++) {
-    float *y = out + (gsize) t * co;
-    memcpy (y, conv->bias, sizeof (float) * co);
-    for (int k = 0; k < VAD_CONV_KERNEL; k++) {
-      const int src = t * conv->stride + k - 1;
-      if (src < 0 || src >= n_in)
-        continue;
-      add_weighted_rows (y, conv->weight_t + (gsize) k * ci * co, in + (gsize) src * ci, ci, co);
-    }
-    for (int o = 0; o < co; o++)
-      y[o] = y[o] > 0.0f ? y[o] : 0.0f;
-  }
-  return n_out;
+  float *y = out + co; /* past the zero row */
+  for (int t = 0; t < n_out; t++)
+    memcpy (y + (gsize) t * co, conv->bias, sizeof (float) * co);
+  for (int k = 0; k < VAD_CONV_KERNEL; k++)
+    vad->accumulate (y, n_out, co, in + (gsize) k * ci, conv->stride * ci, ci,
+                     conv->weight_t + (gsize) k * ci * co);
+  for (int i = 0; i < n_out * co; i++)
+    y[i] = y[i] > 0.0f ? y[i] : 0.0f;
 }
 
 static inline float
@@ -168,22 +153,17 @@ whisper_vad_state_push (WhisperVadState *state, const float chunk[WHISPER_VAD_CH
   memcpy (state->context, chunk + WHISPER_VAD_CHUNK_SAMPLES - VAD_CONTEXT_SAMPLES,
           sizeof state->context);
 
-  float *a = state->act_a, *b = state->act_b;
-  stft_magnitudes (vad, x, a, b);
-  int steps = VAD_STFT_FRAMES;
-  for (int l = 0; l < VAD_N_CONV; l++) {
-    float *in = (l % 2 == 0) ? b : a, *out = (l % 2 == 0) ? a : b;
-    steps = conv_relu (&vad->conv[l], in, steps, out);
-  }
-  g_assert (steps == 1);
-  const float *features = b; /* after 4 layers the output is back in b */
+  stft_magnitudes (vad, x, state->spectrum, state->act[0] + VAD_STFT_BINS);
+  for (int l = 0; l < VAD_N_CONV; l++)
+    conv_relu (vad, &vad->conv[l], state->act[l], layer_steps[l], state->act[l + 1]);
+  const float *features = state->act[VAD_N_CONV] + VAD_HIDDEN; /* past the zero row */
 
   /* one LSTM step (https://onnx.ai/onnx/operators/onnx__LSTM.html, default
    * activations, gates in the order input, output, forget, cell) */
   float *g = state->gates;
   memcpy (g, vad->lstm_bias, sizeof (float) * VAD_GATES);
-  add_weighted_rows (g, vad->lstm_w_t, features, VAD_HIDDEN, VAD_GATES);
-  add_weighted_rows (g, vad->lstm_r_t, state->h, VAD_HIDDEN, VAD_GATES);
+  vad->accumulate (g, 1, VAD_GATES, features, VAD_HIDDEN, VAD_HIDDEN, vad->lstm_w_t);
+  vad->accumulate (g, 1, VAD_GATES, state->h, VAD_HIDDEN, VAD_HIDDEN, vad->lstm_r_t);
   float logit = vad->out_bias;
   for (int j = 0; j < VAD_HIDDEN; j++) {
     const float in_gate = sigmoid (g[j]);

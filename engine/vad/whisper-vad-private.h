@@ -12,8 +12,8 @@
  *   1x1 Conv1d -> sigmoid.
  *
  * The weights are kept transposed from the file's [out][in] layouts to
- * [in][out] (every product below adds a weight row times one input value,
- * a loop the compiler vectorizes without reordering any sum). */
+ * [in][out]: every layer is then one kind of product (vad_accumulate_fn),
+ * whose vector versions load contiguous weights for a block of outputs. */
 #pragma once
 
 #include "whisper-vad.h"
@@ -36,6 +36,15 @@ G_BEGIN_DECLS
 #define VAD_N_CONV 4
 #define VAD_CONV_KERNEL 3
 
+/* y[t][o] += sum over i = 0, 1, ... of x[t * x_stride + i] * wt[i][o], for
+ * t < n_t (1 to 4) and o < n_out: y is [n_t][n_out], wt [n_in][n_out]. The
+ * rows of x may overlap (x_stride < n_in): the STFT's frames do. */
+typedef void (*vad_accumulate_fn) (float *y, int n_t, int n_out, const float *x, int x_stride,
+                                   int n_in, const float *wt);
+
+/* The fastest version this CPU has (whisper-vad-kernel.c). */
+vad_accumulate_fn vad_pick_accumulate (void);
+
 typedef struct {
   int in_channels;
   int out_channels;
@@ -46,6 +55,7 @@ typedef struct {
 
 struct _WhisperVad {
   char *path;
+  vad_accumulate_fn accumulate;
   float *basis_t;                /* [VAD_STFT_WINDOW][VAD_STFT_ROWS] */
   VadConv conv[VAD_N_CONV];
   float *lstm_w_t;               /* [VAD_HIDDEN (input)][VAD_GATES] */
