@@ -92,7 +92,7 @@ take_bytes (Reader *r, gsize n, const guint8 **out, const char *what, GError **e
 {
   if (n > r->size - r->pos)
     return fail_format (error, r->path,
-                        "truncated: %s needs %" G_GSIZE_FORMAT " bytes at offset %"
+                        "truncated: reading %s takes %" G_GSIZE_FORMAT " bytes at offset %"
                         G_GSIZE_FORMAT ", the file has %" G_GSIZE_FORMAT " in all",
                         what, n, r->pos, r->size);
   *out = r->data + r->pos;
@@ -258,6 +258,13 @@ whisper_vad_load_file (const char *path, GError **error)
   g_autofree char *contents = NULL;
   gsize size = 0;
   GError *read_error = NULL;
+  if (!g_file_test (path, G_FILE_TEST_EXISTS)) {
+    g_set_error (error, WHISPER_VAD_ERROR, WHISPER_VAD_ERROR_NOT_FOUND,
+                 "VAD weight file '%s' does not exist (install it with "
+                 "tools/fetch-model.sh silero-vad)",
+                 path);
+    return NULL;
+  }
   if (!g_file_get_contents (path, &contents, &size, &read_error)) {
     g_set_error (error, WHISPER_VAD_ERROR, WHISPER_VAD_ERROR_NOT_FOUND,
                  "VAD weight file '%s' cannot be read: %s (install it with "
