@@ -91,6 +91,10 @@ OPTION_SETS = [
     ("aggressive", {"threshold": 0.4, "min_speech_duration_ms": 100,
                     "max_speech_duration_s": 1.0, "min_silence_duration_ms": 50,
                     "speech_pad_ms": 30}),
+    # neg_threshold above threshold (VadOptions does not forbid it): a chunk
+    # can start speech and end it at once
+    ("neg_above_threshold", {"threshold": 0.3, "neg_threshold": 0.6,
+                             "min_silence_duration_ms": 100, "speech_pad_ms": 0}),
 ]
 
 # Signals whose per-chunk probabilities are stored (the others: regions only).
