@@ -14,19 +14,19 @@
  * a loop the compiler vectorizes without reordering any sum. Inputs that
  * are zero (most ReLU outputs) add nothing and are skipped. */
 static void
-accumulate_generic (float *restrict y, int n_t, int n_out, const float *restrict x,
-                    int x_stride, int n_in, const float *restrict wt)
+accumulate_generic (int n_rows, float *const *y_rows, const float *const *x_rows, int n_out,
+                    int n_in, const float *restrict wt)
 {
-  for (int t = 0; t < n_t; t++) {
-    float *restrict yt = y + (gsize) t * n_out;
-    const float *restrict xt = x + (gsize) t * x_stride;
+  for (int r = 0; r < n_rows; r++) {
+    float *restrict y = y_rows[r];
+    const float *restrict x = x_rows[r];
     for (int i = 0; i < n_in; i++) {
-      const float xi = xt[i];
+      const float xi = x[i];
       if (xi == 0.0f)
         continue;
       const float *restrict row = wt + (gsize) i * n_out;
       for (int o = 0; o < n_out; o++)
-        yt[o] += xi * row[o];
+        y[o] += xi * row[o];
     }
   }
 }
@@ -35,13 +35,14 @@ accumulate_generic (float *restrict y, int n_t, int n_out, const float *restrict
 /* The accumulators are named variables, not arrays: GCC keeps an array of
  * vectors on the stack (a store and a load around every multiply-add). */
 
-/* Outputs [o, o + 16) of 4 steps: 8 accumulators; per input, 2 weight
- * loads serve the 4 steps. */
+/* Outputs [o, o + 16) of 4 rows: 8 accumulators; per input, 2 weight
+ * loads serve the 4 rows. */
 AVX2_TARGET static void
-block_4x16 (float *y, int n_out, const float *x, int x_stride, int n_in, const float *wt, int o)
+block_4x16 (float *const *y_rows, const float *const *x_rows, int n_out, int n_in,
+            const float *wt, int o)
 {
-  float *y0 = y + o, *y1 = y0 + n_out, *y2 = y1 + n_out, *y3 = y2 + n_out;
-  const float *x0 = x, *x1 = x0 + x_stride, *x2 = x1 + x_stride, *x3 = x2 + x_stride;
+  float *y0 = y_rows[0] + o, *y1 = y_rows[1] + o, *y2 = y_rows[2] + o, *y3 = y_rows[3] + o;
+  const float *x0 = x_rows[0], *x1 = x_rows[1], *x2 = x_rows[2], *x3 = x_rows[3];
   __m256 a0 = _mm256_loadu_ps (y0), b0 = _mm256_loadu_ps (y0 + 8);
   __m256 a1 = _mm256_loadu_ps (y1), b1 = _mm256_loadu_ps (y1 + 8);
   __m256 a2 = _mm256_loadu_ps (y2), b2 = _mm256_loadu_ps (y2 + 8);
@@ -68,10 +69,10 @@ block_4x16 (float *y, int n_out, const float *x, int x_stride, int n_in, const f
   _mm256_storeu_ps (y3, a3), _mm256_storeu_ps (y3 + 8, b3);
 }
 
-/* Outputs [o, o + 32) of one step: 4 independent accumulators, so that
+/* Outputs [o, o + 32) of one row: 4 independent accumulators, so that
  * the multiply-adds of one input do not wait for each other. */
 AVX2_TARGET static void
-block_1x32 (float *y, const float *x, int n_in, const float *wt, int n_out, int o)
+block_1x32 (float *y, const float *x, int n_out, int n_in, const float *wt, int o)
 {
   float *y0 = y + o;
   __m256 a = _mm256_loadu_ps (y0), b = _mm256_loadu_ps (y0 + 8);
@@ -88,10 +89,10 @@ block_1x32 (float *y, const float *x, int n_in, const float *wt, int n_out, int 
   _mm256_storeu_ps (y0 + 16, c), _mm256_storeu_ps (y0 + 24, d);
 }
 
-/* Output o of one step, one input at a time (fmaf: the rounding of the
+/* Output o of one row, one input at a time (fmaf: the rounding of the
  * vector lanes). */
 AVX2_TARGET static void
-single_output (float *y, const float *x, int n_in, const float *wt, int n_out, int o)
+single_output (float *y, const float *x, int n_out, int n_in, const float *wt, int o)
 {
   float acc = y[o];
   for (int i = 0; i < n_in; i++)
@@ -99,32 +100,30 @@ single_output (float *y, const float *x, int n_in, const float *wt, int n_out, i
   y[o] = acc;
 }
 
-/* Groups of 4 steps in blocks of 16 outputs, every other step in blocks
- * of 32; the outputs past the last whole block one by one. */
+/* Rows in groups of 4, 16 outputs at a time (the block's weights, n_in x 16,
+ * stay in the L1 cache from one group to the next); the rows left over 32
+ * outputs at a time; the outputs past the last whole block one by one. */
 AVX2_TARGET static void
-accumulate_avx2 (float *y, int n_t, int n_out, const float *x, int x_stride, int n_in,
-                 const float *wt)
+accumulate_avx2 (int n_rows, float *const *y_rows, const float *const *x_rows, int n_out,
+                 int n_in, const float *wt)
 {
-  int t = 0;
-  for (; t + 4 <= n_t; t += 4) {
-    float *yt = y + (gsize) t * n_out;
-    const float *xt = x + (gsize) t * x_stride;
-    int o = 0;
+  const int grouped = n_rows - n_rows % 4;
+  int o = 0;
+  if (grouped > 0) {
     for (; o + 16 <= n_out; o += 16)
-      block_4x16 (yt, n_out, xt, x_stride, n_in, wt, o);
-    for (int k = 0; k < 4; k++)
-      for (int r = o; r < n_out; r++)
-        single_output (yt + (gsize) k * n_out, xt + (gsize) k * x_stride, n_in, wt, n_out, r);
+      for (int r = 0; r < grouped; r += 4)
+        block_4x16 (y_rows + r, x_rows + r, n_out, n_in, wt, o);
+    for (int r = 0; r < grouped; r++)
+      for (int k = o; k < n_out; k++)
+        single_output (y_rows[r], x_rows[r], n_out, n_in, wt, k);
   }
-  for (; t < n_t; t++) {
-    float *yt = y + (gsize) t * n_out;
-    const float *xt = x + (gsize) t * x_stride;
-    int o = 0;
-    for (; o + 32 <= n_out; o += 32)
-      block_1x32 (yt, xt, n_in, wt, n_out, o);
-    for (; o < n_out; o++)
-      single_output (yt, xt, n_in, wt, n_out, o);
-  }
+  o = 0;
+  for (; o + 32 <= n_out; o += 32)
+    for (int r = grouped; r < n_rows; r++)
+      block_1x32 (y_rows[r], x_rows[r], n_out, n_in, wt, o);
+  for (int r = grouped; r < n_rows; r++)
+    for (int k = o; k < n_out; k++)
+      single_output (y_rows[r], x_rows[r], n_out, n_in, wt, k);
 }
 #endif
 

@@ -36,11 +36,14 @@ G_BEGIN_DECLS
 #define VAD_N_CONV 4
 #define VAD_CONV_KERNEL 3
 
-/* y[t][o] += sum over i = 0, 1, ... of x[t * x_stride + i] * wt[i][o], for
- * t < n_t (1 to 4) and o < n_out: y is [n_t][n_out], wt [n_in][n_out]. The
- * rows of x may overlap (x_stride < n_in): the STFT's frames do. */
-typedef void (*vad_accumulate_fn) (float *y, int n_t, int n_out, const float *x, int x_stride,
-                                   int n_in, const float *wt);
+/* y[r][o] += sum over i = 0, 1, ... of x[r][i] * wt[i][o], for the n_rows
+ * rows r and o < n_out: row r reads n_in values at x_rows[r] and adds into
+ * n_out values at y_rows[r]; wt is [n_in][n_out]. Input rows may overlap
+ * (the STFT's frames do). Every output sums its inputs in the same order
+ * whatever the number of rows, so a row gives the same bits alone or in a
+ * batch. */
+typedef void (*vad_accumulate_fn) (int n_rows, float *const *y_rows, const float *const *x_rows,
+                                   int n_out, int n_in, const float *wt);
 
 /* The fastest version this CPU has (whisper-vad-kernel.c). */
 vad_accumulate_fn vad_pick_accumulate (void);

@@ -186,6 +186,9 @@ check_regions (const char *what, GArray *got, JsonArray *want)
 /* Pushing the buffer's whole chunks through one state gives the bits of
  * whisper_vad_probabilities() (all chunks but the padded last one), and
  * the first chunk again after a reset. */
+static double push_seconds;
+static gsize push_chunks;
+
 static void
 check_streaming (const char *name, const WhisperVad *vad, const float *pcm, gsize n,
                  const float *probs)
@@ -193,7 +196,10 @@ check_streaming (const char *name, const WhisperVad *vad, const float *pcm, gsiz
   WhisperVadState *state = whisper_vad_state_new (vad);
   const gsize whole = n / WHISPER_VAD_CHUNK_SAMPLES;
   for (gsize i = 0; i < whole; i++) {
+    const double t0 = thread_seconds ();
     const float p = whisper_vad_state_push (state, pcm + i * WHISPER_VAD_CHUNK_SAMPLES);
+    push_seconds += thread_seconds () - t0;
+    push_chunks++;
     if (memcmp (&p, &probs[i], sizeof p) != 0) {
       fail ("%s: streaming chunk %" G_GSIZE_FORMAT " gives %.9g, the buffer %.9g", name, i, p,
             probs[i]);
@@ -336,8 +342,11 @@ main (void)
            G_GSIZE_FORMAT "), tolerance %g\n", n_compared, worst, worst_signal, worst_chunk,
            PROB_TOLERANCE);
   g_print ("speech regions: %" G_GSIZE_FORMAT " comparisons\n", n_region_checks);
-  g_print ("speed: %.3f CPU s for %.1f s of audio (%.4f %% of real time, one thread; "
-           "not checked)\n", seconds, audio_seconds, 100.0 * seconds / audio_seconds);
+  g_print ("speed (CPU time of one thread, not checked): whole buffers %.3f s for %.1f s of "
+           "audio (%.3f %% of real time); whisper_vad_state_push %.1f us per 32-ms chunk "
+           "(%.3f %% of real time)\n", seconds, audio_seconds, 100.0 * seconds / audio_seconds,
+           1e6 * push_seconds / MAX (push_chunks, 1),
+           100.0 * push_seconds / MAX (push_chunks, 1) / 0.032);
   whisper_vad_free (vad);
   if (failures > 0) {
     g_printerr ("%d failure(s)\n", failures);
