@@ -8,7 +8,8 @@
  * WHISPER_VAD_ERROR_FORMAT (WHISPER_VAD_ERROR_NOT_FOUND for a missing file)
  * and a message naming the file and the reason. The installed weight file
  * (tools/fetch-model.sh silero-vad), where there is one, must load, and
- * its truncated copy must not. */
+ * its truncated copy must not. Built with AddressSanitizer too
+ * (vad-loader-asan), which then also covers the network's buffers. */
 #include <math.h>
 #include <string.h>
 
@@ -183,6 +184,29 @@ test_good_file (Fixture *f, gconstpointer data)
   for (int n = 0; n < 3; n++)
     g_assert_cmpfloat_with_epsilon (whisper_vad_state_push (state, chunk), want, 1e-7);
   whisper_vad_state_free (state);
+
+  /* a whole buffer: more than one batch of chunks, a partial last chunk;
+   * every chunk is speech, so one region covers the buffer */
+  const gsize n = 45 * WHISPER_VAD_CHUNK_SAMPLES + 100;
+  g_autofree float *pcm = g_new0 (float, n);
+  g_autoptr (GArray) probs = g_array_new (FALSE, FALSE, sizeof (float));
+  whisper_vad_probabilities (vad, pcm, n, probs);
+  g_assert_cmpuint (probs->len, ==, 46);
+  for (guint i = 0; i < probs->len; i++)
+    g_assert_cmpfloat_with_epsilon (g_array_index (probs, float, i), want, 1e-7);
+  g_autoptr (GArray) regions = g_array_new (FALSE, FALSE, sizeof (WhisperVadSpeech));
+  g_assert_true (whisper_vad_speech_timestamps (vad, pcm, n, NULL, regions, &error));
+  g_assert_cmpuint (regions->len, ==, 1);
+  g_assert_cmpint (g_array_index (regions, WhisperVadSpeech, 0).start_sample, ==, 0);
+  g_assert_cmpint (g_array_index (regions, WhisperVadSpeech, 0).end_sample, ==, (gint64) n);
+
+  /* an invalid option is refused, naming it */
+  WhisperVadOptions options;
+  whisper_vad_options_init (&options);
+  options.min_silence_duration_ms = -1;
+  g_assert_false (whisper_vad_speech_timestamps (vad, pcm, n, &options, regions, &error));
+  g_assert_error (error, WHISPER_VAD_ERROR, WHISPER_VAD_ERROR_SETTING);
+  g_assert_nonnull (strstr (error->message, "min_silence_duration_ms"));
   whisper_vad_free (vad);
   g_unlink (path);
 }
