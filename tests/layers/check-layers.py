@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The engine's and the element's files call each other one way only, and
-the engine's layers point down: (top) -> model/, backend/, cpu/ -> util/,
-cpu/ -> backend/.
+the engine's layers point down: (top) -> model/, backend/, cpu/, vad/ ->
+util/, cpu/ -> backend/.
 
 From the symbols each object file defines and needs (`nm`), every "file A
 calls file B" edge of one library; fails on a loop of files (two files that
@@ -23,7 +23,8 @@ ENGINE_LAYERS = {
     "model": {"util"},
     "backend": {"util"},
     "cpu": {"util", "backend"},
-    "top": {"util", "model", "backend", "cpu"},
+    "vad": {"util"},
+    "top": {"util", "model", "backend", "cpu", "vad"},
 }
 
 
