@@ -29,6 +29,8 @@ static gboolean opt_no_condition;
 static double opt_no_speech_threshold = 0.6;
 static double opt_silence_threshold = WHISPER_DEFAULT_SILENCE_THRESHOLD_DB;
 static gboolean opt_reference_rules;
+static char *opt_vad_model;
+static gboolean opt_no_vad;
 
 static GOptionEntry entries[] = {
   { "model", 'm', 0, G_OPTION_ARG_FILENAME, &opt_model,
@@ -49,6 +51,11 @@ static GOptionEntry entries[] = {
   { "silence-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_silence_threshold,
     "skip windows whose loudest 20-ms frame is below this level, dBFS (default -60; "
     "-150 or less: decode every window)", "DB" },
+  { "vad-model", 0, 0, G_OPTION_ARG_FILENAME, &opt_vad_model,
+    "Silero VAD weights (default: the installed silero-vad, tools/fetch-model.sh silero-vad): "
+    "windows in which it finds no speech are not decoded", "PATH" },
+  { "no-vad", 0, 0, G_OPTION_ARG_NONE, &opt_no_vad,
+    "do not use the voice activity detector", NULL },
   { "reference-rules", 0, 0, G_OPTION_ARG_NONE, &opt_reference_rules,
     "the reference implementation's rules only (faster-whisper's greedy tokens): no silence "
     "threshold, and a window likely silent is skipped only when its decode is not confident, "
@@ -228,6 +235,23 @@ main (int argc, char **argv)
     decode.silence_threshold_db = WHISPER_SILENCE_THRESHOLD_OFF_DB;
     decode.strict_no_speech = FALSE;
   }
+  g_autoptr (WhisperVad) vad = NULL;
+  if (!opt_no_vad && !opt_reference_rules) {
+    g_autofree char *vad_path = opt_vad_model ? g_strdup (opt_vad_model) : whisper_vad_default_path ();
+    vad = whisper_vad_new (vad_path, &error);
+    if (!vad && opt_vad_model) {
+      g_printerr ("whisper-transcribe: --vad-model: %s\n", error->message);
+      return 2;
+    }
+    if (!vad) {
+      /* the default file is optional: say what is missing, go on without */
+      g_printerr ("whisper-transcribe: note: no voice activity detector (%s; install it with "
+                  "tools/fetch-model.sh silero-vad, or pass --no-vad): noise may give text\n",
+                  error->message);
+      g_clear_error (&error);
+    }
+  }
+  decode.vad = vad;
   whisper_stream_set_options (stream, &decode);
 
   gint64 t_warm = g_get_monotonic_time ();
@@ -270,6 +294,9 @@ main (int argc, char **argv)
     st.mel_seconds -= before.mel_seconds;
     st.encoder_seconds -= before.encoder_seconds;
     st.decoder_seconds -= before.decoder_seconds;
+    st.windows_silent -= before.windows_silent;
+    st.windows_no_voice -= before.windows_no_voice;
+    st.windows_no_speech -= before.windows_no_speech;
     const WhisperEngineInfo *info = whisper_engine_get_info (engine);
     const double tokens = st.decode_steps - st.windows;  /* one prompt pass per window */
     g_printerr ("device %s, %d threads, audio %.2f s\n", info->device_name,
@@ -287,6 +314,10 @@ main (int argc, char **argv)
                 st.mel_seconds, st.windows ? st.encoder_seconds / st.windows : 0.0, st.windows,
                 st.decode_steps ? 1e3 * st.decoder_seconds / st.decode_steps : 0.0,
                 st.decode_steps);
+    g_printerr ("windows skipped: %" G_GUINT64_FORMAT " silent, %" G_GUINT64_FORMAT
+                " without speech (VAD%s), %" G_GUINT64_FORMAT " decoded and dropped (no-speech "
+                "rule)\n", st.windows_silent, st.windows_no_voice, vad ? "" : " off",
+                st.windows_no_speech);
     (void) tokens;
   }
   return 0;

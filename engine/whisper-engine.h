@@ -19,6 +19,7 @@
 
 #include "whisper-error.h"
 #include "whisper-pcm.h"
+#include "whisper-vad.h"
 
 G_BEGIN_DECLS
 
@@ -138,6 +139,11 @@ typedef struct {
                                            is quieter (dBFS) is skipped, not decoded;
                                            <= WHISPER_SILENCE_THRESHOLD_OFF_DB decodes every
                                            window (whisper-speech-gate.h) */
+  const WhisperVad *vad;                 /* default NULL; set (borrowed, outliving the
+                                           transcription): a window in which the voice
+                                           activity detector finds no speech region
+                                           (vad_options) is skipped, not decoded */
+  WhisperVadOptions vad_options;        /* default whisper_vad_options_init()'s */
 } WhisperDecodeOptions;
 
 void whisper_decode_options_init (WhisperDecodeOptions *options);
@@ -187,6 +193,7 @@ typedef struct {
   guint64 samples_non_finite; /* NaN or infinite input samples set to 0, cumulative */
   guint64 samples_clipped;    /* input samples beyond +-1 clamped to it, cumulative */
   guint64 windows_silent;     /* windows skipped by the silence threshold, cumulative */
+  guint64 windows_no_voice;   /* windows skipped because the VAD found no speech, cumulative */
   guint64 windows_no_speech;  /* windows decoded and dropped by the no-speech rule, cumulative */
 } WhisperStreamStats;
 

@@ -47,6 +47,7 @@ char *whisper_vad_default_path (void);
  * or is truncated. */
 WhisperVad *whisper_vad_new (const char *path, GError **error);
 void whisper_vad_free (WhisperVad *vad);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WhisperVad, whisper_vad_free)
 
 /* A stream at its start: zero context samples, zero LSTM state. The state
  * keeps a pointer to `vad`, which must outlive it. */

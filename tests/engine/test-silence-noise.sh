@@ -11,6 +11,12 @@
 #   white noise, 90 s, Gaussian with sigma 0.3 of full scale (numpy seed 2):
 #                               reference: one sentence 45 times ("I'm going to
 #                               go ahead and see what happens.")
+#   tones, 43 s (sine chords, a square wave, plucked strings; sox -R):
+#                               "Thank you." at no-speech probability 0.90 and
+#                               average log-probability -0.85, which no rule on
+#                               the model's output catches; the voice activity
+#                               detector finds no speech (checked with --no-vad
+#                               as well: text there)
 #   max-length-loop.flac        reference: a window near 145 s loops on
 #                               "he was a well-known woman" to the maximum
 #                               decode length (no-speech probability high)
@@ -29,6 +35,8 @@ status=0
 sox -n -r 16000 -c 1 -b 16 "$tmp/silence.wav" trim 0 600
 # -R: sox's fixed seed, the same noise on every run
 sox -R -n -r 16000 -c 1 -b 16 "$tmp/quiet-noise.wav" synth 60 whitenoise vol 0.001
+sox -R -n -r 16000 -c 1 -b 16 "$tmp/tones.wav" synth 0.5 sine 440 sine 660 : synth 0.5 sine 550 \
+  : synth 0.3 square 300 : synth 0.7 pluck 220 repeat 59
 python3 - "$tmp/white-noise.wav" <<'PY'
 import sys, wave
 import numpy as np
@@ -55,6 +63,20 @@ for f in silence.wav quiet-noise.wav white-noise.wav; do
   fi
   echo "ok: $f: no text (reference rules: ${ref:0:60}...)"
 done
+
+vad_file="${XDG_DATA_HOME:-$HOME/.local/share}/gst-whisper/models/silero-vad/silero_vad_v6.bin"
+if [ -f "$vad_file" ]; then
+  out=$(text "$tmp/tones.wav")
+  no_vad=$(text --no-vad "$tmp/tones.wav")
+  if [ -n "$out" ]; then echo "FAIL: tones.wav gives text: ${out:0:200}"; status=1; fi
+  if [ -z "$no_vad" ]; then
+    echo "FAIL: tones.wav: the case does not arise any more (no text with --no-vad)"; status=1
+  fi
+  echo "ok: tones.wav: no text (without the VAD: $no_vad)"
+else
+  echo "FAIL: no voice activity detector at $vad_file (tools/fetch-model.sh silero-vad)"
+  status=1
+fi
 
 loop=$(text "$clips/max-length-loop.flac")
 loop_ref=$(text --reference-rules "$clips/max-length-loop.flac")
