@@ -245,9 +245,8 @@ main (int argc, char **argv)
     }
     if (!vad) {
       /* the default file is optional: say what is missing, go on without */
-      g_printerr ("whisper-transcribe: note: no voice activity detector (%s; install it with "
-                  "tools/fetch-model.sh silero-vad, or pass --no-vad): noise may give text\n",
-                  error->message);
+      g_printerr ("whisper-transcribe: note: no voice activity detector: %s; noise may give "
+                  "text (--no-vad: no detector, no note)\n", error->message);
       g_clear_error (&error);
     }
   }

@@ -51,6 +51,9 @@ struct _GstWhisperSink {
   gint channel;               /* -1: the mean of all channels */
   gdouble silence_threshold;  /* dBFS */
   gboolean strict_no_speech;
+  gboolean vad_gate;
+  gchar *vad_model;           /* NULL: whisper_vad_default_path () */
+  gdouble vad_threshold;
   GstWhisperOfflineMode offline_mode;
   gint max_encoder_length;
   gboolean engine_dirty;      /* an engine property changed in READY */
@@ -58,6 +61,8 @@ struct _GstWhisperSink {
 
   /* Engine: created NULL->READY, freed READY->NULL (pointer under object lock). */
   WhisperEngine *engine;
+  /* vad-gate's detector, loaded with the engine (NULL: no gate). */
+  WhisperVad *vad;
 
   /* Sink side (upstream streaming thread). */
   GstAudioInfo info;
@@ -79,6 +84,7 @@ struct _GstWhisperSink {
   guint64 samples_non_finite; /* sink side: NaN/Inf samples set to 0 */
   guint64 samples_clipped;    /* sink side: samples beyond +-1 clamped to it */
   guint64 windows_silent;     /* task: the engine's stats after each call */
+  guint64 windows_no_voice;
   guint64 windows_no_speech;
   /* Sink side (streaming thread only): when the last warning about such
    * samples was posted, in samples received, or G_MAXUINT64 for never. */

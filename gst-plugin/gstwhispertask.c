@@ -373,6 +373,8 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   opts.condition_on_previous_text = self->condition_on_previous_text;
   opts.silence_threshold_db = self->silence_threshold;
   opts.strict_no_speech = self->strict_no_speech;
+  opts.vad = self->vad;
+  opts.vad_options.threshold = self->vad_threshold;
   GST_OBJECT_UNLOCK (self);
   /* The prompt history would hold the text of a carried segment, which is
    * decoded again: condition live calls on nothing. */
@@ -392,6 +394,7 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   whisper_stream_get_stats (self->stream, &stats);
   GST_OBJECT_LOCK (self);
   self->windows_silent = stats.windows_silent;
+  self->windows_no_voice = stats.windows_no_voice;
   self->windows_no_speech = stats.windows_no_speech;
   GST_OBJECT_UNLOCK (self);
 

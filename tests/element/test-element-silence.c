@@ -1,9 +1,9 @@
 /* test-element-silence: no text in silence and noise on default settings.
  * Each case runs twice: with the element's defaults (silence-threshold
- * -60 dBFS, strict-no-speech on) it must give no text, and with the
- * reference's rules (silence-threshold -150, strict-no-speech off: what the
- * element did before) it must give text, so the case is real and the test
- * can fail:
+ * -60 dBFS, strict-no-speech and vad-gate on) it must give no text, and
+ * with the reference's rules (silence-threshold -150, strict-no-speech and
+ * vad-gate off: what the element did before) it must give text, so the
+ * case is real and the test can fail:
  *  - 300 s of digital silence, offline: "you" in every window before;
  *  - 60 s of digital silence, live (latency 4000): "you" in the calls;
  *  - tests/reference/clips/max-length-loop.flac (178 s of real speech with
@@ -15,7 +15,7 @@
 
 #include "wt-util.h"
 
-#define REFERENCE_RULES "silence-threshold=-150 strict-no-speech=false"
+#define REFERENCE_RULES "silence-threshold=-150 strict-no-speech=false vad-gate=false"
 
 static GstHarness *
 harness_new (gboolean live, const gchar *props)
