@@ -297,6 +297,8 @@ read_policy (GstWhisperSink *self, GstWhisperWindowPolicy *policy,
   chunk = gst_util_uint64_scale_int (latency_ms / 4, WHISPER_SAMPLE_RATE, 1000);
   policy->chunk_samples = CLAMP (chunk, MIN_CHUNK_SAMPLES, policy->window_samples);
   self->out.budget = (GstClockTime) (latency_ms + lateness_ms) * GST_MSECOND;
+  policy->budget_samples = gst_util_uint64_scale (self->out.budget, WHISPER_SAMPLE_RATE,
+      GST_SECOND);
   /* A sink synchronising to the clock takes text within latency + lateness
    * of its time; text waiting longer is stuck behind downstream. */
   gst_whisper_out_queue_set_limits (&self->outq, policy->live,
@@ -421,11 +423,10 @@ static void
 drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy)
 {
   GstWhisperWindow *w = &self->window;
-  gsize budget = gst_util_uint64_scale (self->out.budget, WHISPER_SAMPLE_RATE, GST_SECOND);
   guint64 from = w->seek, given;
   gsize dropped;
 
-  if (gst_whisper_window_pending (w) <= MAX (budget, policy->chunk_samples))
+  if (gst_whisper_window_pending (w) <= gst_whisper_window_backlog_limit (policy))
     return;
   given = w->given;
   dropped = gst_whisper_window_drop_backlog (w, policy->chunk_samples);

@@ -88,7 +88,9 @@ GST_END_TEST;
 GST_START_TEST (test_window_policy)
 {
   GstWhisperWindow w;
-  GstWhisperWindowPolicy p = { FALSE, GST_WHISPER_OFFLINE_EXACT, 480000, RATE, 2 * RATE };
+  /* latency=8000: 2-s chunks, an 8-s budget */
+  GstWhisperWindowPolicy p = { FALSE, GST_WHISPER_OFFLINE_EXACT, 480000, RATE, 2 * RATE,
+    8 * RATE };
   GstWhisperRegion r;
 
   gst_whisper_window_init (&w, RATE);
