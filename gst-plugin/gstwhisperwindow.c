@@ -56,11 +56,20 @@ gst_whisper_window_index_at (const GstWhisperWindow *w, double seconds_from_seek
   return w->seek + (guint64) llround (seconds_from_seek * w->rate);
 }
 
+gsize
+gst_whisper_window_chunk_for_latency (guint latency_ms, gint rate, gsize window_samples)
+{
+  gsize chunk = gst_util_uint64_scale_int (latency_ms / 4, rate, 1000);
+  gsize min = gst_util_uint64_scale_int (GST_WHISPER_MIN_CHUNK_MS, rate, 1000);
+
+  return MIN (MAX (chunk, min), window_samples);
+}
+
 /* A sample waits for the call that outputs it at most as long as a call
  * covers (the limit below), and that call takes up to a chunk when inference
  * keeps up: with the limit at 3 chunks and the budget at 4 or more, text is
- * out within the budget. A chunk is never shorter than MIN_CHUNK_SAMPLES
- * (gstwhispertask.c), so with a budget under 4 chunks the limit shrinks to
+ * out within the budget. A chunk is never shorter than 0.5 s
+ * (gst_whisper_window_chunk_for_latency ()), so with a budget under 4 chunks the limit shrinks to
  * budget - chunk, and to one chunk (nothing held back) below 2 chunks. */
 gsize
 gst_whisper_window_carry_limit (const GstWhisperWindowPolicy *p)

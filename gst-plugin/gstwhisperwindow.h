@@ -77,6 +77,12 @@ guint64 gst_whisper_window_index_at (const GstWhisperWindow *w, double seconds_f
  * everything that is buffered (EOS, DISCONT, GAP, new SEGMENT). */
 gboolean gst_whisper_window_next_region (const GstWhisperWindow *w,
     const GstWhisperWindowPolicy *policy, gboolean drain, GstWhisperRegion *region);
+/* Live: the chunk of new audio that triggers a call for a latency budget:
+ * a quarter of it, at least 0.5 s (GST_WHISPER_MIN_CHUNK_MS), at most a
+ * window. */
+#define GST_WHISPER_MIN_CHUNK_MS 500
+gsize gst_whisper_window_chunk_for_latency (guint latency_ms, gint rate,
+    gsize window_samples);
 /* Live: the most audio a call may cover and still hold back its last
  * segment (see gstwhisperwindow.c). */
 gsize gst_whisper_window_carry_limit (const GstWhisperWindowPolicy *policy);

@@ -31,22 +31,31 @@ jfk="And so my fellow Americans, ask not what your country can do for you, ask w
 left="He began a confused complaint against the wizard, who had vanished behind the curtain on the left."
 right="The horizon seems extremely distant."
 
+run() {  # label, live-wer arguments: one line, or a note when it took over 120 s
+  local label=$1
+  shift
+  timeout 120 "$tool" "$@" | sed "s/^/$label /" \
+    || echo "$label $* : no result within 120 s (exit $?)"
+}
+
 clips() {  # runs live-wer on every clip with the given options
-  "$tool" "$@" -r "$jfk" "$data/jfk.wav" | sed 's/^/jfk       /'
-  "$tool" "$@" -c 0 -r "$left" "$data/stereo_diarization.wav" | sed 's/^/stereo-L  /'
-  "$tool" "$@" -c 1 -r "$right" "$data/stereo_diarization.wav" | sed 's/^/stereo-R  /'
+  run "jfk      " "$@" -r "$jfk" "$data/jfk.wav"
+  run "stereo-L " "$@" -c 0 -r "$left" "$data/stereo_diarization.wav"
+  run "stereo-R " "$@" -c 1 -r "$right" "$data/stereo_diarization.wav"
 }
 
 case $what in
   latency)
     for l in 300 500 1000 1500 2000 3000 4000 8000; do clips --paced -l "$l" "$@"; done ;;
   encoder-context)
-    for e in 1 2 5 10 25 50 100 150 200 250 375 500 750 1000 1500; do
+    # Below 50 frames jfk.wav alone takes minutes (a call per 20-ms window).
+    for e in 1 10 25; do run "jfk      " --paced -l 8000 -e "$e" "$@" -r "$jfk" "$data/jfk.wav"; done
+    for e in 50 100 150 200 250 375 500 750 1000 1500; do
       clips --paced -l 8000 -e "$e" "$@"
     done ;;
   real-time)
     for l in 300 500 1000 1500 2000 3000 4000 8000; do
-      "$tool" -l "$l" "$@" -r "$jfk" "$data/jfk.wav" | sed 's/^/jfk       /'
+      run "jfk      " -l "$l" "$@" -r "$jfk" "$data/jfk.wav"
     done ;;
   *) echo "usage: live-wer.sh [latency|encoder-context|real-time] [options]" >&2; exit 2 ;;
 esac
