@@ -323,6 +323,14 @@ main (int argc, char **argv)
   }
   g_object_set (whisper, "latency", (guint) latency, "encoder-context", encoder_context,
       NULL);
+  {
+    guint set = 0;
+    g_object_get (whisper, "latency", &set, NULL);
+    if (set != (guint) latency) {
+      g_printerr ("latency=%d refused (the element keeps %u)\n", latency, set);
+      return 2;
+    }
+  }
   if (model)
     g_object_set (whisper, "model", model, NULL);
   g_mutex_init (&c.lock);

@@ -2,9 +2,9 @@
  * about, and what the element tells users about itself.
  *
  * - latency below 2000 ms is refused by GObject (the property keeps its
- *   value); encoder-context between 1 and 499 posts a warning with
+ *   value); encoder-context between 1 and 249 posts a warning with
  *   reason=encoder-context-too-short, at once when the element has a bus,
- *   else when the engine is loaded with it; 0 and 500 do not.
+ *   else when the engine is loaded with it; 0 and 250 do not.
  * - Live speech fed at the lowest latency, each 100-ms buffer once the
  *   element has handled the one before (inference keeps up by
  *   construction): nothing is dropped (stats audio-dropped, no warning) and
@@ -91,9 +91,9 @@ GST_START_TEST (test_encoder_context_warning)
   fail_unless_equals_int (frames, 100);
 
   /* With a bus: at once, once per setting. */
-  g_object_set (e, "encoder-context", 499, NULL);
+  g_object_set (e, "encoder-context", 249, NULL);
   fail_unless_equals_int (pop_encoder_context_warnings (bus, &frames), 1);
-  fail_unless_equals_int (frames, 499);
+  fail_unless_equals_int (frames, 249);
   fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
       GST_STATE_CHANGE_SUCCESS);
   fail_unless_equals_int (pop_encoder_context_warnings (bus, &frames), 0);
@@ -101,7 +101,7 @@ GST_START_TEST (test_encoder_context_warning)
       GST_STATE_CHANGE_SUCCESS);
 
   /* Useful values: none. */
-  g_object_set (e, "encoder-context", 500, NULL);
+  g_object_set (e, "encoder-context", 250, NULL);
   g_object_set (e, "encoder-context", 0, NULL);
   fail_unless_equals_int (pop_encoder_context_warnings (bus, &frames), 0);
 
