@@ -46,6 +46,7 @@ struct _GstWhisperSink {
   guint lateness_ms;
   GstWhisperOutputMode output;
   gint encoder_context;
+  gboolean encoder_context_warn;  /* set below the useful minimum, not warned yet */
   gdouble no_speech_threshold;
   gboolean condition_on_previous_text;
   gint channel;               /* -1: the mean of all channels */

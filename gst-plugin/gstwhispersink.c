@@ -7,7 +7,10 @@
  *
  * SECTION:element-whispersink
  *
- * Turns 16 kHz mono speech into text with an OpenAI Whisper model. Every
+ * Turns 16 kHz speech (mono, or several channels mixed or one of them
+ * picked, see the channel property) into text with an OpenAI Whisper model.
+ * The name is historical: it is a filter (audio in, text out) that can also
+ * end a pipeline. Every
  * text buffer has a PTS and a DURATION in the input's time domain and GAP
  * events cover the time without text, so srtenc, webvttenc and textoverlay
  * work with their default settings. Each item is also posted on the bus as
@@ -36,6 +39,10 @@
 #define DEFAULT_LATENESS_MS 0
 #define DEFAULT_OUTPUT GST_WHISPER_OUTPUT_SEGMENTS
 #define DEFAULT_ENCODER_CONTEXT 0
+/* Measured (gst-plugin/README.md, tests/element/live-wer.sh): below these the
+ * live transcript is mostly wrong. */
+#define MIN_LATENCY_MS 2000
+#define USEFUL_ENCODER_CONTEXT 250
 #define DEFAULT_NO_SPEECH_THRESHOLD 0.6
 #define DEFAULT_OFFLINE_MODE GST_WHISPER_OFFLINE_EXACT
 
@@ -129,12 +136,33 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
           "both mean English). The engine decodes English only so far, with any model: "
           "another language fails the change to READY, or posts a warning when set later",
           DEFAULT_LANGUAGE_CODE, rw | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstWhisperSink:latency:
+   *
+   * Live upstream: the element's latency budget in ms, added to upstream's
+   * in the LATENCY answer. Audio is transcribed in chunks of a quarter of
+   * it; a call covers up to three chunks (its last segment is held back and
+   * decoded again with the next chunk while the call stays within three),
+   * and the last quarter is time for inference.
+   *
+   * The minimum is 2000 ms: a chunk is never shorter than 0.5 s (each call
+   * runs the whole encoder), so below 2 s the plan of four chunks does not
+   * fit, no segment can be held back, and each call sees half a second of
+   * speech, of which Whisper makes one word or repeats it. Measured with tiny.en on real speech fed as a live
+   * source whose audio the element always keeps up with
+   * (tests/element/live-wer.sh latency; word error rate, jfk.wav /
+   * stereo_diarization.wav left / right): 300, 500 and 1000 ms 95 / 82 /
+   * 360 % ("My My My ..."), 1500 ms 45 / 59 / 80 %, 2000 ms 23 / 29 / 40 %,
+   * 3000 ms 14 / 53 / 20 %, 4000 ms 23 / 18 / 0 %, 8000 ms 14 / 0 / 0 %.
+   * Lower values are refused (GObject keeps the old value and logs a
+   * warning).
+   */
   g_object_class_install_property (gobject_class, PROP_LATENCY,
       g_param_spec_uint ("latency", "Latency",
-          "Live upstream: the element's latency budget in ms, reported in the LATENCY "
-          "query on top of upstream's. Audio is transcribed in chunks of a quarter of "
-          "it; a call covers up to three chunks, the last quarter is time for inference", 300, G_MAXUINT / 2, DEFAULT_LATENCY_MS,
-          rw | GST_PARAM_MUTABLE_PLAYING));
+          "Live upstream: latency budget in ms, added to upstream's. Audio is transcribed "
+          "in chunks of a quarter of it. At least 2000: with less, chunks are too short "
+          "for Whisper (measured 45-360 % word errors)", MIN_LATENCY_MS, G_MAXUINT / 2,
+          DEFAULT_LATENCY_MS, rw | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_LATENESS,
       g_param_spec_uint ("lateness", "Lateness",
           "Live upstream: extra ms by which output may be late before audio is dropped "
@@ -143,11 +171,32 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
   g_object_class_install_property (gobject_class, PROP_OUTPUT,
       g_param_spec_enum ("output", "Output", "Granularity of the text buffers",
           GST_TYPE_WHISPER_OUTPUT_MODE, DEFAULT_OUTPUT, rw | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstWhisperSink:encoder-context:
+   *
+   * Encoder frames per window: 0 (the default) is the model's own, 1500
+   * frames = 30 s (every Whisper model so far); each frame is 20 ms of
+   * audio. A shorter window runs a cheaper encoder, but the models were
+   * trained on 30-s windows only.
+   *
+   * Measured with tiny.en, live at latency 8000, on real speech
+   * (tests/element/live-wer.sh encoder-context; word error rate, jfk.wav /
+   * stereo_diarization.wav left / right): 1 to 50 frames take more than
+   * 120 s for the 11 s of jfk.wav (a call per window of at most 1 s),
+   * 50 frames 3335 / 5280 % on the stereo clips, 100 frames 5005 / 2576 /
+   * 8300 % (a word repeated hundreds of times), 150 frames 59 / 24 / 0 %,
+   * 200 frames 545 / 47 / 0 % (a loop), 250 frames 5 / 0 / 0 %, 375 to
+   * 1500 frames 14 / 0 / 0 % (the same transcript as 1500). Below 250 frames
+   * a warning is posted (details reason=encoder-context-too-short) when the
+   * property is set, or when the engine is loaded with it if the element
+   * had no bus yet.
+   */
   g_object_class_install_property (gobject_class, PROP_ENCODER_CONTEXT,
       g_param_spec_int ("encoder-context", "Encoder context",
-          "Encoder frames per window (0 = the model's, 1500 = 30 s; each frame is 20 ms). "
-          "Shorter windows are faster, may be less accurate", 0, 1500,
-          DEFAULT_ENCODER_CONTEXT, rw | GST_PARAM_MUTABLE_READY));
+          "Encoder frames per window (0 = the model's, 1500 = 30 s; a frame is 20 ms). "
+          "Shorter is faster; below 250 the transcript loops or is mostly wrong "
+          "(measured), with a warning", 0, 1500, DEFAULT_ENCODER_CONTEXT,
+          rw | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_NO_SPEECH_THRESHOLD,
       g_param_spec_double ("no-speech-threshold", "No-speech threshold",
           "A window whose no-speech probability exceeds this (and whose average log "
@@ -301,9 +350,18 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
-  gst_element_class_set_static_metadata (element_class, "Whisper speech to text",
-      "Text/Audio/Filter",
-      "Transcribes 16 kHz mono speech into timestamped text with an OpenAI Whisper model",
+  /* Audio in, text out: a filter, classified as the transcribers of
+   * gst-plugins-rs are (awstranscriber, speechmatics, deepgram:
+   * "Audio/Text/Filter"), so that applications looking for speech-to-text
+   * find it. Not "Sink", though it can end a pipeline (the src pad may stay
+   * unlinked, the text is on the bus): autoaudiosink picks elements whose
+   * class has both "Sink" and "Audio". */
+  gst_element_class_set_static_metadata (element_class,
+      "Whisper speech-to-text transcriber",
+      "Audio/Text/Filter",
+      "Transcribes speech (16 kHz audio, any number of channels) into timestamped text "
+      "with an OpenAI Whisper model, pushed on the src pad and posted on the bus; the src "
+      "pad may stay unlinked (the 'sink' in the name is historical)",
       "gst-whisper project");
 
   element_class->change_state = GST_DEBUG_FUNCPTR (gst_whisper_sink_change_state);
@@ -402,6 +460,32 @@ language_is_english (const gchar *code)
       && (code[2] == '\0' || code[2] == '-' || code[2] == '_');
 }
 
+/* Posts the warning about a too short encoder-context once, as soon as
+ * the element has a bus to post it on (when set before the element is in a
+ * pipeline: when the engine is loaded). */
+static void
+warn_encoder_context (GstWhisperSink *self)
+{
+  gint frames;
+
+  GST_OBJECT_LOCK (self);
+  if (!self->encoder_context_warn || GST_ELEMENT_BUS (self) == NULL) {
+    GST_OBJECT_UNLOCK (self);
+    return;
+  }
+  self->encoder_context_warn = FALSE;
+  frames = self->encoder_context;
+  GST_OBJECT_UNLOCK (self);
+  GST_ELEMENT_WARNING_WITH_DETAILS (self, LIBRARY, SETTINGS,
+      ("encoder-context=%d (%.2f s windows) is below %d frames: the transcript will be "
+          "mostly wrong or loop", frames, frames * 0.02, USEFUL_ENCODER_CONTEXT),
+      ("Whisper models are trained on 30-s windows (1500 frames); measured word error "
+          "rates are in gst-plugin/README.md. Use 0 (the model's) or at least %d",
+          USEFUL_ENCODER_CONTEXT),
+      ("reason", G_TYPE_STRING, "encoder-context-too-short", "encoder-context", G_TYPE_INT,
+          frames, "minimum", G_TYPE_INT, USEFUL_ENCODER_CONTEXT, NULL));
+}
+
 /* Object lock held. Engine properties may change in NULL and READY only;
  * a change in PAUSED or PLAYING is ignored, and *ignored names the property
  * so that the caller posts a warning once the lock is released. */
@@ -445,8 +529,11 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
         self->threads = g_value_get_int (value);
       break;
     case PROP_ENCODER_CONTEXT:
-      if (engine_property_writable (self, pspec, &ignored))
+      if (engine_property_writable (self, pspec, &ignored)) {
         self->encoder_context = g_value_get_int (value);
+        self->encoder_context_warn = self->encoder_context > 0
+            && self->encoder_context < USEFUL_ENCODER_CONTEXT;
+      }
       break;
     case PROP_VAD_GATE:
       if (engine_property_writable (self, pspec, &ignored))
@@ -503,6 +590,8 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
   }
   GST_OBJECT_UNLOCK (self);
 
+  if (prop_id == PROP_ENCODER_CONTEXT)
+    warn_encoder_context (self);
   if (warn_language) {
     GST_ELEMENT_WARNING (self, LIBRARY, SETTINGS,
         ("Language \"%s\" is not supported: the engine decodes English only so far; "
@@ -705,6 +794,7 @@ create_engine (GstWhisperSink *self)
     return FALSE;
   }
 
+  warn_encoder_context (self);
   text = g_strdup_printf ("Loading Whisper model %s", model);
   post_progress (self, GST_PROGRESS_TYPE_START, text);
   GST_INFO_OBJECT (self, "loading model %s (device %d, %d threads, encoder context %d)",
@@ -733,8 +823,8 @@ create_engine (GstWhisperSink *self)
       info->model_path ? info->model_path : model, info->device_name,
       info->max_encoder_length, info->window_samples);
   if (info->is_multilingual)
-    GST_INFO_OBJECT (self, "multilingual model; the engine has no language option, "
-        "English is assumed");
+    GST_INFO_OBJECT (self, "multilingual model: decoded as English (the engine has no "
+        "language detection or option yet)");
 
   if (!load_vad (self, &vad)) {
     whisper_engine_unref (engine);

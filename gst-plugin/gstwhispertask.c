@@ -35,9 +35,11 @@
  * the last quarter of the budget is left for inference. Live calls are not
  * conditioned on previous text: the engine's prompt history would hold the
  * held-back segment (the API has no way to take it out).
- * When the audio waiting exceeds latency + lateness (inference slower than
- * real time), the oldest audio is dropped down to one chunk, a GAP covers
- * it and a warning is posted. */
+ * When more audio waits than that plan leaves room for
+ * (gst_whisper_window_backlog_limit (): latency + lateness, or more when
+ * the budget is under two 0.5-s chunks), inference is slower than real
+ * time: the oldest audio is dropped down to one chunk, a GAP covers it and
+ * a warning is posted. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -53,7 +55,6 @@
 /* Live: text may wait this much longer than latency + lateness for
  * downstream before the oldest is dropped. */
 #define OUTPUT_SLACK (GST_SECOND)
-#define MIN_CHUNK_SAMPLES (WHISPER_SAMPLE_RATE / 2)
 /* Segment times and token times are the same 20-ms timestamps, computed
  * apart. */
 #define SEGMENT_TIME_EPSILON 0.005
@@ -277,7 +278,6 @@ read_policy (GstWhisperSink *self, GstWhisperWindowPolicy *policy,
 {
   const WhisperEngineInfo *info = whisper_engine_get_info (self->engine);
   guint latency_ms, lateness_ms;
-  gsize chunk;
 
   gst_whisper_queue_get_upstream (&self->queue, &policy->live, &self->out.upstream_min);
   self->out.live = policy->live;
@@ -294,9 +294,11 @@ read_policy (GstWhisperSink *self, GstWhisperWindowPolicy *policy,
 
   policy->window_samples = info->window_samples;
   policy->lookahead_samples = WINDOWED_LOOKAHEAD_SAMPLES;
-  chunk = gst_util_uint64_scale_int (latency_ms / 4, WHISPER_SAMPLE_RATE, 1000);
-  policy->chunk_samples = CLAMP (chunk, MIN_CHUNK_SAMPLES, policy->window_samples);
+  policy->chunk_samples = gst_whisper_window_chunk_for_latency (latency_ms,
+      WHISPER_SAMPLE_RATE, policy->window_samples);
   self->out.budget = (GstClockTime) (latency_ms + lateness_ms) * GST_MSECOND;
+  policy->budget_samples = gst_util_uint64_scale (self->out.budget, WHISPER_SAMPLE_RATE,
+      GST_SECOND);
   /* A sink synchronising to the clock takes text within latency + lateness
    * of its time; text waiting longer is stuck behind downstream. */
   gst_whisper_out_queue_set_limits (&self->outq, policy->live,
@@ -432,11 +434,10 @@ static void
 drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy)
 {
   GstWhisperWindow *w = &self->window;
-  gsize budget = gst_util_uint64_scale (self->out.budget, WHISPER_SAMPLE_RATE, GST_SECOND);
   guint64 from = w->seek, given;
   gsize dropped;
 
-  if (gst_whisper_window_pending (w) <= MAX (budget, policy->chunk_samples))
+  if (gst_whisper_window_pending (w) <= gst_whisper_window_backlog_limit (policy))
     return;
   given = w->given;
   dropped = gst_whisper_window_drop_backlog (w, policy->chunk_samples);

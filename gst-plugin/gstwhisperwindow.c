@@ -56,6 +56,45 @@ gst_whisper_window_index_at (const GstWhisperWindow *w, double seconds_from_seek
   return w->seek + (guint64) llround (seconds_from_seek * w->rate);
 }
 
+gsize
+gst_whisper_window_chunk_for_latency (guint latency_ms, gint rate, gsize window_samples)
+{
+  gsize chunk = gst_util_uint64_scale_int (latency_ms / 4, rate, 1000);
+  gsize min = gst_util_uint64_scale_int (GST_WHISPER_MIN_CHUNK_MS, rate, 1000);
+
+  return MIN (MAX (chunk, min), window_samples);
+}
+
+/* A sample waits for the call that outputs it at most as long as a call
+ * covers (the limit below), and that call takes up to a chunk when inference
+ * keeps up: with the limit at 3 chunks and the budget at 4 or more, text is
+ * out within the budget. A chunk is never shorter than 0.5 s
+ * (gst_whisper_window_chunk_for_latency ()), so with a budget under 4 chunks the limit shrinks to
+ * budget - chunk, and to one chunk (nothing held back) below 2 chunks. */
+gsize
+gst_whisper_window_carry_limit (const GstWhisperWindowPolicy *p)
+{
+  gsize c = p->chunk_samples;
+  gsize left = p->budget_samples > c ? p->budget_samples - c : 0;
+
+  return MIN (MIN (3 * c, p->window_samples), MAX (left, c));
+}
+
+/* A call covers at most the carry limit, of which all but the newest chunk
+ * may be held back from the call before; the audio that arrives while a
+ * call runs, less than a chunk when inference keeps up, makes that newest
+ * chunk longer. So up to the carry limit plus one chunk waits, which is the
+ * budget unless the budget is under 2 chunks (then 2 chunks). Comparing the
+ * budget alone with the waiting audio dropped the held-back segment
+ * whenever the budget was under 3 chunks plus the audio of one call (any
+ * latency under 2 s with 0.5-s chunks), however fast inference was. */
+gsize
+gst_whisper_window_backlog_limit (const GstWhisperWindowPolicy *p)
+{
+  return MAX (p->budget_samples,
+      gst_whisper_window_carry_limit (p) + p->chunk_samples);
+}
+
 gboolean
 gst_whisper_window_next_region (const GstWhisperWindow *w,
     const GstWhisperWindowPolicy *p, gboolean drain, GstWhisperRegion *region)
@@ -80,8 +119,8 @@ gst_whisper_window_next_region (const GstWhisperWindow *w,
       return FALSE;
     region->n_samples = MIN (pending, p->window_samples);
     /* The last segment may be cut by the edge of the audio: decode it again
-     * with the next chunk, as long as that call stays within 3 chunks. */
-    if (pending + p->chunk_samples <= MIN (3 * p->chunk_samples, p->window_samples))
+     * with the next chunk, as long as that call stays within the limit. */
+    if (pending + p->chunk_samples <= gst_whisper_window_carry_limit (p))
       region->carry = GST_WHISPER_CARRY_LAST_SEGMENT;
     return TRUE;
   }

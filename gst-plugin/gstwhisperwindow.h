@@ -28,8 +28,10 @@ typedef struct {
   GstWhisperOfflineMode offline;
   gsize window_samples;     /* audio per engine window (WhisperEngineInfo.window_samples) */
   gsize lookahead_samples;  /* windowed mode: audio needed beyond the window */
-  gsize chunk_samples;      /* live: new audio that triggers an engine call; a call
-                               covers at most 3 chunks */
+  gsize chunk_samples;      /* live: new audio that triggers an engine call */
+  gsize budget_samples;     /* live: latency + lateness; a call covers at most 3 chunks,
+                               and no more than the budget less one chunk (the time
+                               left for inference) */
 } GstWhisperWindowPolicy;
 
 /* What happens to the end of the audio handed to the engine. */
@@ -75,6 +77,18 @@ guint64 gst_whisper_window_index_at (const GstWhisperWindow *w, double seconds_f
  * everything that is buffered (EOS, DISCONT, GAP, new SEGMENT). */
 gboolean gst_whisper_window_next_region (const GstWhisperWindow *w,
     const GstWhisperWindowPolicy *policy, gboolean drain, GstWhisperRegion *region);
+/* Live: the chunk of new audio that triggers a call for a latency budget:
+ * a quarter of it, at least 0.5 s (GST_WHISPER_MIN_CHUNK_MS), at most a
+ * window. */
+#define GST_WHISPER_MIN_CHUNK_MS 500
+gsize gst_whisper_window_chunk_for_latency (guint latency_ms, gint rate,
+    gsize window_samples);
+/* Live: the most audio a call may cover and still hold back its last
+ * segment (see gstwhisperwindow.c). */
+gsize gst_whisper_window_carry_limit (const GstWhisperWindowPolicy *policy);
+/* Live: the most audio that can be waiting while inference keeps up (takes
+ * less than a chunk per call); more means it fell behind. */
+gsize gst_whisper_window_backlog_limit (const GstWhisperWindowPolicy *policy);
 /* Marks `n_given` samples from the seek point as seen by the engine and
  * `n_done` of them as transcribed: the seek point moves by n_done and the
  * samples before it are released. */

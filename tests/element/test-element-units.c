@@ -88,7 +88,9 @@ GST_END_TEST;
 GST_START_TEST (test_window_policy)
 {
   GstWhisperWindow w;
-  GstWhisperWindowPolicy p = { FALSE, GST_WHISPER_OFFLINE_EXACT, 480000, RATE, 2 * RATE };
+  /* latency=8000: 2-s chunks, an 8-s budget */
+  GstWhisperWindowPolicy p = { FALSE, GST_WHISPER_OFFLINE_EXACT, 480000, RATE, 2 * RATE,
+    8 * RATE };
   GstWhisperRegion r;
 
   gst_whisper_window_init (&w, RATE);
@@ -137,6 +139,60 @@ GST_START_TEST (test_window_policy)
   fail_unless_equals_int (gst_whisper_window_pending (&w), 2 * RATE);
   fail_unless_equals_uint64 (gst_whisper_window_time_at (&w, w.seek), 24 * GST_SECOND);
   gst_whisper_window_clear (&w);
+}
+GST_END_TEST;
+
+/* Live audio in 100-ms buffers, inference just keeping up (the audio of
+ * almost a chunk arrives while each call runs) and the engine holding back
+ * as much as the policy lets it (the whole call while it may carry): the
+ * audio waiting never exceeds the backlog limit, so nothing is dropped, at
+ * any latency and also with short windows (encoder-context). Before the
+ * carry and backlog limits followed the budget, every latency under
+ * 2000 ms failed here (3 chunks held against a budget of 1 s or less). */
+GST_START_TEST (test_live_policy_keeps_up)
+{
+  const guint latencies[] = { 300, 500, 1000, 1500, 2000, 3000, 4000, 8000 };
+  const gsize windows[] = { 480000, 32000, 8000 };  /* encoder-context 0, 100, 25 */
+  const gsize buffer = RATE / 10;
+  guint li, wi;
+
+  for (wi = 0; wi < G_N_ELEMENTS (windows); wi++) {
+    for (li = 0; li < G_N_ELEMENTS (latencies); li++) {
+      GstWhisperWindowPolicy p = { TRUE, GST_WHISPER_OFFLINE_EXACT, windows[wi], RATE, 0,
+        latencies[li] * (RATE / 1000) };
+      GstWhisperWindow w;
+      GstWhisperRegion r;
+      gsize fed = 0, calls = 0, limit, during;
+
+      p.chunk_samples = gst_whisper_window_chunk_for_latency (latencies[li], RATE,
+          windows[wi]);
+      during = p.chunk_samples > buffer ? p.chunk_samples - buffer : 0;
+      limit = gst_whisper_window_backlog_limit (&p);
+      gst_whisper_window_init (&w, RATE);
+      gst_whisper_window_reset (&w, 0);
+      while (fed < 120 * RATE) {
+        append_zeros (&w, buffer);
+        fed += buffer;
+        fail_unless (gst_whisper_window_pending (&w) <= limit,
+            "latency %u, window %" G_GSIZE_FORMAT ": %" G_GSIZE_FORMAT " samples waiting, "
+            "limit %" G_GSIZE_FORMAT, latencies[li], windows[wi],
+            gst_whisper_window_pending (&w), limit);
+        while (gst_whisper_window_next_region (&w, &p, FALSE, &r)) {
+          calls++;
+          gst_whisper_window_advance (&w, r.n_samples,
+              r.carry == GST_WHISPER_CARRY_LAST_SEGMENT ? 0 : r.n_samples);
+          append_zeros (&w, during);   /* arrived while the call ran */
+          fed += during;
+          fail_unless (gst_whisper_window_pending (&w) <= limit,
+              "latency %u, window %" G_GSIZE_FORMAT ": %" G_GSIZE_FORMAT " samples "
+              "waiting after a call, limit %" G_GSIZE_FORMAT, latencies[li], windows[wi],
+              gst_whisper_window_pending (&w), limit);
+        }
+      }
+      fail_unless (calls > 0);
+      gst_whisper_window_clear (&w);
+    }
+  }
 }
 GST_END_TEST;
 
@@ -222,6 +278,7 @@ whispersink_units_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_window_timestamps_no_drift);
   tcase_add_test (tc, test_window_policy);
+  tcase_add_test (tc, test_live_policy_keeps_up);
   tcase_add_test (tc, test_words);
   return s;
 }

@@ -1,0 +1,313 @@
+/* test-element-settings: settings that cannot work are refused or warned
+ * about, and what the element tells users about itself.
+ *
+ * - latency below 2000 ms is refused by GObject (the property keeps its
+ *   value); encoder-context between 1 and 249 posts a warning with
+ *   reason=encoder-context-too-short, at once when the element has a bus,
+ *   else when the engine is loaded with it; 0 and 250 do not.
+ * - Live speech fed at the lowest latency, each 100-ms buffer once the
+ *   element has handled the one before (inference keeps up by
+ *   construction): nothing is dropped (stats audio-dropped, no warning) and
+ *   the transcript has every phrase of jfk.wav. Before the window policy
+ *   followed the budget (gstwhisperwindow.c), latency 1000 dropped 14
+ *   held-back segments of jfk.wav this way.
+ * - The factory's metadata: klass Audio/Text/Filter, no "Sink" in it (so
+ *   autoaudiosink never picks it), rank NONE.
+ * - Bus messages carry the raw transcript: gst_structure_get_string() of
+ *   each whisper-text message is the text of its buffer, spaces unescaped;
+ *   `gst-launch-1.0 -m` prints the GstStructure serialisation, where spaces
+ *   are backslash-escaped, and parsing that back gives the raw text again. */
+#include <gst/check/gstcheck.h>
+#include <string.h>
+
+#include "wt-util.h"
+
+#define MS100 (WHISPER_SAMPLE_RATE / 10)
+#define BARRIER_NAME "wt-settings-barrier"
+
+/* Phrases from the start, the middle and the end of jfk.wav, lower-cased,
+ * that the live transcript at 2000 ms has (measured: "And so my fella Ask
+ * not! your country can do. for you, ass. what you can do for your...");
+ * a dropped held-back segment loses one of them. */
+static const gchar *jfk_phrases[] = { "and so my", "ask not", "your country",
+  "what you can do for your", NULL };
+
+GST_START_TEST (test_latency_minimum)
+{
+  GstElement *e = gst_element_factory_make ("whispersink", NULL);
+  GParamSpecUInt *spec = G_PARAM_SPEC_UINT (g_object_class_find_property
+      (G_OBJECT_GET_CLASS (e), "latency"));
+  guint latency = 0;
+
+  fail_unless_equals_int (spec->minimum, 2000);
+  g_object_set (e, "latency", 2000, NULL);
+  g_object_get (e, "latency", &latency, NULL);
+  fail_unless_equals_int (latency, 2000);
+  /* GObject refuses the value with a warning; the property keeps 2000. */
+  ASSERT_WARNING (g_object_set (e, "latency", 1000, NULL));
+  g_object_get (e, "latency", &latency, NULL);
+  fail_unless_equals_int (latency, 2000);
+  fail_unless (strstr (g_param_spec_get_blurb (G_PARAM_SPEC (spec)), "2000") != NULL);
+  gst_object_unref (e);
+}
+GST_END_TEST;
+
+/* The encoder-context warnings on the bus (popped). */
+static guint
+pop_encoder_context_warnings (GstBus *bus, gint *frames)
+{
+  GstMessage *m;
+  guint n = 0;
+
+  while ((m = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING))) {
+    const GstStructure *details = NULL;
+
+    gst_message_parse_warning_details (m, &details);
+    if (details && g_strcmp0 (gst_structure_get_string (details, "reason"),
+            "encoder-context-too-short") == 0) {
+      n++;
+      gst_structure_get_int (details, "encoder-context", frames);
+    }
+    gst_message_unref (m);
+  }
+  return n;
+}
+
+GST_START_TEST (test_encoder_context_warning)
+{
+  GstElement *e = gst_element_factory_make ("whispersink", NULL);
+  GstBus *bus = gst_bus_new ();
+  gint frames = 0;
+
+  /* No bus yet (as in gst-launch, where properties are set before the
+   * element is in the pipeline): the warning comes with the engine. */
+  gst_util_set_object_arg (G_OBJECT (e), "device", "cpu");
+  g_object_set (e, "encoder-context", 100, NULL);
+  gst_element_set_bus (e, bus);
+  fail_unless_equals_int (pop_encoder_context_warnings (bus, &frames), 0);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_READY),
+      GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (pop_encoder_context_warnings (bus, &frames), 1);
+  fail_unless_equals_int (frames, 100);
+
+  /* With a bus: at once, once per setting. */
+  g_object_set (e, "encoder-context", 249, NULL);
+  fail_unless_equals_int (pop_encoder_context_warnings (bus, &frames), 1);
+  fail_unless_equals_int (frames, 249);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (pop_encoder_context_warnings (bus, &frames), 0);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_READY),
+      GST_STATE_CHANGE_SUCCESS);
+
+  /* Useful values: none. */
+  g_object_set (e, "encoder-context", 250, NULL);
+  g_object_set (e, "encoder-context", 0, NULL);
+  fail_unless_equals_int (pop_encoder_context_warnings (bus, &frames), 0);
+
+  gst_element_set_state (e, GST_STATE_NULL);
+  gst_element_set_bus (e, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+GST_END_TEST;
+
+/* Waits until the barrier pushed last has come out of the element (the
+ * element has handled everything before it). */
+static void
+wait_barrier (GstHarness *h)
+{
+  GstEvent *ev;
+
+  while ((ev = gst_harness_pull_event (h))) {
+    gboolean found = GST_EVENT_TYPE (ev) == GST_EVENT_CUSTOM_DOWNSTREAM
+        && gst_event_has_name (ev, BARRIER_NAME);
+    gst_event_unref (ev);
+    if (found)
+      return;
+  }
+  fail ("the barrier event did not come out");
+}
+
+GST_START_TEST (test_lowest_latency_keeps_audio)
+{
+  GstHarness *h = gst_harness_new ("whispersink");
+  GstBus *bus = gst_bus_new ();
+  GParamSpecUInt *spec = G_PARAM_SPEC_UINT (g_object_class_find_property
+      (G_OBJECT_GET_CLASS (h->element), "latency"));
+  GPtrArray *texts = g_ptr_array_new_with_free_func (g_free), *bufs;
+  GstStructure *stats = NULL;
+  guint64 dropped = G_MAXUINT64, transcribed = 0;
+  GstMessage *m;
+  gchar *joined, *lower;
+  float *pcm;
+  gsize n, off;
+  guint i;
+
+  gst_element_set_bus (h->element, bus);
+  g_object_set (h->element, "latency", spec->minimum, NULL);
+  gst_harness_set_live (h, TRUE);
+  gst_harness_set_upstream_latency (h, 20 * GST_MSECOND);
+  gst_harness_set_src_caps_str (h, WT_CAPS_F32);
+  pcm = wt_load_jfk (&n);
+  for (off = 0; off < n; off += MS100) {
+    fail_unless_equals_int (wt_push_pcm (h, pcm + off, MIN (MS100, n - off),
+            gst_util_uint64_scale_int (off, GST_SECOND, WHISPER_SAMPLE_RATE), MS100,
+            off == 0), GST_FLOW_OK);
+    fail_unless (gst_harness_push_event (h, gst_event_new_custom
+            (GST_EVENT_CUSTOM_DOWNSTREAM, gst_structure_new_empty (BARRIER_NAME))));
+    wait_barrier (h);
+  }
+  /* Everything before the drain: nothing may have been dropped. */
+  g_object_get (h->element, "stats", &stats, NULL);
+  fail_unless (gst_structure_get_uint64 (stats, "audio-dropped", &dropped));
+  fail_unless_equals_uint64 (dropped, 0);
+  gst_structure_free (stats);
+  while ((m = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING))) {
+    GError *err = NULL;
+    gst_message_parse_warning (m, &err, NULL);
+    fail ("warning at latency %u: %s", spec->minimum, err->message);
+    g_error_free (err);
+    gst_message_unref (m);
+  }
+
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  bufs = wt_pull_until_eos (h, texts);
+  g_object_get (h->element, "stats", &stats, NULL);
+  gst_structure_get_uint64 (stats, "audio-transcribed", &transcribed);
+  gst_structure_get_uint64 (stats, "audio-dropped", &dropped);
+  fail_unless_equals_uint64 (dropped, 0);
+  fail_unless_equals_uint64 (transcribed,
+      gst_util_uint64_scale_int (n, GST_SECOND, WHISPER_SAMPLE_RATE));
+  gst_structure_free (stats);
+  g_ptr_array_add (texts, NULL);
+  joined = g_strjoinv (" ", (gchar **) texts->pdata);
+  lower = g_ascii_strdown (joined, -1);
+  GST_INFO ("latency %u: %s", spec->minimum, joined);
+  for (i = 0; jfk_phrases[i]; i++)
+    fail_unless (strstr (lower, jfk_phrases[i]) != NULL, "\"%s\" missing from \"%s\"",
+        jfk_phrases[i], joined);
+  g_free (lower);
+  g_free (joined);
+  g_ptr_array_unref (bufs);
+  g_ptr_array_unref (texts);
+  g_free (pcm);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_metadata)
+{
+  GstElementFactory *f = gst_element_factory_find ("whispersink");
+  const gchar *klass, *longname, *description;
+
+  fail_unless (f != NULL);
+  klass = gst_element_factory_get_metadata (f, GST_ELEMENT_METADATA_KLASS);
+  longname = gst_element_factory_get_metadata (f, GST_ELEMENT_METADATA_LONGNAME);
+  description = gst_element_factory_get_metadata (f, GST_ELEMENT_METADATA_DESCRIPTION);
+  /* As the speech-to-text elements of gst-plugins-rs. */
+  fail_unless_equals_string (klass, "Audio/Text/Filter");
+  /* autoaudiosink takes elements whose klass has "Sink" and "Audio". */
+  fail_unless (strstr (klass, "Sink") == NULL);
+  fail_unless_equals_int (gst_plugin_feature_get_rank (GST_PLUGIN_FEATURE (f)),
+      GST_RANK_NONE);
+  fail_unless (strstr (longname, "speech-to-text") != NULL, "%s", longname);
+  fail_unless (strstr (description, "text") != NULL, "%s", description);
+  fail_unless (strstr (description, "mono") == NULL, "%s", description);
+  gst_object_unref (f);
+}
+GST_END_TEST;
+
+/* Element messages named whisper-text, in order (popped). */
+static GPtrArray *
+pop_text_messages (GstBus *bus)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_message_unref);
+  GstMessage *m;
+
+  while ((m = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT))) {
+    if (gst_message_has_name (m, "whisper-text"))
+      g_ptr_array_add (out, m);
+    else
+      gst_message_unref (m);
+  }
+  return out;
+}
+
+GST_START_TEST (test_bus_text_is_raw)
+{
+  GstHarness *h = gst_harness_new ("whispersink");
+  GstBus *bus = gst_bus_new ();
+  GPtrArray *texts = g_ptr_array_new_with_free_func (g_free), *bufs, *msgs;
+  float *pcm;
+  gsize n;
+  guint i;
+
+  gst_element_set_bus (h->element, bus);
+  gst_harness_set_src_caps_str (h, WT_CAPS_F32);
+  pcm = wt_load_jfk (&n);
+  fail_unless_equals_int (wt_push_pcm (h, pcm, n, 0, MS100, TRUE), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  bufs = wt_pull_until_eos (h, texts);
+  msgs = pop_text_messages (bus);
+  fail_unless (bufs->len > 0);
+  fail_unless_equals_int (msgs->len, bufs->len);
+  for (i = 0; i < msgs->len; i++) {
+    const GstStructure *s = gst_message_get_structure (g_ptr_array_index (msgs, i));
+    const gchar *text = gst_structure_get_string (s, "text");
+    const gchar *buffer_text = g_ptr_array_index (texts, i);
+    gchar *serialised = gst_structure_to_string (s);
+    GstStructure *parsed = gst_structure_from_string (serialised, NULL);
+
+    GST_INFO ("bus: %s", serialised);
+    /* The raw transcript, byte for byte the buffer's. */
+    fail_unless_equals_string (text, buffer_text);
+    fail_unless (strchr (text, ' ') != NULL && strchr (text, '\\') == NULL, "%s", text);
+    /* What gst-launch-1.0 -m prints: escaped spaces, which parse back. */
+    fail_unless (strstr (serialised, "\\ ") != NULL, "%s", serialised);
+    fail_unless (parsed != NULL);
+    fail_unless_equals_string (gst_structure_get_string (parsed, "text"), text);
+    gst_structure_free (parsed);
+    g_free (serialised);
+  }
+  g_ptr_array_unref (msgs);
+  g_ptr_array_unref (bufs);
+  g_ptr_array_unref (texts);
+  g_free (pcm);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+static Suite *
+settings_suite (void)
+{
+  Suite *s = suite_create ("whispersink-settings");
+  TCase *tc = tcase_create ("settings");
+
+  tcase_set_timeout (tc, 300);
+  tcase_add_test (tc, test_latency_minimum);
+  tcase_add_test (tc, test_encoder_context_warning);
+  tcase_add_test (tc, test_lowest_latency_keeps_audio);
+  tcase_add_test (tc, test_metadata);
+  tcase_add_test (tc, test_bus_text_is_raw);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autofree gchar *model = whisper_engine_default_model_path ();
+  g_autofree gchar *jfk = wt_data_path ("jfk.wav");
+
+  if (!g_file_test (model, G_FILE_TEST_EXISTS) || !g_file_test (jfk, G_FILE_TEST_EXISTS)) {
+    g_print ("SKIP: needs the default model (%s) and %s\n", model, jfk);
+    return 77;
+  }
+  gst_check_init (&argc, &argv);
+  return gst_check_run_suite (settings_suite (), "whispersink-settings", __FILE__);
+}
