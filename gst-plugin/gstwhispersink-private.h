@@ -47,6 +47,7 @@ struct _GstWhisperSink {
   GstWhisperOutputMode output;
   gint encoder_context;
   gboolean encoder_context_warn;  /* set below the useful minimum, not warned yet */
+  gboolean latency_warn;          /* the same for latency */
   gdouble no_speech_threshold;
   gboolean condition_on_previous_text;
   gint channel;               /* -1: the mean of all channels */
