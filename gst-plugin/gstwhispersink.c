@@ -465,54 +465,46 @@ language_is_english (const gchar *code)
       && (code[2] == '\0' || code[2] == '-' || code[2] == '_');
 }
 
-/* Posts the warning about a too short encoder-context once, as soon as
- * the element has a bus to post it on (when set before the element is in a
- * pipeline: when the engine is loaded). */
+/* Posts the warnings about settings below their useful range
+ * (encoder-context, latency) once each, as soon as the element has a bus
+ * to post them on (when set before the element is in a pipeline: when the
+ * engine is loaded). */
 static void
-warn_encoder_context (GstWhisperSink *self)
+post_setting_warnings (GstWhisperSink *self)
 {
+  gboolean context_warn, latency_warn;
   gint frames;
-
-  GST_OBJECT_LOCK (self);
-  if (!self->encoder_context_warn || GST_ELEMENT_BUS (self) == NULL) {
-    GST_OBJECT_UNLOCK (self);
-    return;
-  }
-  self->encoder_context_warn = FALSE;
-  frames = self->encoder_context;
-  GST_OBJECT_UNLOCK (self);
-  GST_ELEMENT_WARNING_WITH_DETAILS (self, LIBRARY, SETTINGS,
-      ("encoder-context=%d (%.2f s windows) is below %d frames: the transcript will be "
-          "mostly wrong or loop", frames, frames * 0.02, USEFUL_ENCODER_CONTEXT),
-      ("Whisper models are trained on 30-s windows (1500 frames); measured word error "
-          "rates are in gst-plugin/README.md. Use 0 (the model's) or at least %d",
-          USEFUL_ENCODER_CONTEXT),
-      ("reason", G_TYPE_STRING, "encoder-context-too-short", "encoder-context", G_TYPE_INT,
-          frames, "minimum", G_TYPE_INT, USEFUL_ENCODER_CONTEXT, NULL));
-}
-
-/* Posts the warning about a short latency once, as soon as the element
- * has a bus (see warn_encoder_context ()). */
-static void
-warn_latency (GstWhisperSink *self)
-{
   guint ms;
 
   GST_OBJECT_LOCK (self);
-  if (!self->latency_warn || GST_ELEMENT_BUS (self) == NULL) {
+  if (GST_ELEMENT_BUS (self) == NULL) {
     GST_OBJECT_UNLOCK (self);
     return;
   }
-  self->latency_warn = FALSE;
+  context_warn = self->encoder_context_warn;
+  latency_warn = self->latency_warn;
+  self->encoder_context_warn = self->latency_warn = FALSE;
+  frames = self->encoder_context;
   ms = self->latency_ms;
   GST_OBJECT_UNLOCK (self);
-  GST_ELEMENT_WARNING_WITH_DETAILS (self, LIBRARY, SETTINGS,
-      ("latency=%u is below %u ms: live transcripts will have many wrong words", ms,
-          USEFUL_LATENCY_MS),
-      ("Chunks of %u ms are short for Whisper; measured word error rates are in "
-          "gst-plugin/README.md", ms / 4),
-      ("reason", G_TYPE_STRING, "latency-too-short", "latency", G_TYPE_UINT, ms,
-          "minimum", G_TYPE_UINT, (guint) USEFUL_LATENCY_MS, NULL));
+
+  if (context_warn)
+    GST_ELEMENT_WARNING_WITH_DETAILS (self, LIBRARY, SETTINGS,
+        ("encoder-context=%d (%.2f s windows) is below %d frames: the transcript will be "
+            "mostly wrong or loop", frames, frames * 0.02, USEFUL_ENCODER_CONTEXT),
+        ("Whisper models are trained on 30-s windows (1500 frames); measured word error "
+            "rates are in gst-plugin/README.md. Use 0 (the model's) or at least %d",
+            USEFUL_ENCODER_CONTEXT),
+        ("reason", G_TYPE_STRING, "encoder-context-too-short", "encoder-context",
+            G_TYPE_INT, frames, "minimum", G_TYPE_INT, USEFUL_ENCODER_CONTEXT, NULL));
+  if (latency_warn)
+    GST_ELEMENT_WARNING_WITH_DETAILS (self, LIBRARY, SETTINGS,
+        ("latency=%u is below %u ms: live transcripts will have many wrong words", ms,
+            USEFUL_LATENCY_MS),
+        ("Chunks of %u ms are short for Whisper; measured word error rates are in "
+            "gst-plugin/README.md", ms / 4),
+        ("reason", G_TYPE_STRING, "latency-too-short", "latency", G_TYPE_UINT, ms,
+            "minimum", G_TYPE_UINT, (guint) USEFUL_LATENCY_MS, NULL));
 }
 
 /* Object lock held. Engine properties may change in NULL and READY only;
@@ -620,10 +612,8 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
   }
   GST_OBJECT_UNLOCK (self);
 
-  if (prop_id == PROP_ENCODER_CONTEXT)
-    warn_encoder_context (self);
-  if (prop_id == PROP_LATENCY)
-    warn_latency (self);
+  if (prop_id == PROP_ENCODER_CONTEXT || prop_id == PROP_LATENCY)
+    post_setting_warnings (self);
   if (warn_language) {
     GST_ELEMENT_WARNING (self, LIBRARY, SETTINGS,
         ("Language \"%s\" is not supported: the engine decodes English only so far; "
@@ -826,8 +816,7 @@ create_engine (GstWhisperSink *self)
     return FALSE;
   }
 
-  warn_encoder_context (self);
-  warn_latency (self);
+  post_setting_warnings (self);
   text = g_strdup_printf ("Loading Whisper model %s", model);
   post_progress (self, GST_PROGRESS_TYPE_START, text);
   GST_INFO_OBJECT (self, "loading model %s (device %d, %d threads, encoder context %d)",

@@ -35,27 +35,6 @@ static guint64 ref_steps;   /* decode steps the engine's own transcription of jf
 
 #define MS100 (WHISPER_SAMPLE_RATE / 10)
 
-static GstHarness *
-harness_new (gboolean live, const gchar *props)
-{
-  GstElement *e = gst_element_factory_make ("whispersink", NULL);
-  GstHarness *h;
-
-  fail_unless (e != NULL);
-  if (props) {
-    gchar **kv = g_strsplit_set (props, " =", -1);
-    guint i;
-    for (i = 0; kv[i] && kv[i + 1]; i += 2)
-      gst_util_set_object_arg (G_OBJECT (e), kv[i], kv[i + 1]);
-    g_strfreev (kv);
-  }
-  h = gst_harness_new_with_element (e, "sink", "src");
-  gst_object_unref (e);
-  gst_harness_set_live (h, live);
-  gst_harness_set_src_caps_str (h, WT_CAPS_F32);
-  return h;
-}
-
 static GstBus *
 attach_bus (GstHarness *h)
 {
@@ -496,7 +475,7 @@ check_phrases (const gchar *what, const gchar *text, const gchar **phrases, guin
 
 GST_START_TEST (test_pts_duration_match_engine)
 {
-  GstHarness *h = harness_new (FALSE, NULL);
+  GstHarness *h = wt_harness_new (FALSE, NULL);
   GstBus *bus = attach_bus (h);
   GPtrArray *texts = g_ptr_array_new_with_free_func (g_free);
   GPtrArray *bufs, *events, *msgs;
@@ -558,7 +537,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_nonzero_segment_start)
 {
-  GstHarness *h = harness_new (FALSE, NULL);
+  GstHarness *h = wt_harness_new (FALSE, NULL);
   GstBus *bus = attach_bus (h);
   GstClockTime start = 5 * GST_SECOND, time = 100 * GST_SECOND;
   GPtrArray *bufs, *events, *msgs;
@@ -621,7 +600,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_discont_drains_and_resyncs)
 {
-  GstHarness *h = harness_new (FALSE, NULL);
+  GstHarness *h = wt_harness_new (FALSE, NULL);
   gsize half = 6 * WHISPER_SAMPLE_RATE;
   GstClockTime second = 20 * GST_SECOND;
   GPtrArray *texts = g_ptr_array_new_with_free_func (g_free);
@@ -692,7 +671,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_gap_event)
 {
-  GstHarness *h = harness_new (FALSE, NULL);
+  GstHarness *h = wt_harness_new (FALSE, NULL);
   gsize part = 4 * WHISPER_SAMPLE_RATE;
   GPtrArray *bufs, *events;
   guint i, gaps = 0;
@@ -742,7 +721,7 @@ long_input (gsize *n)
 
 GST_START_TEST (test_exact_mode_long_input)
 {
-  GstHarness *h = harness_new (FALSE, "offline-mode=exact");
+  GstHarness *h = wt_harness_new (FALSE, "offline-mode=exact");
   Monitor *m = monitor_new (h);
   GPtrArray *texts = g_ptr_array_new_with_free_func (g_free), *bufs;
   gsize n;
@@ -790,7 +769,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_windowed_mode_long_input)
 {
-  GstHarness *h = harness_new (FALSE, "offline-mode=windowed");
+  GstHarness *h = wt_harness_new (FALSE, "offline-mode=windowed");
   Monitor *m = monitor_new (h);
   GPtrArray *texts = g_ptr_array_new_with_free_func (g_free), *bufs;
   gsize n;
@@ -863,7 +842,7 @@ flush_start_thread (gpointer user_data)
  * the flushed window may come out after FLUSH_STOP. */
 GST_START_TEST (test_flush_mid_window)
 {
-  GstHarness *h = harness_new (FALSE, "output=words");
+  GstHarness *h = wt_harness_new (FALSE, "output=words");
   GstBus *bus = attach_bus (h);
   Monitor *m = monitor_new (h);
   GArray *part_ref;
@@ -982,7 +961,7 @@ GST_END_TEST;
  * all words leaving after the window, both fail. */
 GST_START_TEST (test_words_before_last_step)
 {
-  GstHarness *h = harness_new (FALSE, "output=words");
+  GstHarness *h = wt_harness_new (FALSE, "output=words");
   GstBus *bus = attach_bus (h);
   Monitor *m = monitor_new (h);
   GPtrArray *texts = g_ptr_array_new_with_free_func (g_free), *bufs, *msgs;
@@ -1088,7 +1067,7 @@ GST_START_TEST (test_live_chunks)
    * nothing falls behind. */
   guint latency = 4000;         /* 1-s chunks, calls of up to 3 s */
   gchar *props = g_strdup_printf ("latency=%u", latency);
-  GstHarness *h = harness_new (TRUE, props);
+  GstHarness *h = wt_harness_new (TRUE, props);
   GstBus *bus = attach_bus (h);
   Monitor *m = monitor_new (h);
   GPtrArray *bufs, *texts = g_ptr_array_new_with_free_func (g_free);
@@ -1147,7 +1126,7 @@ GST_END_TEST;
 GST_START_TEST (test_live_overload_drops_with_gap)
 {
   /* 33 s of live audio at once: far more than latency + lateness (4 s). */
-  GstHarness *h = harness_new (TRUE, "latency=4000");
+  GstHarness *h = wt_harness_new (TRUE, "latency=4000");
   GstBus *bus = attach_bus (h);
   gsize n;
   float *pcm = long_input (&n);

@@ -28,19 +28,6 @@ transcribe (GstHarness *h, const float *pcm, gsize n)
   return wt_pull_joined_text (h);
 }
 
-static guint64
-stats_u64 (GstElement *e, const gchar *field)
-{
-  GstStructure *s = NULL;
-  guint64 v = 0;
-
-  g_object_get (e, "stats", &s, NULL);
-  fail_unless (s != NULL);
-  fail_unless (gst_structure_get_uint64 (s, field, &v), "stats has no %s", field);
-  gst_structure_free (s);
-  return v;
-}
-
 GST_START_TEST (test_hostile_samples)
 {
   gsize n;
@@ -64,7 +51,7 @@ GST_START_TEST (test_hostile_samples)
 
   h = harness_new ();
   want = transcribe (h, fixed, n);
-  fail_unless_equals_uint64 (stats_u64 (h->element, "samples-non-finite"), 0);
+  fail_unless_equals_uint64 (wt_stats_u64 (h->element, "samples-non-finite"), 0);
   gst_harness_teardown (h);
 
   h = harness_new ();
@@ -75,8 +62,8 @@ GST_START_TEST (test_hostile_samples)
   GST_INFO ("fixed by the element: %s", got);
   fail_unless (strstr (got, "!!!") == NULL, "bad samples ruined the text: %s", got);
   fail_unless_equals_string (got, want);
-  fail_unless_equals_uint64 (stats_u64 (h->element, "samples-non-finite"), 2);
-  fail_unless_equals_uint64 (stats_u64 (h->element, "samples-clipped"), 2);
+  fail_unless_equals_uint64 (wt_stats_u64 (h->element, "samples-non-finite"), 2);
+  fail_unless_equals_uint64 (wt_stats_u64 (h->element, "samples-clipped"), 2);
 
   while ((m = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING))) {
     GError *err = NULL;

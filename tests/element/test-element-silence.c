@@ -17,57 +17,24 @@
 
 #define REFERENCE_RULES "silence-threshold=-150 strict-no-speech=false vad-gate=false"
 
-static GstHarness *
-harness_new (gboolean live, const gchar *props)
-{
-  GstElement *e = gst_element_factory_make ("whispersink", NULL);
-  GstHarness *h;
-
-  fail_unless (e != NULL);
-  if (props) {
-    gchar **kv = g_strsplit_set (props, " =", -1);
-    for (guint i = 0; kv[i] && kv[i + 1]; i += 2)
-      gst_util_set_object_arg (G_OBJECT (e), kv[i], kv[i + 1]);
-    g_strfreev (kv);
-  }
-  h = gst_harness_new_with_element (e, "sink", "src");
-  gst_object_unref (e);
-  gst_harness_set_live (h, live);
-  gst_harness_set_src_caps_str (h, WT_CAPS_F32);
-  return h;
-}
-
-static guint64
-stats_u64 (GstElement *e, const gchar *field)
-{
-  GstStructure *s = NULL;
-  guint64 v = 0;
-
-  g_object_get (e, "stats", &s, NULL);
-  fail_unless (s != NULL);
-  fail_unless (gst_structure_get_uint64 (s, field, &v), "stats has no %s", field);
-  gst_structure_free (s);
-  return v;
-}
-
 /* Pushes pcm (1-s buffers) and EOS; returns the joined text and, when not
  * NULL, the element's windows-silent and windows-no-speech counts. */
 static gchar *
 transcribe (gboolean live, const gchar *props, const float *pcm, gsize n,
     guint64 *silent, guint64 *no_speech)
 {
-  GstHarness *h = harness_new (live, props);
+  GstHarness *h = wt_harness_new (live, props);
   gchar *text;
 
   fail_unless_equals_int (wt_push_pcm (h, pcm, n, 0, WHISPER_SAMPLE_RATE, TRUE),
       GST_FLOW_OK);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
   text = wt_pull_joined_text (h);
-  fail_unless_equals_uint64 (stats_u64 (h->element, "audio-dropped"), 0);
+  fail_unless_equals_uint64 (wt_stats_u64 (h->element, "audio-dropped"), 0);
   if (silent)
-    *silent = stats_u64 (h->element, "windows-silent");
+    *silent = wt_stats_u64 (h->element, "windows-silent");
   if (no_speech)
-    *no_speech = stats_u64 (h->element, "windows-no-speech");
+    *no_speech = wt_stats_u64 (h->element, "windows-no-speech");
   gst_harness_teardown (h);
   return text;
 }

@@ -206,3 +206,36 @@ wt_rss_kib (void)
   p = strstr (status, "VmRSS:");
   return p ? strtol (p + 6, NULL, 10) : -1;
 }
+
+GstHarness *
+wt_harness_new (gboolean live, const gchar *props)
+{
+  GstElement *e = gst_element_factory_make ("whispersink", NULL);
+  GstHarness *h;
+
+  fail_unless (e != NULL);
+  if (props) {
+    gchar **kv = g_strsplit_set (props, " =", -1);
+    for (guint i = 0; kv[i] && kv[i + 1]; i += 2)
+      gst_util_set_object_arg (G_OBJECT (e), kv[i], kv[i + 1]);
+    g_strfreev (kv);
+  }
+  h = gst_harness_new_with_element (e, "sink", "src");
+  gst_object_unref (e);
+  gst_harness_set_live (h, live);
+  gst_harness_set_src_caps_str (h, WT_CAPS_F32);
+  return h;
+}
+
+guint64
+wt_stats_u64 (GstElement *element, const gchar *field)
+{
+  GstStructure *s = NULL;
+  guint64 v = 0;
+
+  g_object_get (element, "stats", &s, NULL);
+  fail_unless (s != NULL);
+  fail_unless (gst_structure_get_uint64 (s, field, &v), "stats has no %s", field);
+  gst_structure_free (s);
+  return v;
+}

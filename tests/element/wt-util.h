@@ -44,6 +44,13 @@ gchar *wt_buffer_text (GstBuffer *buf);
 /* Every buffer until EOS, their texts joined with single spaces. */
 gchar *wt_pull_joined_text (GstHarness *h);
 
+/* whispersink in a harness with F32 mono caps, live or not, with the
+ * properties of `props` ("name=value name=value", may be NULL) set. */
+GstHarness *wt_harness_new (gboolean live, const gchar *props);
+/* A guint64 field of the element's stats property (fails the test when
+ * missing). */
+guint64 wt_stats_u64 (GstElement *element, const gchar *field);
+
 /* Resident set size of this process in KiB (after trimming the heap). */
 glong wt_rss_kib (void);
 
