@@ -8,7 +8,7 @@
  * SECTION:element-whispersink
  *
  * Turns 16 kHz mono speech into text with an OpenAI Whisper model. Every
- * text buffer has a PTS and a DURATION in the input's time domain and GAP
+ * text buffer has a PTS and a DURATION in running time and GAP
  * events cover the time without text, so srtenc, webvttenc and textoverlay
  * work with their default settings. Each item is also posted on the bus as
  * a "whisper-text" element message. The src pad may stay unlinked.
