@@ -19,6 +19,7 @@
 #include <gst/audio/audio.h>
 
 #include "gstwhispersink.h"
+#include "gstwhisperalign.h"
 #include "gstwhisperenums.h"
 #include "gstwhisperoutput.h"
 #include "gstwhisperoutqueue.h"
@@ -49,6 +50,7 @@ struct _GstWhisperSink {
   gdouble no_speech_threshold;
   gboolean condition_on_previous_text;
   gint channel;               /* -1: the mean of all channels */
+  guint max_gap_ms;           /* holes up to this are filled with silence */
   GstWhisperOfflineMode offline_mode;
   gint max_encoder_length;
   gboolean engine_dirty;      /* an engine property changed in READY */
@@ -60,7 +62,7 @@ struct _GstWhisperSink {
   /* Sink side (upstream streaming thread). */
   GstAudioInfo info;
   gboolean have_info;
-  GstAudioStreamAlign *align;
+  GstWhisperAlign align;      /* runs, holes filled, overlaps dropped */
   GstSegment sink_segment;
   gboolean need_latency_query;
 
@@ -76,6 +78,9 @@ struct _GstWhisperSink {
   guint64 audio_dropped;      /* task: live audio dropped to catch up */
   guint64 samples_non_finite; /* sink side: NaN/Inf samples set to 0 */
   guint64 samples_clipped;    /* sink side: samples beyond +-1 clamped to it */
+  guint64 audio_filled;       /* sink side: silence put in holes (max-gap) */
+  guint gaps_filled;          /* sink side: holes filled */
+  guint64 audio_overlap;      /* sink side: received again, dropped */
   /* Sink side (streaming thread only): when the last warning about such
    * samples was posted, in samples received, or G_MAXUINT64 for never. */
   guint64 sanitize_warned_at;

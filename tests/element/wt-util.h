@@ -44,6 +44,11 @@ gchar *wt_buffer_text (GstBuffer *buf);
 /* Every buffer until EOS, their texts joined with single spaces. */
 gchar *wt_pull_joined_text (GstHarness *h);
 
+/* Word error rate of `hypothesis` against `reference`: word-level
+ * Levenshtein distance / reference words, after lowercasing and keeping
+ * only letters, digits and apostrophes (tools/benchmark.py's wer()). */
+double wt_wer (const gchar *reference, const gchar *hypothesis);
+
 /* Resident set size of this process in KiB (after trimming the heap). */
 glong wt_rss_kib (void);
 
