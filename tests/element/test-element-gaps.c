@@ -38,7 +38,7 @@
 /* Measured (gst-plugin/README.md, Lossy sources; tiny.en): 3 % of the
  * 20-ms buffers of the "mixed" input lost with LOSSY_SEED give a WER
  * against the lossless transcript of 0.0 % with the holes filled and
- * 38.6 % when every hole ended the run (65-s "long" input: 0.7 % and
+ * 38.6 % when every hole ended the run (57-s "long" input: 0.7 % and
  * 75.9 %); the bound leaves room for other models and CPUs. */
 #define LOSSY_WER_BOUND 0.10
 #define LOSSY_SEED 20240611
@@ -75,7 +75,7 @@ append_file (GArray *pcm, const gchar *name, gint channel, double max_seconds)
 /* Real speech from the shared clips, each followed by 0.5 s of silence.
  * WT_GAPS_INPUT (measurements): "jfk3" jfk.wav three times (33 s),
  * "mixed" jfk.wav and each channel of stereo_diarization.wav (32 s), "long"
- * the English part of multilingual.mp3, those three and hotwords.mp3 (65 s);
+ * the English part of multilingual.mp3, those three and hotwords.mp3 (57 s);
  * `fallback` without it. */
 static GArray *
 speech_input (const gchar *fallback)
