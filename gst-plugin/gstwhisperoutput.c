@@ -19,6 +19,7 @@ gst_whisper_output_init (GstWhisperOutput *o, GstElement *element,
   o->element = element;
   o->queue = queue;
   gst_segment_init (&o->segment, GST_FORMAT_TIME);
+  gst_segment_init (&o->out_segment, GST_FORMAT_TIME);
   gst_whisper_output_reset (o);
 }
 
@@ -32,31 +33,75 @@ gst_whisper_output_reset (GstWhisperOutput *o)
   o->warned_delay = 0;
 }
 
+/* The output segment of input segment `in`: PTS = running time in `in`,
+ * with the same running time and stream time as in `in` (rate > 0; for a
+ * negative rate the stream time is only kept when `in` has a stop). */
+static void
+output_segment (const GstSegment *in, GstSegment *out)
+{
+  gst_segment_init (out, GST_FORMAT_TIME);
+  out->flags = in->flags;
+  out->base = in->base;
+  out->start = in->base;
+  out->position = in->base;
+  out->time = in->time;
+  out->applied_rate = in->rate * in->applied_rate;
+  if (in->rate < 0.0 && GST_CLOCK_TIME_IS_VALID (in->stop) && in->stop > in->start)
+    out->time = in->time + (GstClockTime) ((in->stop - in->start) * in->applied_rate);
+  if (GST_CLOCK_TIME_IS_VALID (in->stop)) {
+    GstClockTime a = gst_segment_to_running_time (in, GST_FORMAT_TIME, in->start);
+    GstClockTime b = gst_segment_to_running_time (in, GST_FORMAT_TIME, in->stop);
+    if (GST_CLOCK_TIME_IS_VALID (a) && GST_CLOCK_TIME_IS_VALID (b))
+      out->stop = MAX (a, b);
+  }
+}
+
 void
 gst_whisper_output_start_segment (GstWhisperOutput *o, const GstSegment *segment,
     GstClockTime base_shift)
 {
-  GstSegment out = *segment;
+  GstSegment out;
 
   o->segment = *segment;
+  output_segment (segment, &o->out_segment);
   o->position = GST_CLOCK_TIME_NONE;
+  out = o->out_segment;
   out.base += base_shift;
+  GST_DEBUG_OBJECT (o->element, "input %" GST_SEGMENT_FORMAT ", output %"
+      GST_SEGMENT_FORMAT, segment, &out);
   gst_whisper_out_queue_push_event (o->queue, gst_event_new_segment (&out));
   /* Without it a sink waits for the first text to preroll, which may need
    * all of the audio (offline-mode=exact) while a branch beside this one
    * (tee) holds the audio back until every sink has prerolled. */
-  gst_whisper_out_queue_push_event (o->queue, gst_event_new_gap (segment->start, 0));
+  gst_whisper_out_queue_push_event (o->queue, gst_event_new_gap (out.start, 0));
+}
+
+GstClockTime
+gst_whisper_output_time (const GstWhisperOutput *o, GstClockTime t)
+{
+  guint64 rt = 0;
+  gint sign;
+
+  if (!GST_CLOCK_TIME_IS_VALID (t))
+    return GST_CLOCK_TIME_NONE;
+  /* Before the segment's start the running time is below its base, or
+   * negative: such audio is timed at the start. */
+  sign = gst_segment_to_running_time_full (&o->segment, GST_FORMAT_TIME, t, &rt);
+  if (sign <= 0)
+    return o->out_segment.start;
+  return MAX (rt, o->out_segment.start);
 }
 
 void
 gst_whisper_output_start_at (GstWhisperOutput *o, GstClockTime t)
 {
   if (!GST_CLOCK_TIME_IS_VALID (o->position))
-    o->position = t;
+    o->position = gst_whisper_output_time (o, t);
 }
 
-void
-gst_whisper_output_gap_until (GstWhisperOutput *o, GstClockTime t)
+/* Pushes a GAP from the position up to output time `t`. */
+static void
+gap_to (GstWhisperOutput *o, GstClockTime t)
 {
   GstEvent *gap;
 
@@ -74,6 +119,12 @@ gst_whisper_output_gap_until (GstWhisperOutput *o, GstClockTime t)
       GST_TIME_ARGS (o->position), GST_TIME_ARGS (t - o->position));
   o->position = t;
   gst_whisper_out_queue_push_event (o->queue, gap);
+}
+
+void
+gst_whisper_output_gap_until (GstWhisperOutput *o, GstClockTime t)
+{
+  gap_to (o, gst_whisper_output_time (o, t));
 }
 
 GstClockTime
@@ -130,13 +181,14 @@ observe_delay (GstWhisperOutput *o, GstClockTime pts)
   return delay;
 }
 
+/* `pts` and `duration` as the buffer's (output time). */
 static void
 post_message (GstWhisperOutput *o, const GstWhisperItem *item, GstClockTime pts,
     GstClockTime duration, GstClockTime delay)
 {
   GstStructure *s;
-  GstClockTime rt = gst_segment_to_running_time (&o->segment, GST_FORMAT_TIME, pts);
-  GstClockTime st = gst_segment_to_stream_time (&o->segment, GST_FORMAT_TIME, pts);
+  GstClockTime rt = gst_segment_to_running_time (&o->out_segment, GST_FORMAT_TIME, pts);
+  GstClockTime st = gst_segment_to_stream_time (&o->out_segment, GST_FORMAT_TIME, pts);
 
   s = gst_structure_new (GST_WHISPER_MESSAGE_NAME,
       "text", G_TYPE_STRING, item->text,
@@ -157,9 +209,16 @@ post_message (GstWhisperOutput *o, const GstWhisperItem *item, GstClockTime pts,
 GstFlowReturn
 gst_whisper_output_push_item (GstWhisperOutput *o, const GstWhisperItem *item)
 {
-  GstClockTime pts = item->pts, end = item->pts + item->duration;
+  GstClockTime a = gst_whisper_output_time (o, item->pts);
+  GstClockTime b = gst_whisper_output_time (o, item->pts + item->duration);
+  GstClockTime pts = MIN (a, b), end = MAX (a, b);
   GstClockTime delay = GST_CLOCK_TIME_NONE;
   GstFlowReturn ret = GST_FLOW_OK;
+
+  /* Text before the segment's start (clamped to it) or shrunk by a high
+   * rate keeps a duration. */
+  if (end == pts)
+    end = pts + GST_MSECOND;
 
   if (item->push && GST_CLOCK_TIME_IS_VALID (o->position) && pts < o->position) {
     pts = o->position;
@@ -170,7 +229,7 @@ gst_whisper_output_push_item (GstWhisperOutput *o, const GstWhisperItem *item)
     gsize len = strlen (item->text);
     GstBuffer *buf = gst_buffer_new_memdup (item->text, len);
 
-    gst_whisper_output_gap_until (o, pts);
+    gap_to (o, pts);
     GST_BUFFER_PTS (buf) = pts;
     GST_BUFFER_DURATION (buf) = end - pts;
     GST_DEBUG_OBJECT (o->element, "text %" GST_TIME_FORMAT " + %" GST_TIME_FORMAT ": %s",

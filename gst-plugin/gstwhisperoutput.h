@@ -1,6 +1,19 @@
 /* gstwhisperoutput.h: what whispersink sends out: text buffers with PTS and
  * DURATION, GAP events over the time without text, one "whisper-text"
  * element message per item, and the delay it observes in live pipelines.
+ *
+ * Output times are running time. Items and GAPs are given in the input's
+ * time domain (the input segment's PTS) and leave with PTS = their running
+ * time in the input segment, in an output segment that keeps their running
+ * time (plus the lateness shift) and their stream time: start = the input
+ * base, base = the input base + shift, time = the input time, applied_rate
+ * = rate x applied_rate. srtenc and webvttenc write the buffer PTS as the cue
+ * time and ignore the segment (gst-plugins-bad gst/subenc/gstsrtenc.c,
+ * gstwebvttenc.c), so with the input's PTS the cues of the second file of a
+ * `concat` (a segment from 0 with base = the first file's duration) started
+ * again at 0; in running time they follow the first file's. Running-time
+ * based consumers (textoverlay, muxers) see the same running time as
+ * before.
  * Used by the inference task: buffers and events go to the output queue
  * (gstwhisperoutqueue.h), from which the src pad task pushes them; the bus
  * message and the delay are of the moment the item is handed over. The
@@ -31,7 +44,8 @@ typedef struct {
   GstElement *element;
   GstWhisperOutQueue *queue;
   GstSegment segment;          /* the input segment: running and stream time of items */
-  GstClockTime position;       /* end of what was pushed (buffers and GAPs) */
+  GstSegment out_segment;      /* the output segment before the lateness shift */
+  GstClockTime position;       /* end of what was pushed (buffers and GAPs), output time */
   /* live only */
   gboolean live;
   GstClockTime upstream_min;
@@ -45,16 +59,22 @@ void gst_whisper_output_init (GstWhisperOutput *o, GstElement *element,
 /* Forgets the position and the observed delay (new stream, flush). */
 void gst_whisper_output_reset (GstWhisperOutput *o);
 /* A new segment: items are timed in `segment` from now on and the position
- * is forgotten. Downstream gets the segment with its base moved by
- * `base_shift`, then a zero-duration GAP at its start: sinks preroll on it
- * before there is any text (srtenc and webvttenc make no cue of a GAP). */
+ * is forgotten. Downstream gets the output segment (see above) with its base
+ * moved by `base_shift`, then a zero-duration GAP at its start: sinks
+ * preroll on it before there is any text (srtenc and webvttenc make no cue
+ * of a GAP). */
 void gst_whisper_output_start_segment (GstWhisperOutput *o, const GstSegment *segment,
     GstClockTime base_shift);
-/* Starts the output position at `t` if nothing was output yet. */
+/* The output time (running time in the input segment, never before the
+ * output segment's start) of `t`, a time of the input segment. */
+GstClockTime gst_whisper_output_time (const GstWhisperOutput *o, GstClockTime t);
+/* Starts the output position at input time `t` if nothing was output yet. */
 void gst_whisper_output_start_at (GstWhisperOutput *o, GstClockTime t);
-/* Pushes a GAP from the position up to `t` (nothing when `t` is not later). */
+/* Pushes a GAP from the position up to input time `t` (nothing when it is
+ * not later). */
 void gst_whisper_output_gap_until (GstWhisperOutput *o, GstClockTime t);
-/* GAP before it when needed, the text buffer, the bus message. Returns the
+/* GAP before it when needed, the text buffer, the bus message; the item's
+ * times are input times. Returns the
  * output queue's answer (OK, FLUSHING, or the flow downstream returned).
  * Items never go back in time: an item that starts before the position is
  * moved to it. */

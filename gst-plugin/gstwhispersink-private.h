@@ -19,6 +19,7 @@
 #include <gst/audio/audio.h>
 
 #include "gstwhispersink.h"
+#include "gstwhisperalign.h"
 #include "gstwhisperenums.h"
 #include "gstwhisperoutput.h"
 #include "gstwhisperoutqueue.h"
@@ -56,6 +57,7 @@ struct _GstWhisperSink {
   gboolean vad_gate;
   gchar *vad_model;           /* NULL: whisper_vad_default_path () */
   gdouble vad_threshold;
+  guint max_gap_ms;           /* holes up to this are filled with silence */
   GstWhisperOfflineMode offline_mode;
   gint max_encoder_length;
   gboolean engine_dirty;      /* an engine property changed in READY */
@@ -69,7 +71,7 @@ struct _GstWhisperSink {
   /* Sink side (upstream streaming thread). */
   GstAudioInfo info;
   gboolean have_info;
-  GstAudioStreamAlign *align;
+  GstWhisperAlign align;      /* runs, holes filled, overlaps dropped */
   GstSegment sink_segment;
   gboolean need_latency_query;
 
@@ -88,6 +90,9 @@ struct _GstWhisperSink {
   guint64 windows_silent;     /* task: the engine's stats after each call */
   guint64 windows_no_voice;
   guint64 windows_no_speech;
+  guint64 audio_filled;       /* sink side: silence put in holes (max-gap) */
+  guint gaps_filled;          /* sink side: holes filled */
+  guint64 audio_overlap;      /* sink side: received again, dropped */
   /* Sink side (streaming thread only): when the last warning about such
    * samples was posted, in samples received, or G_MAXUINT64 for never. */
   guint64 sanitize_warned_at;

@@ -11,7 +11,7 @@
  * picked, see the channel property) into text with an OpenAI Whisper model.
  * The name is historical: it is a filter (audio in, text out) that can also
  * end a pipeline. Every
- * text buffer has a PTS and a DURATION in the input's time domain and GAP
+ * text buffer has a PTS and a DURATION in running time and GAP
  * events cover the time without text, so srtenc, webvttenc and textoverlay
  * work with their default settings. Each item is also posted on the bus as
  * a "whisper-text" element message. The src pad may stay unlinked.
@@ -46,6 +46,11 @@
 #define USEFUL_LATENCY_MS 4000
 #define DEFAULT_NO_SPEECH_THRESHOLD 0.6
 #define DEFAULT_OFFLINE_MODE GST_WHISPER_OFFLINE_EXACT
+#define DEFAULT_MAX_GAP_MS 1000
+#define MAX_MAX_GAP_MS 60000
+/* Timestamp jitter taken as continuous audio (GstAudioStreamAlign's
+ * alignment threshold as this element used it). */
+#define ALIGN_TOLERANCE (40 * GST_MSECOND)
 
 enum {
   PROP_0,
@@ -69,6 +74,7 @@ enum {
   PROP_VAD_GATE,
   PROP_VAD_MODEL,
   PROP_VAD_THRESHOLD,
+  PROP_MAX_GAP,
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -312,6 +318,29 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
           "Speech probability from which the voice activity detector counts a 32-ms chunk "
           "as speech (faster-whisper's VadOptions.threshold)", 0.0, 1.0, 0.5,
           rw | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstWhisperSink:max-gap:
+   *
+   * The longest hole in the input timestamps, in ms, that is filled with
+   * silence (zero samples) instead of ending the run. A lossy source (RTP
+   * without concealment, `identity drop-probability`) misses a buffer now
+   * and then; ending the run there would transcribe what came before and
+   * start again, cutting the words on both sides of every hole. Filled,
+   * the engine sees one continuous stream with a short silence and the
+   * text times stay those of the timestamps. A larger hole ends the run as
+   * a GAP does. Buffers that start before the end of what was received
+   * (overlapping or backwards timestamps) lose their overlapping start; an
+   * overlap larger than this starts a new run. Jitter up to 40 ms is taken
+   * as continuous audio. 0 never fills: every hole or overlap beyond the
+   * jitter starts a new run. The stats property counts the silence
+   * (`audio-filled`, `gaps-filled`) and the dropped overlap
+   * (`audio-overlap`). Changes apply from the next buffer.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_GAP,
+      g_param_spec_uint ("max-gap", "Max gap",
+          "Holes in the input timestamps up to this many ms are filled with silence "
+          "instead of ending the run; overlaps up to it are dropped (0 = never)",
+          0, MAX_MAX_GAP_MS, DEFAULT_MAX_GAP_MS, rw | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_OFFLINE_MODE,
       g_param_spec_enum ("offline-mode", "Offline mode",
           "Non-live upstream: transcribe the whole stream at EOS like the engine does "
@@ -343,14 +372,20 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
    * +-1; a warning is posted at the first and then at most every 10 s of
    * audio), `windows-silent`, `windows-no-voice` and `windows-no-speech`
    * (guint64, engine windows skipped by silence-threshold or by vad-gate
-   * without decoding, and decoded but dropped by the no-speech rule).
+   * without decoding, and decoded but dropped by the no-speech rule),
+   * `audio-filled` (guint64, ns of silence put into holes in the
+   * input timestamps, see max-gap), `gaps-filled` (guint, such holes) and
+   * `audio-overlap` (guint64, ns of input dropped because it overlapped
+   * what was received already). The silence is transcribed like audio: at
+   * EOS, received + filled - overlap = transcribed + dropped.
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Counters since READY->PAUSED: audio-received, audio-transcribed and "
           "audio-dropped (ns), text-dropped and output-queued (items), "
           "samples-non-finite and samples-clipped (F32 samples fixed), windows-silent, "
-          "windows-no-voice and windows-no-speech (engine windows skipped)",
+          "windows-no-voice and windows-no-speech (engine windows skipped), audio-filled, "
+          "gaps-filled and audio-overlap (max-gap)",
           GST_TYPE_STRUCTURE, ro));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
@@ -422,8 +457,8 @@ gst_whisper_sink_init (GstWhisperSink *self)
   self->vad_threshold = 0.5;
   self->offline_mode = DEFAULT_OFFLINE_MODE;
 
-  self->align = gst_audio_stream_align_new (WHISPER_SAMPLE_RATE, 40 * GST_MSECOND,
-      GST_SECOND);
+  self->max_gap_ms = DEFAULT_MAX_GAP_MS;
+  gst_whisper_align_init (&self->align, WHISPER_SAMPLE_RATE, ALIGN_TOLERANCE);
   gst_segment_init (&self->sink_segment, GST_FORMAT_TIME);
   gst_whisper_queue_init (&self->queue);
   gst_whisper_out_queue_init (&self->outq, GST_ELEMENT (self));
@@ -440,7 +475,6 @@ gst_whisper_sink_finalize (GObject *object)
   gst_whisper_sink_task_finalize (self);
   gst_whisper_queue_clear (&self->queue);
   gst_whisper_out_queue_clear (&self->outq);
-  gst_audio_stream_align_free (self->align);
   g_clear_pointer (&self->stream, whisper_stream_free);
   g_clear_pointer (&self->engine, whisper_engine_unref);
   g_clear_pointer (&self->vad, whisper_vad_free);
@@ -606,6 +640,9 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
     case PROP_STRICT_NO_SPEECH:
       self->strict_no_speech = g_value_get_boolean (value);
       break;
+    case PROP_MAX_GAP:
+      self->max_gap_ms = g_value_get_uint (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -655,7 +692,10 @@ get_stats (GstWhisperSink *self)
       "samples-clipped", G_TYPE_UINT64, self->samples_clipped,
       "windows-silent", G_TYPE_UINT64, self->windows_silent,
       "windows-no-voice", G_TYPE_UINT64, self->windows_no_voice,
-      "windows-no-speech", G_TYPE_UINT64, self->windows_no_speech, NULL);
+      "windows-no-speech", G_TYPE_UINT64, self->windows_no_speech,
+      "audio-filled", G_TYPE_UINT64, samples_to_time (self->audio_filled),
+      "gaps-filled", G_TYPE_UINT, self->gaps_filled,
+      "audio-overlap", G_TYPE_UINT64, samples_to_time (self->audio_overlap), NULL);
   GST_OBJECT_UNLOCK (self);
   return s;
 }
@@ -731,6 +771,9 @@ gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_STRICT_NO_SPEECH:
       g_value_set_boolean (value, self->strict_no_speech);
+      break;
+    case PROP_MAX_GAP:
+      g_value_set_uint (value, self->max_gap_ms);
       break;
     case PROP_MAX_ENCODER_LENGTH:
       g_value_set_int (value, self->max_encoder_length);
@@ -920,7 +963,7 @@ free_stream (GstWhisperSink *self)
 static void
 reset_sink_side (GstWhisperSink *self)
 {
-  gst_audio_stream_align_mark_discont (self->align);
+  gst_whisper_align_mark_discont (&self->align);
   gst_segment_init (&self->sink_segment, GST_FORMAT_TIME);
   self->need_latency_query = TRUE;
 }
@@ -954,6 +997,8 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
       self->audio_received = self->audio_transcribed = self->audio_dropped = 0;
       self->samples_non_finite = self->samples_clipped = 0;
       self->windows_silent = self->windows_no_voice = self->windows_no_speech = 0;
+      self->audio_filled = self->audio_overlap = 0;
+      self->gaps_filled = 0;
       self->sanitize_warned_at = G_MAXUINT64;
       GST_OBJECT_UNLOCK (self);
       break;
@@ -1158,16 +1203,35 @@ sanitize_samples (GstWhisperSink *self, GArray *pcm, GstClockTime ts)
           "non-finite", G_TYPE_UINT64, non_finite, "clipped", G_TYPE_UINT64, clipped, NULL));
 }
 
+/* `fill` zero samples before the samples of `pcm` from `skip` on. */
+static GArray *
+fill_and_skip (GArray *pcm, gsize fill, gsize skip)
+{
+  gsize keep = pcm->len - MIN (skip, pcm->len);
+  GArray *out;
+
+  if (fill == 0) {
+    g_array_remove_range (pcm, 0, pcm->len - keep);
+    return pcm;
+  }
+  out = g_array_sized_new (FALSE, TRUE, sizeof (float), fill + keep);
+  g_array_set_size (out, fill);
+  g_array_append_vals (out, (const float *) pcm->data + (pcm->len - keep), keep);
+  g_array_unref (pcm);
+  return out;
+}
+
 static GstFlowReturn
 gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
 {
   GstWhisperSink *self = GST_WHISPER_SINK (parent);
-  GstClockTime pts, ts = GST_CLOCK_TIME_NONE, dur;
-  gboolean discont;
+  GstWhisperAlignResult placed;
+  GstClockTime pts;
   GArray *pcm;
   guint n;
   gint channel;
-  GstFlowReturn ret;
+  guint max_gap_ms;
+  GstFlowReturn ret = GST_FLOW_OK;
 
   (void) pad;
   if (!self->have_info) {
@@ -1182,6 +1246,7 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
 
   GST_OBJECT_LOCK (self);
   channel = self->channel;
+  max_gap_ms = self->max_gap_ms;
   GST_OBJECT_UNLOCK (self);
   if (channel >= GST_AUDIO_INFO_CHANNELS (&self->info)
       && GST_AUDIO_INFO_CHANNELS (&self->info) > 1) {
@@ -1198,25 +1263,37 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
   }
 
   pts = GST_BUFFER_PTS (buffer);
-  if (!GST_CLOCK_TIME_IS_VALID (pts)) {
-    GstClockTime at = gst_audio_stream_align_get_timestamp_at_discont (self->align);
-    if (GST_CLOCK_TIME_IS_VALID (at))
-      pts = at + gst_util_uint64_scale_int_round (
-          gst_audio_stream_align_get_samples_since_discont (self->align), GST_SECOND,
-          WHISPER_SAMPLE_RATE);
-    else
-      pts = self->sink_segment.start;
-  }
-  discont = gst_audio_stream_align_process (self->align,
-      GST_BUFFER_IS_DISCONT (buffer), pts, pcm->len, &ts, &dur, NULL);
+  if (!GST_CLOCK_TIME_IS_VALID (pts))
+    pts = gst_whisper_align_next_pts (&self->align);
+  if (!GST_CLOCK_TIME_IS_VALID (pts))
+    pts = self->sink_segment.start;
   gst_buffer_unref (buffer);
 
-  sanitize_samples (self, pcm, ts);
   n = pcm->len;
-  ret = gst_whisper_queue_push_audio (&self->queue, pcm, discont, ts);
-  if (ret != GST_FLOW_OK) {
-    GST_DEBUG_OBJECT (self, "refusing buffer: %s", gst_flow_get_name (ret));
-    return ret;
+  gst_whisper_align_process (&self->align, pts, n, (GstClockTime) max_gap_ms * GST_MSECOND,
+      &placed);
+  if (placed.fill > 0 || placed.skip > 0) {
+    GST_DEBUG_OBJECT (self, "buffer at %" GST_TIME_FORMAT ": %" G_GSIZE_FORMAT
+        " samples of silence before it, %" G_GSIZE_FORMAT " overlapping samples dropped",
+        GST_TIME_ARGS (pts), placed.fill, placed.skip);
+    pcm = fill_and_skip (pcm, placed.fill, placed.skip);
+    GST_OBJECT_LOCK (self);
+    self->audio_filled += placed.fill;
+    self->gaps_filled += placed.fill > 0;
+    self->audio_overlap += placed.skip;
+    GST_OBJECT_UNLOCK (self);
+  }
+
+  sanitize_samples (self, pcm, placed.pts);
+  if (pcm->len == 0 && !placed.resync) {
+    /* All of it was received already. */
+    g_array_unref (pcm);
+  } else {
+    ret = gst_whisper_queue_push_audio (&self->queue, pcm, placed.resync, placed.pts);
+    if (ret != GST_FLOW_OK) {
+      GST_DEBUG_OBJECT (self, "refusing buffer: %s", gst_flow_get_name (ret));
+      return ret;
+    }
   }
   GST_OBJECT_LOCK (self);
   self->audio_received += n;
@@ -1297,12 +1374,12 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
         return FALSE;
       }
       self->sink_segment = *segment;
-      gst_audio_stream_align_mark_discont (self->align);
+      gst_whisper_align_mark_discont (&self->align);
       return gst_whisper_queue_push_event (&self->queue, event);
     }
 
     case GST_EVENT_GAP:
-      gst_audio_stream_align_mark_discont (self->align);
+      gst_whisper_align_mark_discont (&self->align);
       return gst_whisper_queue_push_event (&self->queue, event);
 
     case GST_EVENT_STREAM_START:

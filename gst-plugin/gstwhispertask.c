@@ -127,6 +127,7 @@ gst_whisper_sink_task_reset (GstWhisperSink *self)
   gst_whisper_window_reset (&self->window, GST_CLOCK_TIME_NONE);
   gst_whisper_output_reset (&self->out);
   gst_segment_init (&self->out.segment, GST_FORMAT_TIME);
+  gst_segment_init (&self->out.out_segment, GST_FORMAT_TIME);
   self->seen_segment = FALSE;
   self->caps_queued = FALSE;
 }

@@ -4,6 +4,7 @@
 #include <gst/check/gstcheck.h>
 #include <string.h>
 
+#include "gstwhisperalign.h"
 #include "gstwhisperwindow.h"
 #include "gstwhisperwords.h"
 
@@ -53,6 +54,96 @@ check_no_drift (gint rate, gsize per_buffer, guint64 n_buffers, GstClockTime res
   gst_whisper_window_clear (&w);
   g_free (z);
 }
+
+/* Holes filled, overlaps skipped, jitter ignored, large jumps a new run;
+ * sample times stay those of the timestamps after many fills. */
+GST_START_TEST (test_align)
+{
+  const GstClockTime ms = GST_MSECOND, max_gap = 1000 * ms;
+  GstWhisperAlign a;
+  GstWhisperAlignResult r;
+  guint64 i;
+
+  gst_whisper_align_init (&a, 16000, 40 * ms);
+  fail_unless_equals_uint64 (gst_whisper_align_next_pts (&a), GST_CLOCK_TIME_NONE);
+
+  /* First buffer: a new run. */
+  gst_whisper_align_process (&a, 5000 * ms, 1600, max_gap, &r);
+  fail_unless (r.resync && r.fill == 0 && r.skip == 0);
+  fail_unless_equals_uint64 (r.pts, 5000 * ms);
+  /* Continuous, and jitter within 40 ms either way. */
+  gst_whisper_align_process (&a, 5100 * ms, 1600, max_gap, &r);
+  fail_unless (!r.resync && r.fill == 0 && r.skip == 0);
+  fail_unless_equals_uint64 (r.pts, 5100 * ms);
+  gst_whisper_align_process (&a, 5230 * ms, 1600, max_gap, &r);
+  fail_unless (!r.resync && r.fill == 0 && r.skip == 0);
+  fail_unless_equals_uint64 (r.pts, 5200 * ms);
+  gst_whisper_align_process (&a, 5265 * ms, 1600, max_gap, &r);
+  fail_unless (!r.resync && r.fill == 0 && r.skip == 0);
+  fail_unless_equals_uint64 (gst_whisper_align_next_pts (&a), 5400 * ms);
+
+  /* A lost 100-ms buffer: 1600 zeros before the next one. */
+  gst_whisper_align_process (&a, 5500 * ms, 1600, max_gap, &r);
+  fail_unless (!r.resync);
+  fail_unless_equals_uint64 (r.fill, 1600);
+  fail_unless_equals_uint64 (r.skip, 0);
+  fail_unless_equals_uint64 (r.pts, 5500 * ms);
+  /* Received again: all of it skipped; then half of one. */
+  gst_whisper_align_process (&a, 5500 * ms, 1600, max_gap, &r);
+  fail_unless (!r.resync && r.fill == 0);
+  fail_unless_equals_uint64 (r.skip, 1600);
+  gst_whisper_align_process (&a, 5550 * ms, 1600, max_gap, &r);
+  fail_unless (!r.resync && r.fill == 0);
+  fail_unless_equals_uint64 (r.skip, 800);
+  fail_unless_equals_uint64 (r.pts, 5600 * ms);
+  fail_unless_equals_uint64 (gst_whisper_align_next_pts (&a), 5650 * ms);
+
+  /* Exactly max-gap is filled, more is a new run; backwards as well. */
+  gst_whisper_align_process (&a, 6650 * ms, 1600, max_gap, &r);
+  fail_unless (!r.resync);
+  fail_unless_equals_uint64 (r.fill, 16000);
+  gst_whisper_align_process (&a, 7751 * ms, 1600, max_gap, &r);
+  fail_unless (r.resync && r.fill == 0);
+  fail_unless_equals_uint64 (r.pts, 7751 * ms);
+  gst_whisper_align_process (&a, 6000 * ms, 1600, max_gap, &r);
+  fail_unless (r.resync && r.skip == 0);
+  fail_unless_equals_uint64 (r.pts, 6000 * ms);
+
+  /* max-gap 0: every hole beyond the jitter is a new run. */
+  gst_whisper_align_process (&a, 6150 * ms, 1600, 0, &r);
+  fail_unless (r.resync && r.fill == 0);
+
+  /* After a discont, the next buffer starts a run wherever it is. */
+  gst_whisper_align_mark_discont (&a);
+  gst_whisper_align_process (&a, 6160 * ms, 1600, max_gap, &r);
+  fail_unless (r.resync);
+
+  /* 10 000 buffers of 4410 samples at 44.1 kHz with every 7th lost: the
+   * fills put each buffer's first sample at its own timestamp. */
+  gst_whisper_align_init (&a, 44100, 40 * ms);
+  for (i = 0; i < 10000; i++) {
+    GstClockTime pts = gst_util_uint64_scale_int_round (i * 4410, GST_SECOND, 44100);
+    if (i % 7 == 3)
+      continue;
+    gst_whisper_align_process (&a, pts, 4410, max_gap, &r);
+    fail_unless (r.resync == (i == 0));
+    fail_unless_equals_uint64 (r.pts, pts);
+  }
+  /* 10-ms buffers: a lost one is within the jitter tolerance and is not
+   * filled until the lost time exceeds it; sample times never lag the
+   * timestamps by more than that. */
+  gst_whisper_align_init (&a, 44100, 40 * ms);
+  for (i = 0; i < 100000; i++) {
+    GstClockTime pts = gst_util_uint64_scale_int_round (i * 441, GST_SECOND, 44100);
+    if (i % 7 == 3)
+      continue;
+    gst_whisper_align_process (&a, pts, 441, max_gap, &r);
+    fail_unless (r.resync == (i == 0));
+    fail_unless (r.pts <= pts && pts - r.pts <= 40 * ms, "%" GST_TIME_FORMAT " at %"
+        GST_TIME_FORMAT, GST_TIME_ARGS (r.pts), GST_TIME_ARGS (pts));
+  }
+}
+GST_END_TEST;
 
 GST_START_TEST (test_window_timestamps_no_drift)
 {
@@ -276,6 +367,7 @@ whispersink_units_suite (void)
   TCase *tc = tcase_create ("units");
 
   suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_align);
   tcase_add_test (tc, test_window_timestamps_no_drift);
   tcase_add_test (tc, test_window_policy);
   tcase_add_test (tc, test_live_policy_keeps_up);

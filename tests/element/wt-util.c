@@ -190,6 +190,64 @@ wt_pull_joined_text (GstHarness *h)
   return g_string_free (joined, FALSE);
 }
 
+/* Lowercased words of `text`: runs of [a-z0-9'] with apostrophes stripped
+ * at both ends, as tools/benchmark.py's normalize_words(). */
+static gchar **
+normalized_words (const gchar *text)
+{
+  GPtrArray *words = g_ptr_array_new ();
+  gchar *low = g_ascii_strdown (text, -1), *p;
+  gchar **parts;
+  guint i;
+
+  for (p = low; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '\'')
+      *p = ' ';
+  parts = g_strsplit (low, " ", -1);
+  for (i = 0; parts[i]; i++) {
+    gchar *w = parts[i];
+    gsize len;
+
+    while (*w == '\'')
+      w++;
+    len = strlen (w);
+    while (len > 0 && w[len - 1] == '\'')
+      len--;
+    if (len > 0)
+      g_ptr_array_add (words, g_strndup (w, len));
+  }
+  g_ptr_array_add (words, NULL);
+  g_strfreev (parts);
+  g_free (low);
+  return (gchar **) g_ptr_array_free (words, FALSE);
+}
+
+double
+wt_wer (const gchar *reference, const gchar *hypothesis)
+{
+  gchar **ref = normalized_words (reference), **hyp = normalized_words (hypothesis);
+  guint nr = g_strv_length (ref), nh = g_strv_length (hyp), i, j;
+  guint *prev = g_new (guint, nh + 1), *cur = g_new (guint, nh + 1);
+  double wer;
+
+  for (j = 0; j <= nh; j++)
+    prev[j] = j;
+  for (i = 1; i <= nr; i++) {
+    cur[0] = i;
+    for (j = 1; j <= nh; j++) {
+      guint sub = prev[j - 1] + (strcmp (ref[i - 1], hyp[j - 1]) != 0);
+      cur[j] = MIN (MIN (prev[j] + 1, cur[j - 1] + 1), sub);
+    }
+    memcpy (prev, cur, (nh + 1) * sizeof (guint));
+  }
+  wer = nr ? (double) prev[nh] / nr : (nh ? G_MAXDOUBLE : 0.0);
+  g_free (prev);
+  g_free (cur);
+  g_strfreev (ref);
+  g_strfreev (hyp);
+  return wer;
+}
+
 glong
 wt_rss_kib (void)
 {

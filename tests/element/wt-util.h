@@ -50,6 +50,10 @@ GstHarness *wt_harness_new (gboolean live, const gchar *props);
 /* A guint64 field of the element's stats property (fails the test when
  * missing). */
 guint64 wt_stats_u64 (GstElement *element, const gchar *field);
+/* Word error rate of `hypothesis` against `reference`: word-level
+ * Levenshtein distance / reference words, after lowercasing and keeping
+ * only letters, digits and apostrophes (tools/benchmark.py's wer()). */
+double wt_wer (const gchar *reference, const gchar *hypothesis);
 
 /* Resident set size of this process in KiB (after trimming the heap). */
 glong wt_rss_kib (void);
