@@ -791,12 +791,24 @@ query_upstream_latency (GstWhisperSink *self)
   gst_whisper_queue_set_upstream (&self->queue, live, min);
 }
 
-/* Sample i of an interleaved buffer as float. */
+/* Sample i of an interleaved buffer as float. The memory of a buffer need
+ * not be aligned to its sample size (GST_READ_UINT16_LE and friends then
+ * read through a misaligned pointer, undefined behaviour): memcpy. */
 static inline float
 sample_at (const guint8 *data, gboolean s16, gsize i)
 {
-  return s16 ? (gint16) GST_READ_UINT16_LE (data + 2 * i) / 32768.0f
-             : GST_READ_FLOAT_LE (data + 4 * i);
+  if (s16) {
+    guint16 v;
+    memcpy (&v, data + 2 * i, sizeof v);
+    return (gint16) GUINT16_FROM_LE (v) / 32768.0f;
+  } else {
+    guint32 bits;
+    float f;
+    memcpy (&bits, data + 4 * i, sizeof bits);
+    bits = GUINT32_FROM_LE (bits);
+    memcpy (&f, &bits, sizeof f);
+    return f;
+  }
 }
 
 /* The buffer's frames as mono float: one channel (channel >= 0) or the mean
