@@ -1021,6 +1021,13 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
         gst_event_unref (event);
         return FALSE;
       }
+      if (segment->rate < 0.0) {
+        GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+            ("Reverse playback is not supported (segment rate %g)", segment->rate),
+            ("speech is transcribed forwards only"));
+        gst_event_unref (event);
+        return FALSE;
+      }
       self->sink_segment = *segment;
       gst_audio_stream_align_mark_discont (self->align);
       return gst_whisper_queue_push_event (&self->queue, event);

@@ -1180,6 +1180,44 @@ GST_START_TEST (test_live_overload_drops_with_gap)
 }
 GST_END_TEST;
 
+/* A segment with a negative rate (reverse playback) is refused with an
+ * error naming the rate; before, its text reached
+ * gst_segment_to_running_time () with stop -1, a CRITICAL (found by
+ * tests/fuzz/element-fuzz.c). A forward segment after it works. */
+GST_START_TEST (test_reverse_segment_refused)
+{
+  GstHarness *h = harness_new (FALSE, NULL);
+  GstBus *bus = attach_bus (h);
+  GstMessage *msg;
+  GError *err = NULL;
+  GPtrArray *bufs;
+  GstSegment seg;
+
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  seg.rate = -1.0;
+  /* TRUE either way: the harness's pad stores a sticky event it pushes. */
+  gst_harness_push_event (h, gst_event_new_segment (&seg));
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error for a reverse segment");
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, "Reverse playback") != NULL, "%s", err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  fail_unless (gst_harness_push_event (h, gst_event_new_segment (&seg)));
+  fail_unless_equals_int (wt_push_pcm (h, jfk, jfk_n, 0, MS100, TRUE), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  bufs = wt_pull_until_eos (h, NULL);
+  fail_unless_equals_int (bufs->len, ref->len);
+
+  g_ptr_array_unref (bufs);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
 static Suite *
 whispersink_harness_suite (void)
 {
@@ -1190,6 +1228,7 @@ whispersink_harness_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_pts_duration_match_engine);
   tcase_add_test (tc, test_nonzero_segment_start);
+  tcase_add_test (tc, test_reverse_segment_refused);
   tcase_add_test (tc, test_discont_drains_and_resyncs);
   tcase_add_test (tc, test_gap_event);
   tcase_add_test (tc, test_exact_mode_long_input);
