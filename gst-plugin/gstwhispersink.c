@@ -968,6 +968,51 @@ handle_caps (GstWhisperSink *self, GstCaps *caps)
 }
 
 static gboolean
+restore_sticky_event (GstPad *pad, GstEvent **event, gpointer user_data)
+{
+  GstWhisperSink *self = user_data;
+  GstEvent *ev = *event;
+
+  (void) pad;
+  switch (GST_EVENT_TYPE (ev)) {
+    case GST_EVENT_SEGMENT:
+    case GST_EVENT_EOS:
+      break;                    /* upstream sends a new SEGMENT after a flush */
+    case GST_EVENT_CAPS:{
+      if (!gst_pad_has_current_caps (self->srcpad)) {
+        GstCaps *caps = gst_pad_get_pad_template_caps (self->srcpad);
+        GstEvent *text_caps = gst_event_new_caps (caps);
+        gst_pad_store_sticky_event (self->srcpad, text_caps);
+        gst_event_unref (text_caps);
+        gst_caps_unref (caps);
+      }
+      break;
+    }
+    default:{
+      GstEvent *have = gst_pad_get_sticky_event (self->srcpad, GST_EVENT_TYPE (ev), 0);
+      if (have)
+        gst_event_unref (have);
+      else
+        gst_pad_store_sticky_event (self->srcpad, ev);
+      break;
+    }
+  }
+  return TRUE;
+}
+
+/* A flush drops the queued events that had not gone out yet, among them
+ * sticky ones upstream sends only once (STREAM_START, CAPS, TAG): the sink
+ * pad's are stored on the src pad when it lacks them, so they go out before
+ * the next output, as GStreamer's queue element keeps them
+ * (gst_queue_locked_flush () in plugins/elements/gstqueue.c). Found by
+ * tests/fuzz/element-fuzz.c: text after a flush came without STREAM_START. */
+static void
+restore_sticky_events (GstWhisperSink *self)
+{
+  gst_pad_sticky_events_foreach (self->sinkpad, restore_sticky_event, self);
+}
+
+static gboolean
 gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
 {
   GstWhisperSink *self = GST_WHISPER_SINK (parent);
@@ -991,6 +1036,7 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
       gst_whisper_src_reset (self);
       reset_sink_side (self);
       ret = gst_pad_push_event (self->srcpad, event);
+      restore_sticky_events (self);
       unset_flushing (self);
       /* Both tasks are paused: nothing else uses the stream. */
       GST_OBJECT_LOCK (self);
