@@ -51,8 +51,8 @@
 
 GST_PLUGIN_STATIC_DECLARE (whisper);
 
-#define CHAIN_MAX 16
-#define MAX_ACTIONS 32
+#define CHAIN_MAX 32
+#define MAX_ACTIONS 24
 #define WATCHDOG_S 180
 #define SR 16000
 
@@ -158,6 +158,8 @@ static struct {
   GString *report;            /* the current case's actions, ready to print */
   volatile gint64 action_started;   /* monotonic us, 0 when idle (read by the watchdog) */
   guint allowed_warnings;
+  guint model_loads;          /* "load-model" progress messages (START) */
+  gint64 time_in[ACT_BARRIER + 3];   /* us per action kind, then prepare and the end */
   gint upstream_misordered;   /* this case: upstream sent data or events out of order */
 } fz;
 
@@ -411,7 +413,12 @@ on_bus_message (GstBus *bus, GstMessage *msg, gpointer user_data)
 {
   (void) bus;
   (void) user_data;
-  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_PROGRESS) {
+    GstProgressType type;
+    gst_message_parse_progress (msg, &type, NULL, NULL);
+    if (type == GST_PROGRESS_TYPE_START)
+      g_atomic_int_inc (&fz.model_loads);
+  } else if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
     g_mutex_lock (&obs.lock);
     obs.errors++;
     g_mutex_unlock (&obs.lock);
@@ -501,7 +508,11 @@ gen_buffer (GRand *r, UpstreamModel *m, Action *a)
   if (chance (r, 0.05))
     caps = rnd (r, 0, N_CAPS_VALID - 1);   /* data that does not match the caps */
   a->i0 = caps;
-  a->i1 = chance (r, 0.2) ? rnd (r, 0, 48000) : sizes[rnd (r, 0, G_N_ELEMENTS (sizes) - 1)];
+  /* Mostly short buffers (as capture and decoders give), some of seconds. */
+  if (chance (r, 0.6))
+    a->i1 = sizes[rnd (r, 0, 6)];
+  else
+    a->i1 = chance (r, 0.5) ? rnd (r, 0, 48000) : sizes[rnd (r, 0, G_N_ELEMENTS (sizes) - 1)];
   if (caps_table[caps].channels > 2)
     a->i1 /= caps_table[caps].channels;   /* frames: keep the bytes bounded */
   a->i2 = chance (r, 0.1) ? rnd (r, 1, 3) : 0;        /* extra odd bytes */
@@ -560,7 +571,11 @@ gen_segment (GRand *r, UpstreamModel *m, Action *a)
 static void
 gen_property (GRand *r, Action *a)
 {
-  guint p = rnd (r, 0, G_N_ELEMENTS (property_table) - 1);
+  /* The engine properties (encoder-context, threads, model: the last three)
+   * reload the model when changed in READY: one draw in six. */
+  const guint n_engine = 3, n_all = G_N_ELEMENTS (property_table);
+  guint p = chance (r, 1.0 / 6) ? rnd (r, n_all - n_engine, n_all - 1)
+      : rnd (r, 0, n_all - n_engine - 1);
   guint n = 0;
 
   a->kind = ACT_PROPERTY;
@@ -1082,7 +1097,7 @@ case_is_fresh (guint32 seed, guint64 k)
   if (k % CHAIN_MAX == 0)
     return TRUE;
   r = g_rand_new_with_seed_array (key, 3);
-  fresh = g_rand_double (r) < 0.25;
+  fresh = g_rand_double (r) < 0.05;
   g_rand_free (r);
   return fresh;
 }
@@ -1124,6 +1139,7 @@ run_case (Element **ep, guint64 k, const char *model, gboolean verbose)
   if (*ep == NULL)
     *ep = element_new (model);
   element_prepare (*ep, model, c->live);
+  fz.time_in[ACT_BARRIER + 1] += g_get_monotonic_time () - fz.action_started;
   expect_reset (&x);
   if (verbose)
     print_case ();
@@ -1138,12 +1154,14 @@ run_case (Element **ep, guint64 k, const char *model, gboolean verbose)
       g_string_free (s, TRUE);
     }
     run_action (c, *ep, &c->actions[i], &x, &barrier_seq);
+    fz.time_in[c->actions[i].kind] += g_get_monotonic_time () - fz.action_started;
   }
   c->current = c->n_actions;
   fz.action_started = g_get_monotonic_time ();
   /* READY, and the harness queues emptied. */
   gst_element_set_state ((*ep)->h->element, GST_STATE_READY);
   drain_harness ((*ep)->h);
+  fz.time_in[ACT_BARRIER + 2] += g_get_monotonic_time () - fz.action_started;
   fz.action_started = 0;
 }
 
@@ -1271,6 +1289,15 @@ main (int argc, char **argv)
       " GAP events out; %u GStreamer warnings about the harness pads let through\n",
       fz.seed, done, first, k ? k - 1 : 0, (g_get_monotonic_time () - start) / 1e6,
       obs.buffers_out, obs.gaps_out, fz.allowed_warnings);
+  {
+    static const char *const names[] = { "state", "property", "stream-start", "caps",
+      "segment", "buffer", "gap", "flush-start", "flush-stop", "eos", "custom", "upstream",
+      "query", "barrier", "prepare", "end" };
+    printf ("element-fuzz: %u model loads; wall time by action (s):", fz.model_loads);
+    for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+      printf (" %s %.1f", names[i], fz.time_in[i] / 1e6);
+    printf ("\n");
+  }
   g_string_free (fz.report, TRUE);
   g_free (model);
   g_free (real_model);
