@@ -11,6 +11,8 @@ float16, and for a large-v3-like vocabulary and mel count (51866 tokens,
    engine/model/) loads it and transcribes 1 s of noise without error;
 4. CTranslate2 (faster_whisper.WhisperModel on CPU) loads it and transcribes
    the same second without error.
+And --shape tiny.en (float16) has the installed tiny.en's variables (names,
+shapes, dtypes, in the same order) and the same model.bin size.
 
 Usage: test-random-model.py MAKE_RANDOM_MODEL CT2_TO_GGML WHISPER_TRANSCRIBE
 Vocabulary files come from the installed tiny.en and base models
@@ -93,6 +95,22 @@ def main():
             vocab = json.load(f)
         assert len(vocab) == 51866 and vocab[50358] == "<|yue|>" and \
             vocab[50359] == "<|translate|>", vocab[50356:50362]
+
+        real_dir = os.path.join(os.environ.get("XDG_DATA_HOME") or
+                                os.path.expanduser("~/.local/share"),
+                                "gst-whisper", "models", "tiny.en")
+        shaped = os.path.join(tmp, "tiny.en")
+        subprocess.run([sys.executable, tool, shaped, "--shape", "tiny.en"], check=True)
+        ours = ct2_to_ggml.Ct2Model(os.path.join(shaped, "model.bin"))
+        real = ct2_to_ggml.Ct2Model(os.path.join(real_dir, "model.bin"))
+        layout = [(n, v.shape, v.dtype) for n, v in ours.variables.items()]
+        want = [(n, v.shape, v.dtype) for n, v in real.variables.items()]
+        assert layout == want, [x for x in layout if x not in want][:3] + \
+            [x for x in want if x not in layout][:3]
+        assert ours.aliases == real.aliases, (ours.aliases, real.aliases)
+        assert os.path.getsize(os.path.join(shaped, "model.bin")) == \
+            os.path.getsize(os.path.join(real_dir, "model.bin"))
+        print("tiny.en shape: the installed tiny.en's layout and size")
 
         try:
             from faster_whisper import WhisperModel
