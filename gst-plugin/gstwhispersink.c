@@ -936,6 +936,16 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
       GST_BUFFER_IS_DISCONT (buffer), pts, pcm->len, &ts, &dur, NULL);
   gst_buffer_unref (buffer);
 
+  /* Audio that ends past the largest valid timestamp cannot be timed: its
+   * text's PTS + DURATION would wrap around. Dropped (found by
+   * tests/fuzz/element-fuzz.c with timestamps near G_MAXUINT64). */
+  if (GST_CLOCK_TIME_IS_VALID (ts) && dur > GST_CLOCK_TIME_NONE - 1 - ts) {
+    GST_WARNING_OBJECT (self, "dropping %u samples at %" G_GUINT64_FORMAT
+        " ns: they end past the largest timestamp", pcm->len, ts);
+    g_array_unref (pcm);
+    return GST_FLOW_OK;
+  }
+
   sanitize_samples (self, pcm, ts);
   n = pcm->len;
   ret = gst_whisper_queue_push_audio (&self->queue, pcm, discont, ts);

@@ -1218,6 +1218,57 @@ GST_START_TEST (test_reverse_segment_refused)
 }
 GST_END_TEST;
 
+/* Timestamps at the end of the clock's range (found by
+ * tests/fuzz/element-fuzz.c: text whose PTS + DURATION wrapped around):
+ * audio that ends past the largest valid timestamp is dropped, not
+ * counted as received and gives no text; a GAP that reaches past it covers
+ * up to it. */
+GST_START_TEST (test_timestamps_past_max)
+{
+  GstHarness *h = harness_new (FALSE, NULL);
+  const GstClockTime last = GST_CLOCK_TIME_NONE - 1;
+  const GstClockTime audio_at = last - GST_SECOND / 2, gap_at = last - GST_SECOND;
+  GstStructure *stats = NULL;
+  guint64 received = G_MAXUINT64;
+  GPtrArray *bufs, *events;
+  gboolean gap_found = FALSE;
+  guint i;
+
+  /* 3 s of speech in one buffer that starts 0.5 s before the end. */
+  fail_unless_equals_int (wt_push_pcm (h, jfk, 3 * WHISPER_SAMPLE_RATE, audio_at,
+          3 * WHISPER_SAMPLE_RATE, TRUE), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_gap (gap_at, 5 * GST_SECOND)));
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  bufs = wt_pull_until_eos (h, NULL);
+  fail_unless_equals_int (bufs->len, 0);
+
+  events = pull_events (h);
+  for (i = 0; i < events->len; i++) {
+    GstEvent *ev = g_ptr_array_index (events, i);
+    GstClockTime ts, dur;
+    if (GST_EVENT_TYPE (ev) != GST_EVENT_GAP)
+      continue;
+    gst_event_parse_gap (ev, &ts, &dur);
+    if (!GST_CLOCK_TIME_IS_VALID (dur) || dur == 0)
+      continue;
+    fail_unless (ts <= last - dur, "GAP %" G_GUINT64_FORMAT " + %" G_GUINT64_FORMAT
+        " wraps around", ts, dur);
+    if (ts == gap_at && ts + dur == last)
+      gap_found = TRUE;
+  }
+  fail_unless (gap_found, "no GAP up to the largest timestamp");
+
+  g_object_get (h->element, "stats", &stats, NULL);
+  fail_unless (gst_structure_get_uint64 (stats, "audio-received", &received));
+  fail_unless_equals_uint64 (received, 0);
+
+  gst_structure_free (stats);
+  g_ptr_array_unref (events);
+  g_ptr_array_unref (bufs);
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
 static Suite *
 whispersink_harness_suite (void)
 {
@@ -1229,6 +1280,7 @@ whispersink_harness_suite (void)
   tcase_add_test (tc, test_pts_duration_match_engine);
   tcase_add_test (tc, test_nonzero_segment_start);
   tcase_add_test (tc, test_reverse_segment_refused);
+  tcase_add_test (tc, test_timestamps_past_max);
   tcase_add_test (tc, test_discont_drains_and_resyncs);
   tcase_add_test (tc, test_gap_event);
   tcase_add_test (tc, test_exact_mode_long_input);
