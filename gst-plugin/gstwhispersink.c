@@ -998,22 +998,19 @@ restore_sticky_event (GstPad *pad, GstEvent **event, gpointer user_data)
       }
       break;
     }
-    default:{
-      GstEvent *have = gst_pad_get_sticky_event (self->srcpad, GST_EVENT_TYPE (ev), 0);
-      if (have)
-        gst_event_unref (have);
-      else
-        gst_pad_store_sticky_event (self->srcpad, ev);
+    default:
+      /* Replaces an older one of its type (the sink pad's is the latest);
+       * the same event again changes nothing. */
+      gst_pad_store_sticky_event (self->srcpad, ev);
       break;
-    }
   }
   return TRUE;
 }
 
 /* A flush drops the queued events that had not gone out yet, among them
  * sticky ones upstream sends only once (STREAM_START, CAPS, TAG): the sink
- * pad's are stored on the src pad when it lacks them, so they go out before
- * the next output, as GStreamer's queue element keeps them
+ * pad's are stored on the src pad (CAPS as the text caps, when it has
+ * none), so they go out before the next output, as GStreamer's queue element keeps them
  * (gst_queue_locked_flush () in plugins/elements/gstqueue.c). Found by
  * tests/fuzz/element-fuzz.c: text after a flush came without STREAM_START. */
 static void

@@ -1269,6 +1269,100 @@ GST_START_TEST (test_timestamps_past_max)
 }
 GST_END_TEST;
 
+typedef struct {
+  GMutex lock;
+  GCond cond;
+  gboolean holding, released;
+} Hold;
+
+/* Bus sync handler: the first text message holds the inference thread
+ * until the test releases it. */
+static GstBusSyncReply
+hold_first_text (G_GNUC_UNUSED GstBus *bus, GstMessage *msg, gpointer user_data)
+{
+  Hold *hold = user_data;
+  gint64 deadline = g_get_monotonic_time () + 2 * WATCHDOG_S * G_TIME_SPAN_SECOND;
+
+  if (GST_MESSAGE_TYPE (msg) != GST_MESSAGE_ELEMENT
+      || !gst_message_has_name (msg, "whisper-text"))
+    return GST_BUS_PASS;
+  g_mutex_lock (&hold->lock);
+  if (!hold->holding) {
+    hold->holding = TRUE;
+    g_cond_broadcast (&hold->cond);
+    while (!hold->released && g_cond_wait_until (&hold->cond, &hold->lock, deadline));
+  }
+  g_mutex_unlock (&hold->lock);
+  return GST_BUS_PASS;
+}
+
+/* A second stream whose STREAM_START and CAPS are still queued behind the
+ * first stream's transcription when a flush comes: upstream does not send
+ * them again, and the text after the flush must still go out in the second
+ * stream (found by tests/fuzz/element-fuzz.c: text after a flush without
+ * any STREAM_START). The inference thread is held inside the first
+ * stream's EOS drain while they are queued. */
+GST_START_TEST (test_flush_keeps_queued_stream_start)
+{
+  GstHarness *h = harness_new (FALSE, NULL);
+  GstBus *bus = attach_bus (h);
+  Hold hold = { 0, };
+  const gsize part = 3 * WHISPER_SAMPLE_RATE;
+  GstEvent *ss;
+  const gchar *id = NULL;
+  GPtrArray *bufs;
+  GstCaps *caps;
+  GstSegment seg;
+  gint64 deadline;
+
+  g_mutex_init (&hold.lock);
+  g_cond_init (&hold.cond);
+  gst_bus_set_sync_handler (bus, hold_first_text, &hold, NULL);
+  fail_unless_equals_int (wt_push_pcm (h, jfk, part, 0, MS100, TRUE), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+
+  deadline = g_get_monotonic_time () + WATCHDOG_S * G_TIME_SPAN_SECOND;
+  g_mutex_lock (&hold.lock);
+  while (!hold.holding && g_cond_wait_until (&hold.cond, &hold.lock, deadline));
+  g_mutex_unlock (&hold.lock);
+  fail_unless (hold.holding, "no text within %d s", WATCHDOG_S);
+
+  /* The second stream's first events wait behind the held drain. */
+  fail_unless (gst_harness_push_event (h, gst_event_new_stream_start ("second-stream")));
+  caps = gst_caps_from_string (WT_CAPS_F32);
+  fail_unless (gst_harness_push_event (h, gst_event_new_caps (caps)));
+  gst_caps_unref (caps);
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_start ()));
+  g_mutex_lock (&hold.lock);
+  hold.released = TRUE;
+  g_cond_broadcast (&hold.cond);
+  g_mutex_unlock (&hold.lock);
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_stop (TRUE)));
+
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  fail_unless (gst_harness_push_event (h, gst_event_new_segment (&seg)));
+  fail_unless_equals_int (wt_push_pcm (h, jfk, part, 0, MS100, TRUE), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  bufs = wt_pull_until_eos (h, NULL);
+  fail_unless (bufs->len > 0);
+
+  ss = gst_pad_get_sticky_event (h->sinkpad, GST_EVENT_STREAM_START, 0);
+  fail_unless (ss != NULL, "no STREAM_START downstream");
+  gst_event_parse_stream_start (ss, &id);
+  fail_unless_equals_string (id, "second-stream");
+  fail_unless (gst_pad_has_current_caps (h->sinkpad));
+
+  gst_event_unref (ss);
+  g_ptr_array_unref (bufs);
+  gst_bus_set_sync_handler (bus, NULL, NULL, NULL);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+  g_mutex_clear (&hold.lock);
+  g_cond_clear (&hold.cond);
+}
+GST_END_TEST;
+
 static Suite *
 whispersink_harness_suite (void)
 {
@@ -1281,6 +1375,7 @@ whispersink_harness_suite (void)
   tcase_add_test (tc, test_nonzero_segment_start);
   tcase_add_test (tc, test_reverse_segment_refused);
   tcase_add_test (tc, test_timestamps_past_max);
+  tcase_add_test (tc, test_flush_keeps_queued_stream_start);
   tcase_add_test (tc, test_discont_drains_and_resyncs);
   tcase_add_test (tc, test_gap_event);
   tcase_add_test (tc, test_exact_mode_long_input);
