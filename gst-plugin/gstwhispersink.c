@@ -938,10 +938,14 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
 
   /* Audio that ends past the largest valid timestamp cannot be timed: its
    * text's PTS + DURATION would wrap around. Dropped (found by
-   * tests/fuzz/element-fuzz.c with timestamps near G_MAXUINT64). */
-  if (GST_CLOCK_TIME_IS_VALID (ts) && dur > GST_CLOCK_TIME_NONE - 1 - ts) {
+   * tests/fuzz/element-fuzz.c with timestamps near G_MAXUINT64); the next
+   * buffer starts a new run, as the dropped one may have (its DISCONT is
+   * consumed). */
+  if (GST_CLOCK_TIME_IS_VALID (ts)
+      && samples_to_time (pcm->len) > GST_CLOCK_TIME_NONE - 1 - ts) {
     GST_WARNING_OBJECT (self, "dropping %u samples at %" G_GUINT64_FORMAT
         " ns: they end past the largest timestamp", pcm->len, ts);
+    gst_audio_stream_align_mark_discont (self->align);
     g_array_unref (pcm);
     return GST_FLOW_OK;
   }

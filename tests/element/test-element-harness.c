@@ -1269,6 +1269,38 @@ GST_START_TEST (test_timestamps_past_max)
 }
 GST_END_TEST;
 
+/* The first buffer of a run takes its DISCONT: when it is dropped (its
+ * audio ends past the largest timestamp), the next buffer must start the
+ * run, or that audio has no start time and its text no PTS. An empty
+ * buffer is never dropped. (Found by tests/fuzz/element-fuzz.c, seed 200
+ * case 2323, an empty buffer whose duration was not set.) */
+GST_START_TEST (test_dropped_buffer_keeps_discont)
+{
+  /* Words: a word of audio without a start time still went out. */
+  GstHarness *h = harness_new (FALSE, "output=words");
+  GstBuffer *empty = gst_buffer_new ();
+  GPtrArray *bufs;
+  guint i;
+
+  fail_unless_equals_int (wt_push_pcm (h, jfk, WHISPER_SAMPLE_RATE,
+          GST_CLOCK_TIME_NONE - 1 - GST_SECOND / 2, WHISPER_SAMPLE_RATE, FALSE), GST_FLOW_OK);
+  fail_unless_equals_int (wt_push_pcm (h, jfk, 3 * WHISPER_SAMPLE_RATE, 2 * GST_SECOND,
+          MS100, FALSE), GST_FLOW_OK);
+  GST_BUFFER_PTS (empty) = 5 * GST_SECOND;
+  fail_unless_equals_int (gst_harness_push (h, empty), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  bufs = wt_pull_until_eos (h, NULL);
+  fail_unless (bufs->len > 0);
+  for (i = 0; i < bufs->len; i++) {
+    GstBuffer *b = g_ptr_array_index (bufs, i);
+    fail_unless (GST_CLOCK_TIME_IS_VALID (GST_BUFFER_PTS (b)), "text %u has no PTS", i);
+    fail_unless (GST_BUFFER_PTS (b) >= 2 * GST_SECOND);
+  }
+  g_ptr_array_unref (bufs);
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
 typedef struct {
   GMutex lock;
   GCond cond;
@@ -1375,6 +1407,7 @@ whispersink_harness_suite (void)
   tcase_add_test (tc, test_nonzero_segment_start);
   tcase_add_test (tc, test_reverse_segment_refused);
   tcase_add_test (tc, test_timestamps_past_max);
+  tcase_add_test (tc, test_dropped_buffer_keeps_discont);
   tcase_add_test (tc, test_flush_keeps_queued_stream_start);
   tcase_add_test (tc, test_discont_drains_and_resyncs);
   tcase_add_test (tc, test_gap_event);
