@@ -981,6 +981,8 @@ handle_caps (GstWhisperSink *self, GstCaps *caps)
   return TRUE;
 }
 
+/* One sticky event of the sink pad onto the src pad (see
+ * restore_sticky_events ()). */
 static gboolean
 restore_sticky_event (GstPad *pad, GstEvent **event, gpointer user_data)
 {
@@ -1014,9 +1016,10 @@ restore_sticky_event (GstPad *pad, GstEvent **event, gpointer user_data)
 /* A flush drops the queued events that had not gone out yet, among them
  * sticky ones upstream sends only once (STREAM_START, CAPS, TAG): the sink
  * pad's are stored on the src pad (CAPS as the text caps, when it has
- * none), so they go out before the next output, as GStreamer's queue element keeps them
- * (gst_queue_locked_flush () in plugins/elements/gstqueue.c). Found by
- * tests/fuzz/element-fuzz.c: text after a flush came without STREAM_START. */
+ * none), so they go out before the next output, as GStreamer's queue
+ * element keeps them (gst_queue_locked_flush () in
+ * plugins/elements/gstqueue.c). Found by tests/fuzz/element-fuzz.c: text
+ * after a flush came without STREAM_START. */
 static void
 restore_sticky_events (GstWhisperSink *self)
 {
