@@ -3,7 +3,9 @@
  * PTS/DURATION against the engine's segments, a non-zero segment start,
  * DISCONT, GAP, the EOS drain, exact and windowed offline modes over
  * several windows, a flush in the middle of a window, words pushed during
- * the decode, and live chunking with dropping.
+ * the decode, live chunking with dropping, and the cases the element fuzzer
+ * (tests/fuzz/element-fuzz.c) found: reverse segments, timestamps at the
+ * end of the clock's range, a flush before a stream's first events went out.
  *
  * No assertion depends on how long anything takes. Where a test needs to
  * know what the element did with the input so far, it asks in order: a
