@@ -1271,6 +1271,35 @@ GST_START_TEST (test_timestamps_past_max)
 }
 GST_END_TEST;
 
+/* A GAP up to the largest timestamp leaves no room for text in its
+ * segment: text of audio after it (at earlier timestamps) is dropped, not
+ * sent with a PTS + DURATION that wraps around (found by
+ * tests/fuzz/element-fuzz.c, seed 200 case 12524). */
+GST_START_TEST (test_text_after_gap_to_end)
+{
+  GstHarness *h = harness_new (FALSE, NULL);
+  const GstClockTime last = GST_CLOCK_TIME_NONE - 1;
+  GPtrArray *bufs;
+  guint i;
+
+  fail_unless (gst_harness_push_event (h, gst_event_new_gap (last - GST_SECOND,
+              5 * GST_SECOND)));
+  fail_unless_equals_int (wt_push_pcm (h, jfk, 3 * WHISPER_SAMPLE_RATE, 0, MS100, TRUE),
+      GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  bufs = wt_pull_until_eos (h, NULL);
+  for (i = 0; i < bufs->len; i++) {
+    GstBuffer *b = g_ptr_array_index (bufs, i);
+    GstClockTime pts = GST_BUFFER_PTS (b), dur = GST_BUFFER_DURATION (b);
+    fail_unless (GST_CLOCK_TIME_IS_VALID (pts) && GST_CLOCK_TIME_IS_VALID (dur));
+    fail_unless (pts <= last - dur, "text %u: %" G_GUINT64_FORMAT " + %" G_GUINT64_FORMAT
+        " wraps around", i, pts, dur);
+  }
+  g_ptr_array_unref (bufs);
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
 /* The first buffer of a run takes its DISCONT: when it is dropped (its
  * audio ends past the largest timestamp), the next buffer must start the
  * run, or that audio has no start time and its text no PTS. An empty
@@ -1410,6 +1439,7 @@ whispersink_harness_suite (void)
   tcase_add_test (tc, test_reverse_segment_refused);
   tcase_add_test (tc, test_timestamps_past_max);
   tcase_add_test (tc, test_dropped_buffer_keeps_discont);
+  tcase_add_test (tc, test_text_after_gap_to_end);
   tcase_add_test (tc, test_flush_keeps_queued_stream_start);
   tcase_add_test (tc, test_discont_drains_and_resyncs);
   tcase_add_test (tc, test_gap_event);
