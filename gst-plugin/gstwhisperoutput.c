@@ -222,6 +222,14 @@ gst_whisper_output_push_item (GstWhisperOutput *o, const GstWhisperItem *item)
 
   if (item->push && GST_CLOCK_TIME_IS_VALID (o->position) && pts < o->position) {
     pts = o->position;
+    /* Output reached the largest valid timestamp (a GAP up to it): no room
+     * left to time this text without wrapping around (found by
+     * tests/fuzz/element-fuzz.c). */
+    if (pts > GST_CLOCK_TIME_NONE - 1 - GST_MSECOND) {
+      GST_WARNING_OBJECT (o->element, "dropping text past the largest timestamp: %s",
+          item->text);
+      return GST_FLOW_OK;
+    }
     end = MAX (end, pts + GST_MSECOND);
   }
 

@@ -1123,12 +1123,24 @@ query_upstream_latency (GstWhisperSink *self)
   gst_whisper_queue_set_upstream (&self->queue, live, min);
 }
 
-/* Sample i of an interleaved buffer as float. */
+/* Sample i of an interleaved buffer as float. The memory of a buffer need
+ * not be aligned to its sample size (GST_READ_UINT16_LE and friends then
+ * read through a misaligned pointer, undefined behaviour): memcpy. */
 static inline float
 sample_at (const guint8 *data, gboolean s16, gsize i)
 {
-  return s16 ? (gint16) GST_READ_UINT16_LE (data + 2 * i) / 32768.0f
-             : GST_READ_FLOAT_LE (data + 4 * i);
+  if (s16) {
+    guint16 v;
+    memcpy (&v, data + 2 * i, sizeof v);
+    return (gint16) GUINT16_FROM_LE (v) / 32768.0f;
+  } else {
+    guint32 bits;
+    float f;
+    memcpy (&bits, data + 4 * i, sizeof bits);
+    bits = GUINT32_FROM_LE (bits);
+    memcpy (&f, &bits, sizeof f);
+    return f;
+  }
 }
 
 /* The buffer's frames as mono float: one channel (channel >= 0) or the mean
@@ -1269,6 +1281,19 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
     pts = self->sink_segment.start;
   gst_buffer_unref (buffer);
 
+  /* Audio that ends past the largest valid timestamp cannot be timed: its
+   * text's PTS + DURATION would wrap around. Dropped (found by
+   * tests/fuzz/element-fuzz.c with timestamps near G_MAXUINT64); the next
+   * buffer starts a new run, as the dropped one may have. */
+  if (GST_CLOCK_TIME_IS_VALID (pts)
+      && samples_to_time (pcm->len) > GST_CLOCK_TIME_NONE - 1 - pts) {
+    GST_WARNING_OBJECT (self, "dropping %u samples at %" G_GUINT64_FORMAT
+        " ns: they end past the largest timestamp", pcm->len, pts);
+    gst_whisper_align_mark_discont (&self->align);
+    g_array_unref (pcm);
+    return GST_FLOW_OK;
+  }
+
   n = pcm->len;
   gst_whisper_align_process (&self->align, pts, n, (GstClockTime) max_gap_ms * GST_MSECOND,
       &placed);
@@ -1319,6 +1344,51 @@ handle_caps (GstWhisperSink *self, GstCaps *caps)
   return TRUE;
 }
 
+/* One sticky event of the sink pad onto the src pad (see
+ * restore_sticky_events ()). */
+static gboolean
+restore_sticky_event (GstPad *pad, GstEvent **event, gpointer user_data)
+{
+  GstWhisperSink *self = user_data;
+  GstEvent *ev = *event;
+
+  (void) pad;
+  switch (GST_EVENT_TYPE (ev)) {
+    case GST_EVENT_SEGMENT:
+    case GST_EVENT_EOS:
+      break;                    /* upstream sends a new SEGMENT after a flush */
+    case GST_EVENT_CAPS:{
+      if (!gst_pad_has_current_caps (self->srcpad)) {
+        GstCaps *caps = gst_pad_get_pad_template_caps (self->srcpad);
+        GstEvent *text_caps = gst_event_new_caps (caps);
+        gst_pad_store_sticky_event (self->srcpad, text_caps);
+        gst_event_unref (text_caps);
+        gst_caps_unref (caps);
+      }
+      break;
+    }
+    default:
+      /* Replaces an older one of its type (the sink pad's is the latest);
+       * the same event again changes nothing. */
+      gst_pad_store_sticky_event (self->srcpad, ev);
+      break;
+  }
+  return TRUE;
+}
+
+/* A flush drops the queued events that had not gone out yet, among them
+ * sticky ones upstream sends only once (STREAM_START, CAPS, TAG): the sink
+ * pad's are stored on the src pad (CAPS as the text caps, when it has
+ * none), so they go out before the next output, as GStreamer's queue
+ * element keeps them (gst_queue_locked_flush () in
+ * plugins/elements/gstqueue.c). Found by tests/fuzz/element-fuzz.c: text
+ * after a flush came without STREAM_START. */
+static void
+restore_sticky_events (GstWhisperSink *self)
+{
+  gst_pad_sticky_events_foreach (self->sinkpad, restore_sticky_event, self);
+}
+
 static gboolean
 gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
 {
@@ -1343,6 +1413,7 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
       gst_whisper_src_reset (self);
       reset_sink_side (self);
       ret = gst_pad_push_event (self->srcpad, event);
+      restore_sticky_events (self);
       unset_flushing (self);
       /* Both tasks are paused: nothing else uses the stream. */
       GST_OBJECT_LOCK (self);
@@ -1370,6 +1441,13 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
         GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
             ("only TIME segments are supported, got %s",
                 gst_format_get_name (segment->format)));
+        gst_event_unref (event);
+        return FALSE;
+      }
+      if (segment->rate < 0.0) {
+        GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+            ("Reverse playback is not supported (segment rate %g)", segment->rate),
+            ("speech is transcribed forwards only"));
         gst_event_unref (event);
         return FALSE;
       }

@@ -547,8 +547,9 @@ handle_event (GstWhisperSink *self, GstEvent *event)
       gst_whisper_window_reset (&self->window, GST_CLOCK_TIME_NONE);
       if (GST_CLOCK_TIME_IS_VALID (ts)) {
         gst_whisper_output_start_at (&self->out, ts);
-        gst_whisper_output_gap_until (&self->out,
-            GST_CLOCK_TIME_IS_VALID (dur) ? ts + dur : ts);
+        /* Saturated: a GAP may reach past the largest valid timestamp. */
+        gst_whisper_output_gap_until (&self->out, GST_CLOCK_TIME_IS_VALID (dur)
+            ? ts + MIN (dur, GST_CLOCK_TIME_NONE - 1 - ts) : ts);
       }
       break;
     }

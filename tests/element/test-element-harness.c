@@ -3,7 +3,9 @@
  * PTS/DURATION against the engine's segments, a non-zero segment start,
  * DISCONT, GAP, the EOS drain, exact and windowed offline modes over
  * several windows, a flush in the middle of a window, words pushed during
- * the decode, and live chunking with dropping.
+ * the decode, live chunking with dropping, and the cases the element fuzzer
+ * (tests/fuzz/element-fuzz.c) found: reverse segments, timestamps at the
+ * end of the clock's range, a flush before a stream's first events went out.
  *
  * No assertion depends on how long anything takes. Where a test needs to
  * know what the element did with the input so far, it asks in order: a
@@ -1162,6 +1164,250 @@ GST_START_TEST (test_live_overload_drops_with_gap)
 }
 GST_END_TEST;
 
+/* A segment with a negative rate (reverse playback) is refused with an
+ * error naming the rate; before, its text reached
+ * gst_segment_to_running_time () with stop -1, a CRITICAL (found by
+ * tests/fuzz/element-fuzz.c). A forward segment after it works. */
+GST_START_TEST (test_reverse_segment_refused)
+{
+  GstHarness *h = wt_harness_new (FALSE, NULL);
+  GstBus *bus = attach_bus (h);
+  GstMessage *msg;
+  GError *err = NULL;
+  GPtrArray *bufs;
+  GstSegment seg;
+
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  seg.rate = -1.0;
+  /* TRUE either way: the harness's pad stores a sticky event it pushes. */
+  gst_harness_push_event (h, gst_event_new_segment (&seg));
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error for a reverse segment");
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, "Reverse playback") != NULL, "%s", err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  fail_unless (gst_harness_push_event (h, gst_event_new_segment (&seg)));
+  fail_unless_equals_int (wt_push_pcm (h, jfk, jfk_n, 0, MS100, TRUE), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  bufs = wt_pull_until_eos (h, NULL);
+  fail_unless_equals_int (bufs->len, ref->len);
+
+  g_ptr_array_unref (bufs);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+/* Timestamps at the end of the clock's range (found by
+ * tests/fuzz/element-fuzz.c: text whose PTS + DURATION wrapped around):
+ * audio that ends past the largest valid timestamp is dropped, not
+ * counted as received and gives no text; a GAP that reaches past it covers
+ * up to it. */
+GST_START_TEST (test_timestamps_past_max)
+{
+  GstHarness *h = wt_harness_new (FALSE, NULL);
+  const GstClockTime last = GST_CLOCK_TIME_NONE - 1;
+  const GstClockTime audio_at = last - GST_SECOND / 2, gap_at = last - GST_SECOND;
+  GstStructure *stats = NULL;
+  guint64 received = G_MAXUINT64;
+  GPtrArray *bufs, *events;
+  gboolean gap_found = FALSE;
+  guint i;
+
+  /* 3 s of speech in one buffer that starts 0.5 s before the end. */
+  fail_unless_equals_int (wt_push_pcm (h, jfk, 3 * WHISPER_SAMPLE_RATE, audio_at,
+          3 * WHISPER_SAMPLE_RATE, TRUE), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_gap (gap_at, 5 * GST_SECOND)));
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  bufs = wt_pull_until_eos (h, NULL);
+  fail_unless_equals_int (bufs->len, 0);
+
+  events = pull_events (h);
+  for (i = 0; i < events->len; i++) {
+    GstEvent *ev = g_ptr_array_index (events, i);
+    GstClockTime ts, dur;
+    if (GST_EVENT_TYPE (ev) != GST_EVENT_GAP)
+      continue;
+    gst_event_parse_gap (ev, &ts, &dur);
+    if (!GST_CLOCK_TIME_IS_VALID (dur) || dur == 0)
+      continue;
+    fail_unless (ts <= last - dur, "GAP %" G_GUINT64_FORMAT " + %" G_GUINT64_FORMAT
+        " wraps around", ts, dur);
+    if (ts == gap_at && ts + dur == last)
+      gap_found = TRUE;
+  }
+  fail_unless (gap_found, "no GAP up to the largest timestamp");
+
+  g_object_get (h->element, "stats", &stats, NULL);
+  fail_unless (gst_structure_get_uint64 (stats, "audio-received", &received));
+  fail_unless_equals_uint64 (received, 0);
+
+  gst_structure_free (stats);
+  g_ptr_array_unref (events);
+  g_ptr_array_unref (bufs);
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+/* A GAP up to the largest timestamp leaves no room for text in its
+ * segment: text of audio after it (at earlier timestamps) is dropped, not
+ * sent with a PTS + DURATION that wraps around (found by
+ * tests/fuzz/element-fuzz.c, seed 200 case 12524). */
+GST_START_TEST (test_text_after_gap_to_end)
+{
+  GstHarness *h = wt_harness_new (FALSE, NULL);
+  const GstClockTime last = GST_CLOCK_TIME_NONE - 1;
+  GPtrArray *bufs;
+  guint i;
+
+  fail_unless (gst_harness_push_event (h, gst_event_new_gap (last - GST_SECOND,
+              5 * GST_SECOND)));
+  fail_unless_equals_int (wt_push_pcm (h, jfk, 3 * WHISPER_SAMPLE_RATE, 0, MS100, TRUE),
+      GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  bufs = wt_pull_until_eos (h, NULL);
+  for (i = 0; i < bufs->len; i++) {
+    GstBuffer *b = g_ptr_array_index (bufs, i);
+    GstClockTime pts = GST_BUFFER_PTS (b), dur = GST_BUFFER_DURATION (b);
+    fail_unless (GST_CLOCK_TIME_IS_VALID (pts) && GST_CLOCK_TIME_IS_VALID (dur));
+    fail_unless (pts <= last - dur, "text %u: %" G_GUINT64_FORMAT " + %" G_GUINT64_FORMAT
+        " wraps around", i, pts, dur);
+  }
+  g_ptr_array_unref (bufs);
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+/* The first buffer of a run takes its DISCONT: when it is dropped (its
+ * audio ends past the largest timestamp), the next buffer must start the
+ * run, or that audio has no start time and its text no PTS. An empty
+ * buffer is never dropped. (Found by tests/fuzz/element-fuzz.c, seed 200
+ * case 2323, an empty buffer whose duration was not set.) */
+GST_START_TEST (test_dropped_buffer_keeps_discont)
+{
+  /* Words: a word of audio without a start time still went out. */
+  GstHarness *h = wt_harness_new (FALSE, "output=words");
+  GstBuffer *empty = gst_buffer_new ();
+  GPtrArray *bufs;
+  guint i;
+
+  fail_unless_equals_int (wt_push_pcm (h, jfk, WHISPER_SAMPLE_RATE,
+          GST_CLOCK_TIME_NONE - 1 - GST_SECOND / 2, WHISPER_SAMPLE_RATE, FALSE), GST_FLOW_OK);
+  fail_unless_equals_int (wt_push_pcm (h, jfk, 3 * WHISPER_SAMPLE_RATE, 2 * GST_SECOND,
+          MS100, FALSE), GST_FLOW_OK);
+  GST_BUFFER_PTS (empty) = 5 * GST_SECOND;
+  fail_unless_equals_int (gst_harness_push (h, empty), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  bufs = wt_pull_until_eos (h, NULL);
+  fail_unless (bufs->len > 0);
+  for (i = 0; i < bufs->len; i++) {
+    GstBuffer *b = g_ptr_array_index (bufs, i);
+    fail_unless (GST_CLOCK_TIME_IS_VALID (GST_BUFFER_PTS (b)), "text %u has no PTS", i);
+    fail_unless (GST_BUFFER_PTS (b) >= 2 * GST_SECOND);
+  }
+  g_ptr_array_unref (bufs);
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+typedef struct {
+  GMutex lock;
+  GCond cond;
+  gboolean holding, released;
+} Hold;
+
+/* Bus sync handler: the first text message holds the inference thread
+ * until the test releases it. */
+static GstBusSyncReply
+hold_first_text (G_GNUC_UNUSED GstBus *bus, GstMessage *msg, gpointer user_data)
+{
+  Hold *hold = user_data;
+  gint64 deadline = g_get_monotonic_time () + 2 * WATCHDOG_S * G_TIME_SPAN_SECOND;
+
+  if (GST_MESSAGE_TYPE (msg) != GST_MESSAGE_ELEMENT
+      || !gst_message_has_name (msg, "whisper-text"))
+    return GST_BUS_PASS;
+  g_mutex_lock (&hold->lock);
+  if (!hold->holding) {
+    hold->holding = TRUE;
+    g_cond_broadcast (&hold->cond);
+    while (!hold->released && g_cond_wait_until (&hold->cond, &hold->lock, deadline));
+  }
+  g_mutex_unlock (&hold->lock);
+  return GST_BUS_PASS;
+}
+
+/* A second stream whose STREAM_START and CAPS are still queued behind the
+ * first stream's transcription when a flush comes: upstream does not send
+ * them again, and the text after the flush must still go out in the second
+ * stream (found by tests/fuzz/element-fuzz.c: text after a flush without
+ * any STREAM_START). The inference thread is held inside the first
+ * stream's EOS drain while they are queued. */
+GST_START_TEST (test_flush_keeps_queued_stream_start)
+{
+  GstHarness *h = wt_harness_new (FALSE, NULL);
+  GstBus *bus = attach_bus (h);
+  Hold hold = { 0, };
+  const gsize part = 3 * WHISPER_SAMPLE_RATE;
+  GstEvent *ss;
+  const gchar *id = NULL;
+  GPtrArray *bufs;
+  GstCaps *caps;
+  GstSegment seg;
+  gint64 deadline;
+
+  g_mutex_init (&hold.lock);
+  g_cond_init (&hold.cond);
+  gst_bus_set_sync_handler (bus, hold_first_text, &hold, NULL);
+  fail_unless_equals_int (wt_push_pcm (h, jfk, part, 0, MS100, TRUE), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+
+  deadline = g_get_monotonic_time () + WATCHDOG_S * G_TIME_SPAN_SECOND;
+  g_mutex_lock (&hold.lock);
+  while (!hold.holding && g_cond_wait_until (&hold.cond, &hold.lock, deadline));
+  g_mutex_unlock (&hold.lock);
+  fail_unless (hold.holding, "no text within %d s", WATCHDOG_S);
+
+  /* The second stream's first events wait behind the held drain. */
+  fail_unless (gst_harness_push_event (h, gst_event_new_stream_start ("second-stream")));
+  caps = gst_caps_from_string (WT_CAPS_F32);
+  fail_unless (gst_harness_push_event (h, gst_event_new_caps (caps)));
+  gst_caps_unref (caps);
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_start ()));
+  g_mutex_lock (&hold.lock);
+  hold.released = TRUE;
+  g_cond_broadcast (&hold.cond);
+  g_mutex_unlock (&hold.lock);
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_stop (TRUE)));
+
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  fail_unless (gst_harness_push_event (h, gst_event_new_segment (&seg)));
+  fail_unless_equals_int (wt_push_pcm (h, jfk, part, 0, MS100, TRUE), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  bufs = wt_pull_until_eos (h, NULL);
+  fail_unless (bufs->len > 0);
+
+  ss = gst_pad_get_sticky_event (h->sinkpad, GST_EVENT_STREAM_START, 0);
+  fail_unless (ss != NULL, "no STREAM_START downstream");
+  gst_event_parse_stream_start (ss, &id);
+  fail_unless_equals_string (id, "second-stream");
+  fail_unless (gst_pad_has_current_caps (h->sinkpad));
+
+  gst_event_unref (ss);
+  g_ptr_array_unref (bufs);
+  gst_bus_set_sync_handler (bus, NULL, NULL, NULL);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+  g_mutex_clear (&hold.lock);
+  g_cond_clear (&hold.cond);
+}
+GST_END_TEST;
+
 static Suite *
 whispersink_harness_suite (void)
 {
@@ -1172,6 +1418,11 @@ whispersink_harness_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_pts_duration_match_engine);
   tcase_add_test (tc, test_nonzero_segment_start);
+  tcase_add_test (tc, test_reverse_segment_refused);
+  tcase_add_test (tc, test_timestamps_past_max);
+  tcase_add_test (tc, test_dropped_buffer_keeps_discont);
+  tcase_add_test (tc, test_text_after_gap_to_end);
+  tcase_add_test (tc, test_flush_keeps_queued_stream_start);
   tcase_add_test (tc, test_discont_drains_and_resyncs);
   tcase_add_test (tc, test_gap_event);
   tcase_add_test (tc, test_exact_mode_long_input);
