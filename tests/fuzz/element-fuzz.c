@@ -857,6 +857,10 @@ typedef struct {
   guint eos_in;           /* closing EOS accepted since the last reset */
   guint eos_base;         /* obs.eos_out when counting started */
   guint errors_base;
+  /* the element accepted a SEGMENT since its pads were last activated or
+   * flushed: without one, downstream refuses serialized events (the
+   * barrier, EOS) as misordered, whatever the element does */
+  gboolean segment_in;
 } Expect;
 
 static void
@@ -885,8 +889,10 @@ run_action (Case *c, Element *e, const Action *a, Expect *x, guint *barrier_seq)
       if (ret == GST_STATE_CHANGE_FAILURE)
         gst_element_set_state (el, GST_STATE_NULL);   /* as an application would */
       /* READY and NULL deactivate the pads: their sticky events are gone. */
-      if (GST_STATE (el) <= GST_STATE_READY)
+      if (GST_STATE (el) <= GST_STATE_READY) {
         observer_reset ();
+        x->segment_in = FALSE;
+      }
       expect_reset (x);
       break;
     }
@@ -922,7 +928,7 @@ run_action (Case *c, Element *e, const Action *a, Expect *x, guint *barrier_seq)
       seg.base = a->t2;
       seg.rate = a->f0;
       seg.applied_rate = a->f1;
-      gst_harness_push_event (h, gst_event_new_segment (&seg));
+      x->segment_in = gst_harness_push_event (h, gst_event_new_segment (&seg));
       break;
     }
     case ACT_BUFFER:
@@ -937,12 +943,13 @@ run_action (Case *c, Element *e, const Action *a, Expect *x, guint *barrier_seq)
       break;
     case ACT_FLUSH_STOP:
       gst_harness_push_event (h, gst_event_new_flush_stop (a->i0));
+      x->segment_in = FALSE;
       expect_reset (x);
       break;
     case ACT_EOS:{
       gboolean running = element_running (e);
       gboolean accepted = gst_harness_push_event (h, gst_event_new_eos ());
-      if (accepted && running) {
+      if (accepted && running && x->segment_in) {
         x->eos_in++;
         if (a->i0 && !wait_for (&obs.eos_out, x->eos_base + x->eos_in, x->errors_base, "EOS"))
           expect_reset (x);
@@ -1002,7 +1009,7 @@ run_action (Case *c, Element *e, const Action *a, Expect *x, guint *barrier_seq)
       (*barrier_seq)++;
       if (gst_harness_push_event (h, gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
                   gst_structure_new ("fuzz-barrier", "seq", G_TYPE_UINT, *barrier_seq,
-                      NULL))) && running)
+                      NULL))) && running && x->segment_in)
         wait_for (&obs.barriers_out, target, x->errors_base, "a barrier event");
       break;
     }
@@ -1131,7 +1138,7 @@ run_case (Element **ep, guint64 k, const char *model, gboolean verbose)
   guint32 key[3] = { fz.seed, (guint32) k, (guint32) (k >> 32) };
   GRand *r = g_rand_new_with_seed_array (key, 3);
   Case *c = &fz.cur;
-  Expect x;
+  Expect x = { 0, };
   guint barrier_seq = 0;
 
   c->seed = fz.seed;
