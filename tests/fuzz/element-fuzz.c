@@ -859,8 +859,9 @@ typedef struct {
   guint errors_base;
   /* the element accepted a SEGMENT since its pads were last activated or
    * flushed: without one, downstream refuses serialized events (the
-   * barrier, EOS) as misordered, whatever the element does */
-  gboolean segment_in;
+   * barrier, EOS) as misordered, whatever the element does; the same
+   * without accepted CAPS (its text caps follow the audio caps) */
+  gboolean segment_in, caps_in;
 } Expect;
 
 static void
@@ -891,7 +892,7 @@ run_action (Case *c, Element *e, const Action *a, Expect *x, guint *barrier_seq)
       /* READY and NULL deactivate the pads: their sticky events are gone. */
       if (GST_STATE (el) <= GST_STATE_READY) {
         observer_reset ();
-        x->segment_in = FALSE;
+        x->segment_in = x->caps_in = FALSE;
       }
       expect_reset (x);
       break;
@@ -912,7 +913,8 @@ run_action (Case *c, Element *e, const Action *a, Expect *x, guint *barrier_seq)
     }
     case ACT_CAPS:{
       GstCaps *caps = gst_caps_from_string (caps_table[a->i0].caps);
-      gst_harness_push_event (h, gst_event_new_caps (caps));
+      if (gst_harness_push_event (h, gst_event_new_caps (caps)))
+        x->caps_in = TRUE;
       gst_caps_unref (caps);
       break;
     }
@@ -949,7 +951,7 @@ run_action (Case *c, Element *e, const Action *a, Expect *x, guint *barrier_seq)
     case ACT_EOS:{
       gboolean running = element_running (e);
       gboolean accepted = gst_harness_push_event (h, gst_event_new_eos ());
-      if (accepted && running && x->segment_in) {
+      if (accepted && running && x->segment_in && x->caps_in) {
         x->eos_in++;
         if (a->i0 && !wait_for (&obs.eos_out, x->eos_base + x->eos_in, x->errors_base, "EOS"))
           expect_reset (x);
@@ -1009,7 +1011,7 @@ run_action (Case *c, Element *e, const Action *a, Expect *x, guint *barrier_seq)
       (*barrier_seq)++;
       if (gst_harness_push_event (h, gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
                   gst_structure_new ("fuzz-barrier", "seq", G_TYPE_UINT, *barrier_seq,
-                      NULL))) && running && x->segment_in)
+                      NULL))) && running && x->segment_in && x->caps_in)
         wait_for (&obs.barriers_out, target, x->errors_base, "a barrier event");
       break;
     }
