@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "whisper-engine.h"
+#include "wt-util.h"
 
 #define BUF_SAMPLES (WHISPER_SAMPLE_RATE / 10)
 #define BARRIER_NAME "live-wer-barrier"
@@ -208,22 +209,6 @@ run_real_time (GstElement *whisper, const gint16 *pcm, gsize n, Collected *c,
   return ok;
 }
 
-/* Waits until the barrier pushed last has come out of the element. */
-static gboolean
-wait_barrier (GstHarness *h)
-{
-  GstEvent *ev;
-
-  while ((ev = gst_harness_pull_event (h))) {
-    gboolean found = GST_EVENT_TYPE (ev) == GST_EVENT_CUSTOM_DOWNSTREAM
-        && gst_event_has_name (ev, BARRIER_NAME);
-    gst_event_unref (ev);
-    if (found)
-      return TRUE;
-  }
-  return FALSE;
-}
-
 /* Paced: the next buffer once the element has handled the previous one. */
 static gboolean
 run_paced (GstElement *whisper, const gint16 *pcm, gsize n, Collected *c,
@@ -246,10 +231,7 @@ run_paced (GstElement *whisper, const gint16 *pcm, gsize n, Collected *c,
 
     if (off == 0)
       GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
-    ok = gst_harness_push (h, buf) == GST_FLOW_OK
-        && gst_harness_push_event (h, gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
-                gst_structure_new_empty (BARRIER_NAME)))
-        && wait_barrier (h);
+    ok = gst_harness_push (h, buf) == GST_FLOW_OK && wt_barrier (h, BARRIER_NAME);
     while ((b = gst_harness_try_pull (h)))
       gst_buffer_unref (b);
   }

@@ -136,34 +136,7 @@ push_at (GstHarness *h, const float *pcm, gsize n, guint64 at_sample)
 static void
 barrier (GstHarness *h)
 {
-  GstEvent *ev;
-
-  fail_unless (gst_harness_push_event (h, gst_event_new_custom
-          (GST_EVENT_CUSTOM_DOWNSTREAM, gst_structure_new_empty (BARRIER_NAME))));
-  for (;;) {
-    /* gst_harness_pull_event () gives up after 60 s: far longer than a
-     * live engine call on a few seconds of audio. */
-    ev = gst_harness_pull_event (h);
-    fail_unless (ev != NULL, "the barrier did not come out");
-    if (gst_event_has_name (ev, BARRIER_NAME)) {
-      gst_event_unref (ev);
-      return;
-    }
-    gst_event_unref (ev);
-  }
-}
-
-static guint64
-stat_u64 (GstHarness *h, const gchar *field)
-{
-  GstStructure *s;
-  guint64 v = 0;
-
-  g_object_get (h->element, "stats", &s, NULL);
-  if (!gst_structure_get_uint64 (s, field, &v))
-    v = G_MAXUINT64;
-  gst_structure_free (s);
-  return v;
+  fail_unless (wt_barrier (h, BARRIER_NAME), "the barrier did not come out");
 }
 
 typedef struct {
@@ -206,11 +179,11 @@ run_mode (gboolean live, const GArray *pcm, gsize buf_n, double drop, guint32 se
   }
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
   r.text = wt_pull_joined_text (h);
-  r.filled = stat_u64 (h, "audio-filled");
-  r.overlap = stat_u64 (h, "audio-overlap");
-  r.received = stat_u64 (h, "audio-received");
-  r.transcribed = stat_u64 (h, "audio-transcribed");
-  r.audio_dropped = stat_u64 (h, "audio-dropped");
+  r.filled = wt_stats_u64 (h->element, "audio-filled");
+  r.overlap = wt_stats_u64 (h->element, "audio-overlap");
+  r.received = wt_stats_u64 (h->element, "audio-received");
+  r.transcribed = wt_stats_u64 (h->element, "audio-transcribed");
+  r.audio_dropped = wt_stats_u64 (h->element, "audio-dropped");
   g_rand_free (rand);
   gst_harness_teardown (h);
   return r;
@@ -265,9 +238,9 @@ GST_START_TEST (test_hole_filled)
 
   /* One run: the engine's text of the audio with the hole as silence. */
   check_same_as_engine (bufs, texts, want);
-  fail_unless_equals_uint64 (stat_u64 (h, "audio-filled"), samples_time (MS100));
-  fail_unless_equals_uint64 (stat_u64 (h, "audio-transcribed"), samples_time (jfk_n));
-  fail_unless_equals_uint64 (stat_u64 (h, "audio-received") + samples_time (MS100),
+  fail_unless_equals_uint64 (wt_stats_u64 (h->element, "audio-filled"), samples_time (MS100));
+  fail_unless_equals_uint64 (wt_stats_u64 (h->element, "audio-transcribed"), samples_time (jfk_n));
+  fail_unless_equals_uint64 (wt_stats_u64 (h->element, "audio-received") + samples_time (MS100),
       samples_time (jfk_n));
   {
     GstStructure *s;
@@ -312,10 +285,10 @@ GST_START_TEST (test_overlap_dropped)
   bufs = wt_pull_until_eos (h, texts);
 
   check_same_as_engine (bufs, texts, want);
-  fail_unless_equals_uint64 (stat_u64 (h, "audio-overlap"),
+  fail_unless_equals_uint64 (wt_stats_u64 (h->element, "audio-overlap"),
       samples_time (MS100 + MS100 / 2));
-  fail_unless_equals_uint64 (stat_u64 (h, "audio-filled"), 0);
-  fail_unless_equals_uint64 (stat_u64 (h, "audio-transcribed"), samples_time (jfk_n));
+  fail_unless_equals_uint64 (wt_stats_u64 (h->element, "audio-filled"), 0);
+  fail_unless_equals_uint64 (wt_stats_u64 (h->element, "audio-transcribed"), samples_time (jfk_n));
 
   g_ptr_array_unref (bufs);
   g_ptr_array_unref (texts);
@@ -353,7 +326,7 @@ GST_START_TEST (test_large_hole_ends_run)
   }
   fail_unless (GST_BUFFER_PTS ((GstBuffer *) g_ptr_array_index (bufs, want->len))
       >= samples_time ((cut + 10) * MS100));
-  fail_unless_equals_uint64 (stat_u64 (h, "audio-filled"), 0);
+  fail_unless_equals_uint64 (wt_stats_u64 (h->element, "audio-filled"), 0);
 
   g_ptr_array_unref (bufs);
   g_ptr_array_unref (texts);

@@ -118,21 +118,6 @@ samples_time (gsize n)
   return gst_util_uint64_scale_int_round (n, GST_SECOND, WHISPER_SAMPLE_RATE);
 }
 
-static GPtrArray *
-whisper_messages (GstBus *bus)
-{
-  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_message_unref);
-  GstMessage *m;
-
-  while ((m = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT))) {
-    if (gst_message_has_name (m, "whisper-text"))
-      g_ptr_array_add (out, m);
-    else
-      gst_message_unref (m);
-  }
-  return out;
-}
-
 /* The element's counters (the stats property), in ns. */
 static void
 get_stats (GstElement *e, guint64 *received, guint64 *transcribed, guint64 *dropped)
@@ -506,7 +491,7 @@ GST_START_TEST (test_pts_duration_match_engine)
   check_coverage (bufs, events, 0, samples_time (jfk_n));
 
   /* one bus message per item, with the scores */
-  msgs = whisper_messages (bus);
+  msgs = wt_pop_text_messages (bus);
   fail_unless_equals_int (msgs->len, ref->len);
   for (i = 0; i < msgs->len; i++) {
     const GstStructure *st = gst_message_get_structure (g_ptr_array_index (msgs, i));
@@ -583,7 +568,7 @@ GST_START_TEST (test_nonzero_segment_start)
   fail_unless (found, "no output segment with the input's time");
   check_coverage (bufs, events, 0, samples_time (jfk_n));
 
-  msgs = whisper_messages (bus);
+  msgs = wt_pop_text_messages (bus);
   fail_unless (msgs->len > 0);
   for (i = 0; i < msgs->len; i++) {
     const GstStructure *st = gst_message_get_structure (g_ptr_array_index (msgs, i));
@@ -1035,7 +1020,7 @@ GST_START_TEST (test_words_before_last_step)
   g_mutex_unlock (&m->lock);
 
   /* The bus: each word's message before the segment's final message. */
-  msgs = whisper_messages (bus);
+  msgs = wt_pop_text_messages (bus);
   for (i = 0; i < msgs->len; i++) {
     const GstStructure *st = gst_message_get_structure (g_ptr_array_index (msgs, i));
     const gchar *gran = gst_structure_get_string (st, "granularity");

@@ -159,23 +159,6 @@ GST_START_TEST (test_encoder_context_warning)
 }
 GST_END_TEST;
 
-/* Waits until the barrier pushed last has come out of the element (the
- * element has handled everything before it). */
-static void
-wait_barrier (GstHarness *h)
-{
-  GstEvent *ev;
-
-  while ((ev = gst_harness_pull_event (h))) {
-    gboolean found = GST_EVENT_TYPE (ev) == GST_EVENT_CUSTOM_DOWNSTREAM
-        && gst_event_has_name (ev, BARRIER_NAME);
-    gst_event_unref (ev);
-    if (found)
-      return;
-  }
-  fail ("the barrier event did not come out");
-}
-
 /* Lower-case words separated by single spaces, punctuation dropped (the
  * live transcript at 2000 ms puts full stops inside phrases: "do. for"). */
 static gchar *
@@ -217,9 +200,7 @@ GST_START_TEST (test_lowest_latency_keeps_audio)
     fail_unless_equals_int (wt_push_pcm (h, pcm + off, MIN (MS100, n - off),
             gst_util_uint64_scale_int (off, GST_SECOND, WHISPER_SAMPLE_RATE), MS100,
             off == 0), GST_FLOW_OK);
-    fail_unless (gst_harness_push_event (h, gst_event_new_custom
-            (GST_EVENT_CUSTOM_DOWNSTREAM, gst_structure_new_empty (BARRIER_NAME))));
-    wait_barrier (h);
+    fail_unless (wt_barrier (h, BARRIER_NAME), "the barrier event did not come out");
   }
   /* Everything before the drain: nothing may have been dropped. */
   g_object_get (h->element, "stats", &stats, NULL);
@@ -288,22 +269,6 @@ GST_START_TEST (test_metadata)
 }
 GST_END_TEST;
 
-/* Element messages named whisper-text, in order (popped). */
-static GPtrArray *
-pop_text_messages (GstBus *bus)
-{
-  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_message_unref);
-  GstMessage *m;
-
-  while ((m = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT))) {
-    if (gst_message_has_name (m, "whisper-text"))
-      g_ptr_array_add (out, m);
-    else
-      gst_message_unref (m);
-  }
-  return out;
-}
-
 GST_START_TEST (test_bus_text_is_raw)
 {
   GstHarness *h = gst_harness_new ("whispersink");
@@ -319,7 +284,7 @@ GST_START_TEST (test_bus_text_is_raw)
   fail_unless_equals_int (wt_push_pcm (h, pcm, n, 0, MS100, TRUE), GST_FLOW_OK);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
   bufs = wt_pull_until_eos (h, texts);
-  msgs = pop_text_messages (bus);
+  msgs = wt_pop_text_messages (bus);
   fail_unless (bufs->len > 0);
   fail_unless_equals_int (msgs->len, bufs->len);
   for (i = 0; i < msgs->len; i++) {

@@ -297,3 +297,36 @@ wt_stats_u64 (GstElement *element, const gchar *field)
   gst_structure_free (s);
   return v;
 }
+
+gboolean
+wt_barrier (GstHarness *h, const gchar *name)
+{
+  GstEvent *ev;
+
+  if (!gst_harness_push_event (h, gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+              gst_structure_new_empty (name))))
+    return FALSE;
+  while ((ev = gst_harness_pull_event (h))) {
+    gboolean found = GST_EVENT_TYPE (ev) == GST_EVENT_CUSTOM_DOWNSTREAM
+        && gst_event_has_name (ev, name);
+    gst_event_unref (ev);
+    if (found)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+GPtrArray *
+wt_pop_text_messages (GstBus *bus)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_message_unref);
+  GstMessage *m;
+
+  while ((m = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT))) {
+    if (gst_message_has_name (m, "whisper-text"))
+      g_ptr_array_add (out, m);
+    else
+      gst_message_unref (m);
+  }
+  return out;
+}

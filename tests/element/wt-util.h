@@ -55,6 +55,16 @@ guint64 wt_stats_u64 (GstElement *element, const gchar *field);
  * only letters, digits and apostrophes (tools/benchmark.py's wer()). */
 double wt_wer (const gchar *reference, const gchar *hypothesis);
 
+/* The element messages named whisper-text on `bus`, in order; every
+ * element message is popped, the others are dropped. */
+GPtrArray *wt_pop_text_messages (GstBus *bus);
+
+/* Pushes a custom downstream event named `name` and pulls events until it
+ * comes out of the element, so that everything the element made of the
+ * data pushed before it is downstream. FALSE when it does not come out
+ * (gst_harness_pull_event () gives up after 60 s). */
+gboolean wt_barrier (GstHarness *h, const gchar *name);
+
 /* Resident set size of this process in KiB (after trimming the heap). */
 glong wt_rss_kib (void);
 
