@@ -34,8 +34,8 @@ gst_whisper_output_reset (GstWhisperOutput *o)
 }
 
 /* The output segment of input segment `in`: PTS = running time in `in`,
- * with the same running time and stream time as in `in` (rate > 0; for a
- * negative rate the stream time is only kept when `in` has a stop). */
+ * with the same running time and stream time as in `in` (rate > 0: the
+ * sink pad refuses reverse segments). */
 static void
 output_segment (const GstSegment *in, GstSegment *out)
 {
@@ -46,14 +46,8 @@ output_segment (const GstSegment *in, GstSegment *out)
   out->position = in->base;
   out->time = in->time;
   out->applied_rate = in->rate * in->applied_rate;
-  if (in->rate < 0.0 && GST_CLOCK_TIME_IS_VALID (in->stop) && in->stop > in->start)
-    out->time = in->time + (GstClockTime) ((in->stop - in->start) * in->applied_rate);
-  if (GST_CLOCK_TIME_IS_VALID (in->stop)) {
-    GstClockTime a = gst_segment_to_running_time (in, GST_FORMAT_TIME, in->start);
-    GstClockTime b = gst_segment_to_running_time (in, GST_FORMAT_TIME, in->stop);
-    if (GST_CLOCK_TIME_IS_VALID (a) && GST_CLOCK_TIME_IS_VALID (b))
-      out->stop = MAX (a, b);
-  }
+  if (GST_CLOCK_TIME_IS_VALID (in->stop))
+    out->stop = gst_segment_to_running_time (in, GST_FORMAT_TIME, in->stop);
 }
 
 void
