@@ -3,6 +3,7 @@
 #pragma once
 
 #include "backend.h"
+#include "whisper-bpe.h"
 #include "whisper-engine.h"
 #include "whisper-mel.h"
 #include "whisper-weights.h"
@@ -39,6 +40,7 @@ struct _WhisperEngine {
   GBytes **tokens;   /* n_vocab entries (NULL where the vocabulary has none) */
   int n_tokens;
   gsize max_token_bytes;  /* longest text token (below EOT): sizes the piece decoders */
+  WhisperBpe *bpe;        /* text -> ids of the tokens below EOT */
 
   WhisperLogitConfig logit_config;
   gint32 *suppress_ids;

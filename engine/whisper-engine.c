@@ -265,6 +265,7 @@ whisper_engine_new (const WhisperEngineOptions *options, GError **error)
   if (!resolve_special_tokens (e, error))
     return NULL;
   e->max_token_bytes = longest_text_token (e);
+  e->bpe = whisper_bpe_new (e->tokens, e->n_tokens, e->info.token_eot);
   build_logit_config (e);
 
   e->backend = create_backend (options, error);
@@ -310,6 +311,7 @@ whisper_engine_unref (WhisperEngine *e)
     if (e->tokens[i])
       g_bytes_unref (e->tokens[i]);
   g_free (e->tokens);
+  whisper_bpe_free (e->bpe);
   g_free (e->suppress_ids);
   g_free (e->model_path);
   g_free (e->device_name);
@@ -327,6 +329,13 @@ char *
 whisper_engine_decode_tokens (const WhisperEngine *e, const gint32 *ids, gsize n_ids)
 {
   return whisper_tokens_to_text (e->tokens, e->n_tokens, e->info.token_eot, ids, n_ids);
+}
+
+gint32 *
+whisper_engine_encode_text (const WhisperEngine *e, const char *text, gsize *n_ids,
+                            GError **error)
+{
+  return whisper_bpe_encode (e->bpe, text ? text : "", n_ids, error);
 }
 
 GBytes *

@@ -71,6 +71,11 @@ const WhisperEngineInfo *whisper_engine_get_info (const WhisperEngine *engine);
  * (invalid sequences become U+FFFD). Special and timestamp tokens are
  * skipped. */
 char *whisper_engine_decode_tokens (const WhisperEngine *engine, const gint32 *ids, gsize n_ids);
+/* Token ids of UTF-8 text, as OpenAI's tokenizer encodes ordinary text
+ * (GPT-2 pre-tokenizer, byte-level BPE; never a special token); free with
+ * g_free. NULL text is "". Fails on invalid UTF-8. */
+gint32 *whisper_engine_encode_text (const WhisperEngine *engine, const char *text, gsize *n_ids,
+                                    GError **error);
 /* Raw bytes of one token (special tokens: their "<|...|>" name), or NULL. */
 GBytes *whisper_engine_token_bytes (const WhisperEngine *engine, gint32 id);
 
