@@ -22,6 +22,9 @@ DEBIAN_PACKAGES=(
   espeak-ng sox pocketsphinx-testdata valgrind
   # Python for the reference scripts and the model fetcher
   python3 python3-pip
+  # ISO 639-2/-3 code tables (/usr/share/iso-codes/json): tests/engine's
+  # languages test checks the engine's language codes against them
+  iso-codes
 )
 
 # The CUDA 12 check of the test suite (tests/cuda12) compiles the kernels
