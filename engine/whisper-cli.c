@@ -31,6 +31,33 @@ static double opt_silence_threshold = WHISPER_DEFAULT_SILENCE_THRESHOLD_DB;
 static gboolean opt_reference_rules;
 static char *opt_vad_model;
 static gboolean opt_no_vad;
+/* decoding: faster-whisper transcribe()'s defaults */
+static char *opt_language;
+static char *opt_task = "transcribe";
+static int opt_beam_size = 5;
+static int opt_best_of = 5;
+static double opt_patience = 1.0;
+static double opt_length_penalty = 1.0;
+static double opt_repetition_penalty = 1.0;
+static int opt_no_repeat_ngram_size;
+static char *opt_temperature = "0,0.2,0.4,0.6,0.8,1.0";
+static double opt_compression_ratio_threshold = 2.4;
+static double opt_log_prob_threshold = -1.0;
+static double opt_prompt_reset_on_temperature = 0.5;
+static char *opt_initial_prompt;
+static char *opt_hotwords;
+static char *opt_prefix;
+static gboolean opt_no_suppress_blank;
+static char *opt_suppress_tokens = "-1";
+static gboolean opt_without_timestamps;
+static double opt_max_initial_timestamp = 1.0;
+static int opt_max_new_tokens;
+static char *opt_clip_timestamps;
+static gboolean opt_multilingual;
+static double opt_language_detection_threshold = 0.5;
+static int opt_language_detection_segments = 1;
+static int opt_seed;
+static gboolean opt_greedy;
 
 static GOptionEntry entries[] = {
   { "model", 'm', 0, G_OPTION_ARG_FILENAME, &opt_model,
@@ -60,6 +87,60 @@ static GOptionEntry entries[] = {
     "the reference implementation's rules only (faster-whisper's greedy tokens): no silence "
     "threshold, and a window likely silent is skipped only when its decode is not confident, "
     "not also when it is a loop or has no letter or digit", NULL },
+  { "language", 'l', 0, G_OPTION_ARG_STRING, &opt_language,
+    "language spoken: a Whisper language (de, de-DE, deu, German, ...) or auto (default: "
+    "detected on multilingual models, English on English-only ones)", "LANG" },
+  { "task", 0, 0, G_OPTION_ARG_STRING, &opt_task,
+    "transcribe (default) or translate (to English; multilingual models)", "TASK" },
+  { "beam-size", 'b', 0, G_OPTION_ARG_INT, &opt_beam_size, "beam size (default 5; 1: greedy)",
+    "N" },
+  { "best-of", 0, 0, G_OPTION_ARG_INT, &opt_best_of,
+    "sequences sampled at a temperature above 0 (default 5)", "N" },
+  { "patience", 0, 0, G_OPTION_ARG_DOUBLE, &opt_patience, "beam search patience (default 1)", "P" },
+  { "length-penalty", 0, 0, G_OPTION_ARG_DOUBLE, &opt_length_penalty,
+    "hypotheses score sum / length^P (default 1)", "P" },
+  { "repetition-penalty", 0, 0, G_OPTION_ARG_DOUBLE, &opt_repetition_penalty,
+    "penalty of tokens already generated (default 1: none; > 1 penalises)", "P" },
+  { "no-repeat-ngram-size", 0, 0, G_OPTION_ARG_INT, &opt_no_repeat_ngram_size,
+    "never repeat an n-gram of this size (default 0: off)", "N" },
+  { "temperature", 0, 0, G_OPTION_ARG_STRING, &opt_temperature,
+    "temperatures tried in turn when a window fails (default 0,0.2,0.4,0.6,0.8,1.0)", "LIST" },
+  { "compression-ratio-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_compression_ratio_threshold,
+    "a window whose text compresses better than this failed (default 2.4; < 0: off)", "R" },
+  { "log-prob-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_log_prob_threshold,
+    "a window whose average log probability is below this failed (default -1)", "L" },
+  { "prompt-reset-on-temperature", 0, 0, G_OPTION_ARG_DOUBLE, &opt_prompt_reset_on_temperature,
+    "forget the previous text after a window decoded hotter than this (default 0.5)", "T" },
+  { "initial-prompt", 0, 0, G_OPTION_ARG_STRING, &opt_initial_prompt,
+    "text that comes before the first window (style, spelling of names)", "TEXT" },
+  { "hotwords", 0, 0, G_OPTION_ARG_STRING, &opt_hotwords,
+    "hint words given before every window (not with --prefix)", "TEXT" },
+  { "prefix", 0, 0, G_OPTION_ARG_STRING, &opt_prefix,
+    "text the first window starts with", "TEXT" },
+  { "no-suppress-blank", 0, 0, G_OPTION_ARG_NONE, &opt_no_suppress_blank,
+    "allow a blank or EOT as a window's first token", NULL },
+  { "suppress-tokens", 0, 0, G_OPTION_ARG_STRING, &opt_suppress_tokens,
+    "token ids never sampled, -1 for the non-speech symbols (default -1; \"\": none)", "LIST" },
+  { "without-timestamps", 0, 0, G_OPTION_ARG_NONE, &opt_without_timestamps,
+    "sample text tokens only (one segment per window)", NULL },
+  { "max-initial-timestamp", 0, 0, G_OPTION_ARG_DOUBLE, &opt_max_initial_timestamp,
+    "a window's first timestamp is at most this, seconds (default 1)", "S" },
+  { "max-new-tokens", 0, 0, G_OPTION_ARG_INT, &opt_max_new_tokens,
+    "at most this many new tokens per window (default: the model's limit)", "N" },
+  { "clip-timestamps", 0, 0, G_OPTION_ARG_STRING, &opt_clip_timestamps,
+    "only these parts: start,end,start,end,... seconds (the last end defaults to the end)",
+    "LIST" },
+  { "multilingual", 0, 0, G_OPTION_ARG_NONE, &opt_multilingual,
+    "detect the language of every window", NULL },
+  { "language-detection-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_language_detection_threshold,
+    "a window decides the language when its top one is more likely than this (default 0.5)",
+    "P" },
+  { "language-detection-segments", 0, 0, G_OPTION_ARG_INT, &opt_language_detection_segments,
+    "windows looked at to detect the language (default 1)", "N" },
+  { "seed", 0, 0, G_OPTION_ARG_INT, &opt_seed, "seed of the sampling at temperature > 0 "
+    "(default 0)", "N" },
+  { "greedy", 'g', 0, G_OPTION_ARG_NONE, &opt_greedy,
+    "greedy decoding at temperature 0 only (= --beam-size 1 --temperature 0): faster", NULL },
   { "stats", 's', 0, G_OPTION_ARG_NONE, &opt_stats, "print timings to stderr", NULL },
   { "warmup", 0, 0, G_OPTION_ARG_INT, &opt_warmup,
     "first transcribe the file N times untimed on the same engine, as a running pipeline or "
@@ -81,6 +162,60 @@ parse_device (const char *name, WhisperDevice *device, GError **error)
                  "--device: '%s' is not one of auto, cpu, cuda", name);
     return FALSE;
   }
+  return TRUE;
+}
+
+/* "0,0.2,..." into temperatures. */
+static gboolean
+parse_temperatures (const char *text, WhisperDecodeOptions *o, GError **error)
+{
+  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
+  int n = 0;
+  for (int i = 0; parts[i]; i++) {
+    char *end = NULL;
+    const double t = g_ascii_strtod (g_strstrip (parts[i]), &end);
+    if (!end || *end || end == parts[i] || n >= WHISPER_MAX_TEMPERATURES) {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--temperature: \"%s\" is not a list of at most %d numbers", text,
+                   WHISPER_MAX_TEMPERATURES);
+      return FALSE;
+    }
+    o->temperatures[n++] = t;
+  }
+  if (n == 0) {
+    g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--temperature: empty list");
+    return FALSE;
+  }
+  o->n_temperatures = n;
+  return TRUE;
+}
+
+/* "-1,123" into the non-speech flag and the other ids (array owned by the
+ * caller). */
+static gboolean
+parse_suppress_tokens (const char *text, WhisperDecodeOptions *o, GArray *ids, GError **error)
+{
+  o->suppress_non_speech = FALSE;
+  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
+  for (int i = 0; parts[i]; i++) {
+    char *p = g_strstrip (parts[i]), *end = NULL;
+    if (!*p)
+      continue;
+    const gint64 id = g_ascii_strtoll (p, &end, 10);
+    if (!end || *end || id < -1 || id > G_MAXINT32) {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--suppress-tokens: \"%s\" is not a token id or -1", p);
+      return FALSE;
+    }
+    if (id == -1)
+      o->suppress_non_speech = TRUE;
+    else {
+      const gint32 v = (gint32) id;
+      g_array_append_val (ids, v);
+    }
+  }
+  o->suppress_tokens = (const gint32 *) ids->data;
+  o->n_suppress_tokens = (int) ids->len;
   return TRUE;
 }
 
@@ -109,11 +244,14 @@ print_json_string (const char *s)
 }
 
 static void
-print_segments (GPtrArray *segments, double duration)
+print_segments (GPtrArray *segments, double duration, const char *language, double probability)
 {
   const gboolean json = g_str_equal (opt_format, "json");
-  if (json)
-    printf ("[\n");
+  if (json) {
+    printf ("{\"language\": ");
+    print_json_string (language ? language : "");
+    printf (", \"language_probability\": %.6f, \"segments\": [\n", probability);
+  }
   for (guint i = 0; i < segments->len; i++) {
     const WhisperSegment *s = g_ptr_array_index (segments, i);
     /* The model may put a segment's last timestamp past the end of the
@@ -132,8 +270,11 @@ print_segments (GPtrArray *segments, double duration)
     } else if (json) {
       printf ("  {\"start\": %.3f, \"end\": %.3f, \"text\": ", s->start, s->end);
       print_json_string (s->text);
-      printf (", \"avg_logprob\": %.6f, \"no_speech_prob\": %.6f, \"tokens\": [", s->avg_logprob,
-              s->no_speech_prob);
+      printf (", \"language\": ");
+      print_json_string (s->language ? s->language : "");
+      printf (", \"temperature\": %.1f, \"avg_logprob\": %.6f, \"no_speech_prob\": %.6f, "
+              "\"compression_ratio\": %.6f, \"tokens\": [", s->temperature, s->avg_logprob,
+              s->no_speech_prob, s->compression_ratio);
       for (gsize k = 0; k < s->n_tokens; k++)
         printf ("%s%d", k ? ", " : "", s->tokens[k]);
       printf ("]}%s\n", i + 1 < segments->len ? "," : "");
@@ -144,7 +285,7 @@ print_segments (GPtrArray *segments, double duration)
     }
   }
   if (json)
-    printf ("]\n");
+    printf ("]}\n");
   else if (g_str_equal (opt_format, "text"))
     printf ("\n");
 }
@@ -165,7 +306,9 @@ main (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_set_description (ctx,
       "Reads any format libsndfile reads (WAV, FLAC, Ogg, MP3, ...), resamples to 16 kHz mono\n"
-      "and prints the segments with their times. Greedy decoding, timestamps on.\n");
+      "and prints the segments with their times. Decodes as faster-whisper's transcribe() does\n"
+      "by default: beam search (5), temperature fallback, the language detected on\n"
+      "multilingual models; --greedy for greedy decoding at temperature 0 only.\n");
   if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
     g_printerr ("whisper-transcribe: %s\n", error->message);
     return 2;
@@ -251,6 +394,49 @@ main (int argc, char **argv)
     }
   }
   decode.vad = vad;
+  decode.language = opt_language;
+  if (g_str_equal (opt_task, "translate"))
+    decode.task = WHISPER_TASK_TRANSLATE;
+  else if (!g_str_equal (opt_task, "transcribe")) {
+    g_printerr ("whisper-transcribe: --task: '%s' is not transcribe or translate\n", opt_task);
+    return 2;
+  }
+  decode.beam_size = opt_beam_size;
+  decode.best_of = opt_best_of;
+  decode.patience = opt_patience;
+  decode.length_penalty = opt_length_penalty;
+  decode.repetition_penalty = opt_repetition_penalty;
+  decode.no_repeat_ngram_size = opt_no_repeat_ngram_size;
+  decode.compression_ratio_threshold = opt_compression_ratio_threshold;
+  decode.logprob_threshold = opt_log_prob_threshold;
+  decode.prompt_reset_on_temperature = opt_prompt_reset_on_temperature;
+  decode.initial_prompt = opt_initial_prompt;
+  decode.hotwords = opt_hotwords;
+  decode.prefix = opt_prefix;
+  decode.suppress_blank = !opt_no_suppress_blank;
+  decode.without_timestamps = opt_without_timestamps;
+  decode.max_initial_timestamp = opt_max_initial_timestamp;
+  decode.max_new_tokens = opt_max_new_tokens;
+  decode.clip_timestamps = opt_clip_timestamps;
+  decode.detect_language_per_window = opt_multilingual;
+  decode.language_detection_threshold = opt_language_detection_threshold;
+  decode.language_detection_segments = opt_language_detection_segments;
+  decode.seed = (guint32) opt_seed;
+  g_autoptr (GArray) suppress_ids = g_array_new (FALSE, FALSE, sizeof (gint32));
+  if (!parse_temperatures (opt_temperature, &decode, &error) ||
+      !parse_suppress_tokens (opt_suppress_tokens, &decode, suppress_ids, &error)) {
+    g_printerr ("whisper-transcribe: %s\n", error->message);
+    return 2;
+  }
+  if (opt_greedy) {
+    decode.beam_size = 1;
+    decode.n_temperatures = 1;
+    decode.temperatures[0] = 0.0;
+  }
+  if (!whisper_decode_options_check (engine, &decode, &error)) {
+    g_printerr ("whisper-transcribe: %s\n", error->message);
+    return 2;
+  }
   whisper_stream_set_options (stream, &decode);
 
   gint64 t_warm = g_get_monotonic_time ();
@@ -273,7 +459,10 @@ main (int argc, char **argv)
     return 1;
   }
   gint64 t_end = g_get_monotonic_time ();
-  print_segments (segments, n_samples / (double) WHISPER_SAMPLE_RATE);
+  double language_probability = 0.0;
+  const char *language = whisper_stream_get_language (stream, &language_probability);
+  print_segments (segments, n_samples / (double) WHISPER_SAMPLE_RATE, language,
+                  language_probability);
   WhisperStreamStats fixed;
   whisper_stream_get_stats (stream, &fixed);
   if (fixed.samples_non_finite > before.samples_non_finite ||

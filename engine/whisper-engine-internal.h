@@ -56,11 +56,13 @@ typedef struct {
   int n_layers;
   int self_len;              /* rows of each self-attention cache (n_text_ctx) */
   int cross_len;             /* rows of each cross-attention cache (max_encoder_length) */
-  float **self_kv;           /* per layer [self_len, 2d]: k | v */
-  float **cross_kv;          /* per layer [cross_len, 2d]: k | v */
+  int n_slots;               /* self-attention caches per layer: one per sequence decoded
+                                together (beams, best-of samples); at least 1 */
+  float **self_kv;           /* per layer [n_slots, self_len, 2d]: k | v of each slot */
+  float **cross_kv;          /* per layer [cross_len, 2d]: k | v, shared by every slot */
   float *x, *h, *qkv, *attn, *q, *ffn;  /* [n_text_ctx, d|3d|4d] */
   float *sel;                /* [2, d] rows whose logits are wanted */
-  float *logits;             /* [2, n_vocab] */
+  float *logits;             /* [max(2, n_slots), n_vocab] */
   int last_cross_key_length;
 } WhisperDecoderState;
 
@@ -89,5 +91,22 @@ void whisper_decoder_set_audio (WhisperDecoderState *st, WhisperEngine *engine);
 void whisper_decoder_forward (WhisperDecoderState *st, WhisperEngine *engine,
                               const gint32 *tokens, int n, int pos0, const int *rows,
                               int n_rows);
+
+/* Grows the state to `n_slots` self-attention caches (the contents of
+ * every cache are lost when it grows; nothing happens when it has that
+ * many already). Not for the decode path: call it before a transcription. */
+gboolean whisper_decoder_state_ensure_slots (WhisperDecoderState *st, WhisperEngine *engine,
+                                             int n_slots, GError **error);
+/* One decode step of n_rows sequences at the same position `pos`: row r
+ * feeds tokens[r] and reads and extends the self-attention cache of slot
+ * slots[r] (all slots distinct, < n_slots); the cross-attention K/V is
+ * shared. Logits of row r are left in st->logits + r * n_vocab. Caller
+ * holds the compute lock. */
+void whisper_decoder_forward_rows (WhisperDecoderState *st, WhisperEngine *engine,
+                                   const gint32 *tokens, const int *slots, int n_rows, int pos);
+/* Copies the first n_positions rows of slot src's self-attention caches
+ * into slot dst (a beam that takes over another beam's history). */
+void whisper_decoder_copy_slot (WhisperDecoderState *st, WhisperEngine *engine, int dst, int src,
+                                int n_positions);
 
 G_END_DECLS

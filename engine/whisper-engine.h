@@ -90,6 +90,8 @@ typedef struct {
   double no_speech_prob;
   double compression_ratio;
   double temperature;
+  const char *language;     /* Whisper code of the language the window was decoded
+                               in ("en", "de", ...; static string) */
 } WhisperSegment;
 
 void whisper_segment_free (WhisperSegment *segment);
@@ -126,6 +128,15 @@ typedef gboolean (*WhisperSegmentFunc) (WhisperSegment *segment, gpointer user_d
 /* A silence threshold at or below this decodes every window. */
 #define WHISPER_SILENCE_THRESHOLD_OFF_DB (-150.0)
 
+typedef enum {
+  WHISPER_TASK_TRANSCRIBE,  /* text in the language spoken */
+  WHISPER_TASK_TRANSLATE,   /* English text (multilingual models) */
+} WhisperTask;
+
+#define WHISPER_MAX_TEMPERATURES 16
+/* Beams, and sequences sampled at one temperature, decoded together. */
+#define WHISPER_MAX_BEAM 16
+
 typedef struct {
   gboolean condition_on_previous_text;  /* default TRUE */
   double no_speech_threshold;           /* default 0.6; < 0 disables the skip */
@@ -149,9 +160,54 @@ typedef struct {
                                            activity detector finds no speech region
                                            (vad_options) is skipped, not decoded */
   WhisperVadOptions vad_options;        /* default whisper_vad_options_init()'s */
+
+  /* Language and task (faster-whisper's transcribe() options of the same
+   * names). Strings are copied by whisper_stream_set_options(). */
+  const char *language;                 /* default NULL: detected on multilingual models
+                                           (English on English-only ones); or a Whisper
+                                           language: "de", "de-DE", "de_DE", "deu",
+                                           "German" (whisper-languages.h), "auto" = NULL */
+  WhisperTask task;                     /* default TRANSCRIBE */
+  gboolean detect_language_per_window;  /* default FALSE (faster-whisper's multilingual) */
+  double language_detection_threshold;  /* default 0.5 */
+  int language_detection_segments;      /* default 1 (windows looked at) */
+
+  /* Prompting */
+  const char *initial_prompt;           /* default NULL: text before the first window */
+  const char *hotwords;                 /* default NULL: hint words before every window
+                                           (not with a prefix) */
+  const char *prefix;                   /* default NULL: forced start of the first window */
+  double prompt_reset_on_temperature;   /* default 0.5: a window decoded hotter than this
+                                           starts the prompt afresh */
+
+  /* Search */
+  int beam_size;                        /* default 1 (greedy); 1..WHISPER_MAX_BEAM */
+  int best_of;                          /* default 5: sequences sampled at temperature > 0 */
+  double patience;                      /* default 1 */
+  double length_penalty;                /* default 1: score = sum / length^penalty */
+  double repetition_penalty;            /* default 1 (off) */
+  int no_repeat_ngram_size;             /* default 0 (off) */
+  double temperatures[WHISPER_MAX_TEMPERATURES];  /* default { 0 }: the fallback list */
+  int n_temperatures;                   /* default 1 */
+  gboolean without_timestamps;          /* default FALSE */
+  int max_new_tokens;                   /* default 0: the model's limit */
+  const char *clip_timestamps;          /* default NULL (all): "start,end,start,..." s */
+  const gint32 *suppress_tokens;        /* default NULL: ids suppressed besides the
+                                           non-speech list (copied) */
+  int n_suppress_tokens;
+  guint32 seed;                         /* default 0: of the sampling at temperature > 0 */
 } WhisperDecodeOptions;
 
 void whisper_decode_options_init (WhisperDecodeOptions *options);
+/* faster-whisper transcribe()'s search: beam 5, best of 5, temperatures
+ * 0.0, 0.2, ..., 1.0 (what files are decoded with; the element's live mode
+ * keeps greedy decoding). */
+void whisper_decode_options_set_search_defaults (WhisperDecodeOptions *options);
+/* Checks the options against the engine's model: clear errors for values
+ * out of range, a language that is not Whisper's or that an English-only
+ * model cannot decode, translation on an English-only model. */
+gboolean whisper_decode_options_check (const WhisperEngine *engine,
+                                       const WhisperDecodeOptions *options, GError **error);
 
 typedef struct _WhisperStream WhisperStream;
 
@@ -179,8 +235,13 @@ gboolean whisper_stream_transcribe (WhisperStream *stream, const float *pcm, gsi
                                     WhisperSegmentFunc segment_func, gpointer user_data,
                                     GPtrArray **segments_out, GError **error);
 
-/* Forget the prompt history. */
+/* Forget the prompt history (and the detected language: the next
+ * transcription detects it again). */
 void whisper_stream_reset (WhisperStream *stream);
+
+/* The language the stream decodes in: the one set, or the one detected
+ * (with its probability; 1 when it was set); NULL before detection. */
+const char *whisper_stream_get_language (const WhisperStream *stream, double *probability);
 /* Thread-safe: makes a running whisper_stream_transcribe() return
  * WHISPER_ENGINE_ERROR_CANCELLED after its current step. The flag clears
  * when the next transcription starts. */

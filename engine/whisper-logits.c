@@ -3,6 +3,7 @@
 #include "cpu-kernels.h"
 
 #include <math.h>
+#include <string.h>
 
 static void
 suppress_range (float *logits, int from, int to)
@@ -126,4 +127,80 @@ whisper_logit_state_push (WhisperLogitState *state, const WhisperLogitConfig *co
   if (is_ts)
     state->last_timestamp = token;
   state->n_sampled++;
+}
+
+gboolean
+whisper_logit_extras_are_plain (const WhisperLogitExtras *x)
+{
+  return x->repetition_penalty == 1.0f && x->no_repeat_ngram_size <= 0 && !x->after_prefix;
+}
+
+/* RepetitionPenalty: every token of the sequence, once, from its own
+ * value: divided by the penalty where positive, multiplied where
+ * negative. */
+static void
+penalize_repeats (float *logits, const int32_t *seq, int n, float penalty, int n_vocab)
+{
+  for (int i = 0; i < n; i++) {
+    const int32_t id = seq[i];
+    gboolean seen = FALSE;
+    for (int j = 0; j < i && !seen; j++)
+      seen = seq[j] == id;
+    if (seen || id < 0 || id >= n_vocab)
+      continue;
+    const float v = logits[id];
+    logits[id] = v < 0.0f ? v * penalty : v / penalty;
+  }
+}
+
+/* NoRepeatNgram: where the sequence's last n-1 tokens occurred before,
+ * the token that followed them then is banned now. */
+static void
+ban_repeated_ngrams (float *logits, const int32_t *seq, int len, int n, int n_vocab)
+{
+  if (len < n)
+    return;
+  const int32_t *tail = seq + len - (n - 1);
+  for (int i = 0; i + n <= len; i++) {
+    if (memcmp (seq + i, tail, (size_t) (n - 1) * sizeof (int32_t)) == 0) {
+      const int32_t id = seq[i + n - 1];
+      if (id >= 0 && id < n_vocab)
+        logits[id] = -INFINITY;
+    }
+  }
+}
+
+void
+whisper_logits_apply_all (float *logits, const WhisperLogitConfig *config,
+                          const WhisperLogitState *state, const WhisperLogitExtras *extras,
+                          const int32_t *sequence, int n_sequence)
+{
+  if (extras->repetition_penalty != 1.0f)
+    penalize_repeats (logits, sequence, n_sequence, extras->repetition_penalty, config->n_vocab);
+  if (extras->no_repeat_ngram_size > 0)
+    ban_repeated_ngrams (logits, sequence, n_sequence, extras->no_repeat_ngram_size,
+                         config->n_vocab);
+  if (extras->after_prefix && state->n_sampled == 0) {
+    if (config->suppress_blank) {
+      logits[config->blank] = -INFINITY;
+      logits[config->eot] = -INFINITY;
+    }
+    for (int i = 0; i < config->n_suppress_ids; i++)
+      logits[config->suppress_ids[i]] = -INFINITY;
+    if (config->timestamps)
+      logits[config->no_timestamps] = -INFINITY;
+    return;
+  }
+  whisper_logits_apply_filters (logits, config, state);
+}
+
+void
+whisper_logits_log_softmax (float *logits, int n_vocab)
+{
+  const float max = range_max (logits, 0, n_vocab, NULL);
+  if (max == -INFINITY)
+    return;
+  const double lse = max + log (whisper_cpu_sum_exp (logits, n_vocab, max));
+  for (int i = 0; i < n_vocab; i++)
+    logits[i] = (float) ((double) logits[i] - lse);
 }

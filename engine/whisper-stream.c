@@ -2,8 +2,10 @@
  * does it (generate_segments() in https://github.com/SYSTRAN/faster-whisper/blob/master/faster_whisper/transcribe.py),
  * greedy decoding of each window (https://github.com/openai/whisper/blob/main/whisper/decoding.py). */
 #include "whisper-engine-internal.h"
+#include "whisper-languages.h"
 #include "whisper-logits.h"
 #include "whisper-pcm.h"
+#include "whisper-search.h"
 #include "whisper-speech-gate.h"
 #include "whisper-tokenizer.h"
 
@@ -29,6 +31,22 @@ struct _WhisperStream {
   guint prompt_reset_since;
   gint cancelled;
 
+  /* Copies of the options' strings and lists, and what they resolve to. */
+  char *language, *initial_prompt, *hotwords, *prefix, *clip_timestamps;
+  gint32 *suppress_tokens;
+  gint32 *logit_suppress_ids;       /* the stream's SuppressTokens list */
+  int language_index;               /* -1: to detect */
+  double language_probability;
+  gboolean language_detected;       /* detection done since the last reset */
+  gboolean initial_prompt_added;    /* since the last reset */
+  guint64 windows_since_reset;      /* the prefix goes on the first */
+  gint32 *hotword_tokens, *prefix_tokens;
+  gsize n_hotword_tokens, n_prefix_tokens;
+  GRand *rand;
+  WhisperSearchBuffers *search;
+  int search_max_hyp;
+  gint32 *attempt_tokens;           /* [WHISPER_MAX_TEMPERATURES, n_text_ctx] */
+
   /* Host buffers, sized once from the engine's constants. */
   float *host_window;       /* [2 * max_encoder_length, n_mels] */
   float *host_logits;       /* [2, n_vocab] */
@@ -41,9 +59,14 @@ struct _WhisperStream {
 
 /* Result of decoding one window. */
 typedef struct {
-  int n_sampled;            /* tokens in stream->sampled, EOT excluded */
+  int n_sampled;            /* tokens in stream->sampled (forced prefix included), EOT
+                               excluded */
   double sum_logprob;
   double no_speech_prob;
+  double avg_logprob;       /* of the attempt kept */
+  double compression_ratio;
+  double temperature;
+  int language;             /* index of the window's language */
 } WindowResult;
 
 static gboolean prepare_decode_steps (WhisperStream *s, GError **error);
@@ -62,6 +85,37 @@ whisper_decode_options_init (WhisperDecodeOptions *o)
   o->silence_threshold_db = WHISPER_DEFAULT_SILENCE_THRESHOLD_DB;
   o->vad = NULL;
   whisper_vad_options_init (&o->vad_options);
+  o->language = NULL;
+  o->task = WHISPER_TASK_TRANSCRIBE;
+  o->detect_language_per_window = FALSE;
+  o->language_detection_threshold = 0.5;
+  o->language_detection_segments = 1;
+  o->initial_prompt = o->hotwords = o->prefix = NULL;
+  o->prompt_reset_on_temperature = 0.5;
+  o->beam_size = 1;
+  o->best_of = 5;
+  o->patience = 1.0;
+  o->length_penalty = 1.0;
+  o->repetition_penalty = 1.0;
+  o->no_repeat_ngram_size = 0;
+  memset (o->temperatures, 0, sizeof o->temperatures);
+  o->n_temperatures = 1;
+  o->without_timestamps = FALSE;
+  o->max_new_tokens = 0;
+  o->clip_timestamps = NULL;
+  o->suppress_tokens = NULL;
+  o->n_suppress_tokens = 0;
+  o->seed = 0;
+}
+
+void
+whisper_decode_options_set_search_defaults (WhisperDecodeOptions *o)
+{
+  o->beam_size = 5;
+  o->best_of = 5;
+  o->n_temperatures = 6;
+  for (int i = 0; i < 6; i++)
+    o->temperatures[i] = 0.2 * i;
 }
 
 /* TRUE when a speech region (sorted, WhisperVadSpeech) overlaps samples
@@ -89,17 +143,175 @@ whisper_segment_free (WhisperSegment *segment)
   g_free (segment);
 }
 
+/* "s,e,s,e,..." seconds into [start, end) frame pairs, as faster-whisper's
+ * generate_segments() reads clip_timestamps: an odd count ends at the end
+ * of the audio (end = -1 here). Returns the number of pairs, -1 on a bad
+ * list. */
+static int
+parse_clips (const char *text, gint64 *frames, int max_pairs, GError **error)
+{
+  if (!text || !*text || g_str_equal (text, "0"))
+    return 0;
+  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
+  int n = 0;
+  for (int i = 0; parts[i]; i++) {
+    char *end = NULL;
+    const double t = g_ascii_strtod (g_strstrip (parts[i]), &end);
+    if (!end || *end || end == parts[i] || !isfinite (t) || t < 0 || t > 1e7) {
+      g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING,
+                   "clip timestamps \"%s\": \"%s\" is not a time in seconds", text, parts[i]);
+      return -1;
+    }
+    if (n >= 2 * max_pairs) {
+      g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING,
+                   "clip timestamps \"%s\": more than %d clips", text, max_pairs);
+      return -1;
+    }
+    frames[n++] = (gint64) llround (t * FRAMES_PER_SECOND);
+  }
+  if (n % 2)
+    frames[n++] = -1;
+  return n / 2;
+}
+
+#define MAX_CLIPS 256
+
+gboolean
+whisper_decode_options_check (const WhisperEngine *e, const WhisperDecodeOptions *o,
+                              GError **error)
+{
+  const WhisperEngineInfo *info = &e->info;
+#define BAD(...) \
+  do { \
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING, __VA_ARGS__); \
+    return FALSE; \
+  } while (0)
+  if (o->beam_size < 1 || o->beam_size > WHISPER_MAX_BEAM)
+    BAD ("beam size %d is out of range 1..%d", o->beam_size, WHISPER_MAX_BEAM);
+  if (o->best_of < 1 || o->best_of > WHISPER_MAX_BEAM)
+    BAD ("best-of %d is out of range 1..%d", o->best_of, WHISPER_MAX_BEAM);
+  if (!(o->patience > 0) || !isfinite (o->patience) || lround (o->beam_size * o->patience) < 1 ||
+      o->beam_size * o->patience > 4 * WHISPER_MAX_BEAM)
+    BAD ("patience %g is out of range: beam size x patience must be 1..%d", o->patience,
+         4 * WHISPER_MAX_BEAM);
+  if (!isfinite (o->length_penalty) || fabs (o->length_penalty) > 100)
+    BAD ("length penalty %g is not a number from -100 to 100", o->length_penalty);
+  if (!(o->repetition_penalty > 0) || !isfinite (o->repetition_penalty))
+    BAD ("repetition penalty %g must be a positive number (1 = off)", o->repetition_penalty);
+  if (o->no_repeat_ngram_size < 0 || o->no_repeat_ngram_size > info->n_text_ctx)
+    BAD ("no-repeat n-gram size %d is out of range 0..%d", o->no_repeat_ngram_size,
+         info->n_text_ctx);
+  if (o->n_temperatures < 1 || o->n_temperatures > WHISPER_MAX_TEMPERATURES)
+    BAD ("%d temperatures given: 1 to %d are allowed", o->n_temperatures,
+         WHISPER_MAX_TEMPERATURES);
+  for (int i = 0; i < o->n_temperatures; i++)
+    if (!(o->temperatures[i] >= 0) || o->temperatures[i] > 10)
+      BAD ("temperature %g is out of range 0..10", o->temperatures[i]);
+  if (o->max_new_tokens < 0 || o->max_new_tokens > info->n_text_ctx)
+    BAD ("max new tokens %d is out of range 0..%d (0: the model's limit)", o->max_new_tokens,
+         info->n_text_ctx);
+  if (o->language_detection_segments < 1 || o->language_detection_segments > 1000)
+    BAD ("language detection segments %d is out of range 1..1000",
+         o->language_detection_segments);
+  if (!(o->language_detection_threshold >= 0) || o->language_detection_threshold > 1)
+    BAD ("language detection threshold %g is not a probability", o->language_detection_threshold);
+  for (int i = 0; i < o->n_suppress_tokens; i++)
+    if (o->suppress_tokens[i] < 0 || o->suppress_tokens[i] >= info->n_vocab)
+      BAD ("suppressed token %d is not a token id of this model (0..%d)", o->suppress_tokens[i],
+           info->n_vocab - 1);
+  const int n_languages = info->token_translate - info->token_sot - 1;
+  int index = -1;
+  if (!whisper_language_parse (o->language, n_languages, &index, error))
+    return FALSE;
+  if (!info->is_multilingual) {
+    if (index >= 0 && !g_str_equal (whisper_language_code (index), "en"))
+      BAD ("language \"%s\": %s is an English-only model", o->language, info->model_path);
+    if (o->task == WHISPER_TASK_TRANSLATE)
+      BAD ("translation: %s is an English-only model (translation needs a multilingual one)",
+           info->model_path);
+  }
+  gint64 frames[2 * MAX_CLIPS];
+  if (parse_clips (o->clip_timestamps, frames, MAX_CLIPS, error) < 0)
+    return FALSE;
+#undef BAD
+  return TRUE;
+}
+
+static int
+compare_ids (gconstpointer a, gconstpointer b)
+{
+  const gint32 x = *(const gint32 *) a, y = *(const gint32 *) b;
+  return (x > y) - (x < y);
+}
+
+/* The SuppressTokens list as faster-whisper's get_suppressed_tokens()
+ * builds it: the non-speech tokens (suppress_tokens = [-1]) and the given
+ * ids, then the special tokens; nothing at all when both are off. */
+static void
+build_suppress_list (WhisperStream *s)
+{
+  const WhisperEngine *e = s->engine;
+  const WhisperEngineInfo *info = &e->info;
+  GArray *ids = g_array_new (FALSE, FALSE, sizeof (gint32));
+  if (s->options.suppress_non_speech)
+    g_array_append_vals (ids, e->suppress_ids, e->n_suppress_ids);  /* specials included */
+  if (s->options.n_suppress_tokens > 0) {
+    const gint32 specials[] = { info->token_transcribe, info->token_translate, info->token_sot,
+                                info->token_sot_prev, info->token_sot_lm,
+                                info->token_no_speech };
+    g_array_append_vals (ids, s->suppress_tokens, s->options.n_suppress_tokens);
+    g_array_append_vals (ids, specials, G_N_ELEMENTS (specials));
+  }
+  g_array_sort (ids, compare_ids);
+  guint out = 0;
+  for (guint i = 0; i < ids->len; i++) {
+    const gint32 id = g_array_index (ids, gint32, i);
+    if (out == 0 || g_array_index (ids, gint32, out - 1) != id)
+      g_array_index (ids, gint32, out++) = id;
+  }
+  g_free (s->logit_suppress_ids);
+  s->logit_config.n_suppress_ids = (int) out;
+  s->logit_suppress_ids = (gint32 *) g_array_free (ids, FALSE);
+  s->logit_config.suppress_ids = s->logit_suppress_ids;
+}
+
 static void
 apply_options (WhisperStream *s)
 {
-  const WhisperEngine *e = s->engine;
-  s->logit_config.suppress_blank = s->options.suppress_blank;
-  s->logit_config.n_suppress_ids = s->options.suppress_non_speech ? e->n_suppress_ids : 0;
+  WhisperDecodeOptions *o = &s->options;
+  /* own copies of what the caller lent */
+  g_free (s->language);
+  g_free (s->initial_prompt);
+  g_free (s->hotwords);
+  g_free (s->prefix);
+  g_free (s->clip_timestamps);
+  g_free (s->suppress_tokens);
+  o->language = s->language = g_strdup (o->language);
+  o->initial_prompt = s->initial_prompt = g_strdup (o->initial_prompt);
+  o->hotwords = s->hotwords = g_strdup (o->hotwords);
+  o->prefix = s->prefix = g_strdup (o->prefix);
+  o->clip_timestamps = s->clip_timestamps = g_strdup (o->clip_timestamps);
+  s->suppress_tokens = o->n_suppress_tokens > 0 && o->suppress_tokens
+                           ? g_memdup2 (o->suppress_tokens,
+                                        (gsize) o->n_suppress_tokens * sizeof (gint32))
+                           : NULL;
+  o->suppress_tokens = s->suppress_tokens;
+  if (!s->suppress_tokens)
+    o->n_suppress_tokens = 0;
+  g_clear_pointer (&s->hotword_tokens, g_free);
+  g_clear_pointer (&s->prefix_tokens, g_free);
+  s->n_hotword_tokens = s->n_prefix_tokens = 0;
+
+  s->logit_config.suppress_blank = o->suppress_blank;
+  build_suppress_list (s);
+  s->logit_config.timestamps = !o->without_timestamps;
   s->logit_config.max_initial_timestamp_index =
-      s->options.max_initial_timestamp >= 0
-          ? (int) lround (s->options.max_initial_timestamp / TIME_PRECISION)
-          : -1;
-  WhisperBackend *be = e->backend;
+      o->max_initial_timestamp >= 0 ? (int) lround (o->max_initial_timestamp / TIME_PRECISION)
+                                    : -1;
+  if (s->rand)
+    g_rand_free (s->rand);
+  s->rand = g_rand_new_with_seed (o->seed);
+  WhisperBackend *be = s->engine->backend;
   if (be->ops->logits_prepare)
     be->ops->logits_prepare (be, &s->logit_config);
 }
@@ -119,14 +331,17 @@ whisper_stream_new (WhisperEngine *engine, GError **error)
   s->logit_config.backend_cache = NULL;
   whisper_decode_options_init (&s->options);
   apply_options (s);
+  s->language_index = -1;
   if (engine->backend->ops->graph_new)
     s->step_graph = engine->backend->ops->graph_new (engine->backend);
 
   s->history = g_array_new (FALSE, FALSE, sizeof (gint32));
   s->host_window = g_new (float, (size_t) 2 * engine->max_encoder_length * engine->n_mels);
-  s->host_logits = g_new (float, (size_t) 2 * engine->n_vocab);
+  s->host_logits = g_new (float, (size_t) 3 * engine->n_vocab);  /* SOT row, last row, a step */
   s->prompt = g_new (gint32, engine->n_text_ctx);
-  s->sampled = g_new (gint32, MAX (info->sample_len, 1));
+  s->sampled = g_new (gint32, engine->n_text_ctx);
+  s->attempt_tokens = g_new (gint32, (size_t) WHISPER_MAX_TEMPERATURES * engine->n_text_ctx);
+  (void) info;
   whisper_piece_decoder_init (&s->piece, engine->max_token_bytes);
   if (!prepare_decode_steps (s, error)) {
     whisper_stream_free (s);
@@ -154,6 +369,19 @@ whisper_stream_free (WhisperStream *s)
   g_free (s->host_logits);
   g_free (s->prompt);
   g_free (s->sampled);
+  g_free (s->attempt_tokens);
+  g_free (s->language);
+  g_free (s->initial_prompt);
+  g_free (s->hotwords);
+  g_free (s->prefix);
+  g_free (s->clip_timestamps);
+  g_free (s->suppress_tokens);
+  g_free (s->logit_suppress_ids);
+  g_free (s->hotword_tokens);
+  g_free (s->prefix_tokens);
+  if (s->rand)
+    g_rand_free (s->rand);
+  whisper_search_buffers_free (s->search);
   whisper_piece_decoder_clear (&s->piece);
   whisper_engine_unref (s->engine);
   g_free (s);
@@ -178,6 +406,19 @@ whisper_stream_reset (WhisperStream *s)
 {
   g_array_set_size (s->history, 0);
   s->prompt_reset_since = 0;
+  s->language_detected = FALSE;
+  s->initial_prompt_added = FALSE;
+  s->windows_since_reset = 0;
+}
+
+const char *
+whisper_stream_get_language (const WhisperStream *s, double *probability)
+{
+  if (s->language_index < 0)
+    return NULL;
+  if (probability)
+    *probability = s->language_probability;
+  return whisper_language_code (s->language_index);
 }
 
 void
@@ -199,27 +440,77 @@ elapsed_since (gint64 start)
   return (g_get_monotonic_time () - start) / 1e6;
 }
 
-/* [sot_prev, last 223 history tokens] + sot sequence; returns its length and
- * the index of sot in it. */
+/* len(utf8) / len(zlib.compress(utf8)), as the reference computes it. */
+static double
+compression_ratio (const char *text)
+{
+  const gsize len = strlen (text);
+  g_autoptr (GZlibCompressor) z = g_zlib_compressor_new (G_ZLIB_COMPRESSOR_FORMAT_ZLIB, -1);
+  guint8 buf[4096];
+  gsize total = 0, read, written;
+  const guint8 *in = (const guint8 *) text;
+  gsize left = len;
+  GConverterResult r;
+  do {
+    r = g_converter_convert (G_CONVERTER (z), in, left, buf, sizeof buf, G_CONVERTER_INPUT_AT_END,
+                             &read, &written, NULL);
+    in += read;
+    left -= read;
+    total += written;
+  } while (r == G_CONVERTER_CONVERTED);
+  return total ? (double) len / total : 0.0;
+}
+
+/* The window's prompt, as faster-whisper's get_prompt() builds it:
+ * [<|startofprev|>, hotwords (without a prefix), the last 223 tokens of the
+ * history], the SOT sequence (<|startoftranscript|>, and on multilingual
+ * models the language and the task), <|notimestamps|> without timestamps,
+ * then the forced prefix (<|0.00|> with timestamps, and its tokens).
+ * Returns the length; *sot_index is the SOT's position, *n_forced the
+ * prefix's length (those tokens also start s->sampled). */
 static int
-build_prompt (WhisperStream *s, int *sot_index)
+build_prompt (WhisperStream *s, int language, gboolean with_prefix, int *sot_index,
+              int *n_forced)
 {
   const WhisperEngineInfo *info = &s->engine->info;
   const int max_prev = info->n_text_ctx / 2 - 1;
   int n = 0;
   const guint n_prev = s->history->len - s->prompt_reset_since;
-  if (n_prev > 0) {
-    const guint take = MIN (n_prev, (guint) max_prev);
+  const gboolean hotwords = s->n_hotword_tokens > 0 && !(with_prefix && s->n_prefix_tokens > 0);
+  if (n_prev > 0 || hotwords) {
     s->prompt[n++] = info->token_sot_prev;
-    memcpy (s->prompt + n,
-            &g_array_index (s->history, gint32, s->history->len - take), take * sizeof (gint32));
-    n += take;
+    if (hotwords) {
+      const gsize take = MIN (s->n_hotword_tokens, (gsize) max_prev);
+      memcpy (s->prompt + n, s->hotword_tokens, take * sizeof (gint32));
+      n += (int) take;
+    }
+    /* faster-whisper does not bound hotwords + history together; here the
+     * oldest history gives way where they would leave no room to decode */
+    guint take = MIN (n_prev, (guint) max_prev);
+    const int room = info->n_text_ctx / 2 - 8 - n;
+    take = MIN (take, (guint) MAX (room, 0));
+    memcpy (s->prompt + n, &g_array_index (s->history, gint32, s->history->len - take),
+            take * sizeof (gint32));
+    n += (int) take;
   }
   *sot_index = n;
   s->prompt[n++] = info->token_sot;
   if (info->is_multilingual) {
-    s->prompt[n++] = info->token_sot + 1;  /* <|en|>: language detection is not built yet */
-    s->prompt[n++] = info->token_transcribe;
+    s->prompt[n++] = info->token_sot + 1 + language;
+    s->prompt[n++] = s->options.task == WHISPER_TASK_TRANSLATE ? info->token_translate
+                                                               : info->token_transcribe;
+  }
+  if (s->options.without_timestamps)
+    s->prompt[n++] = info->token_no_timestamps;
+  *n_forced = 0;
+  if (with_prefix && s->n_prefix_tokens > 0) {
+    const int first = n;
+    if (!s->options.without_timestamps)
+      s->prompt[n++] = info->token_timestamp_begin;
+    const gsize take = MIN (s->n_prefix_tokens, (gsize) max_prev);
+    memcpy (s->prompt + n, s->prefix_tokens, take * sizeof (gint32));
+    n += (int) take;
+    *n_forced = n - first;
   }
   return n;
 }
@@ -309,7 +600,7 @@ decode_step (WhisperStream *s, gint32 token, int pos, const WhisperLogitState *s
   if (graph && !be->ops->graph_begin (be, s->step_graph, error))
     return FALSE;
   whisper_decoder_forward (&s->dec, e, &token, 1, pos, &row0, 1);
-  select_token (s, s->dec.logits, s->host_logits, state, choice);
+  select_token (s, s->dec.logits, s->host_logits + (size_t) 2 * e->n_vocab, state, choice);
   if (graph && !be->ops->graph_end (be, error))
     return FALSE;
   s->stats.decode_steps++;
@@ -342,27 +633,14 @@ prepare_decode_steps (WhisperStream *s, GError **error)
   return ok;
 }
 
-/* Encodes the window mel[:, seek : seek+n_frames] and decodes it greedily. */
+/* Encodes mel[:, seek : seek+n_frames] and computes the cross-attention
+ * K/V from it. Caller holds the compute lock. */
 static gboolean
-decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek, int n_frames,
-               double window_start, WindowResult *result, GError **error)
+encode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek, int n_frames,
+               GError **error)
 {
   WhisperEngine *e = s->engine;
   WhisperBackend *be = e->backend;
-  const int V = e->n_vocab;
-  int sot_index;
-  const int n_prompt = build_prompt (s, &sot_index);
-  /* As CTranslate2 counts it: the prompt's last token is the first decoding
-   * step's input, so max_length - (n_prompt - 1) tokens may be generated,
-   * at most sample_len. The last one is never fed back, so positions stay
-   * below n_text_ctx. */
-  const int max_new = MIN (e->info.sample_len, e->n_text_ctx - (n_prompt - 1));
-  gboolean ok = FALSE;
-
-  memset (result, 0, sizeof *result);
-  whisper_piece_decoder_reset (&s->piece);
-
-  g_mutex_lock (&e->compute_lock);
   gint64 t0 = g_get_monotonic_time ();
   whisper_engine_load_window (e, mel, mel_stride, seek, n_frames, s->host_window);
   whisper_encoder_run (e);
@@ -370,69 +648,318 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
   be->ops->sync (be);
   s->stats.encoder_seconds += elapsed_since (t0);
   s->stats.windows++;
-  if (!backend_ok (be, error))
+  return backend_ok (be, error);
+}
+
+/* The language probabilities of the audio whose K/V the decoder holds,
+ * as CTranslate2's detect_language() computes them: the decoder on
+ * <|startoftranscript|> alone, softmax over the language tokens only.
+ * Returns the most probable language (probs[n_languages] filled when not
+ * NULL). Caller holds the compute lock. */
+static int
+detect_language_here (WhisperStream *s, double *top_probability, double *probs)
+{
+  WhisperEngine *e = s->engine;
+  WhisperBackend *be = e->backend;
+  const WhisperEngineInfo *info = &e->info;
+  const int n_languages = info->token_translate - info->token_sot - 1;
+  const int row = 0;
+  const gint32 sot = info->token_sot;
+  whisper_decoder_forward (&s->dec, e, &sot, 1, 0, &row, 1);
+  s->stats.decode_steps++;
+  be->ops->download (be, s->host_logits, s->dec.logits, (size_t) e->n_vocab * sizeof (float));
+  be->ops->sync (be);
+  const float *lang = s->host_logits + sot + 1;
+  float max = -INFINITY;
+  for (int i = 0; i < n_languages; i++)
+    max = MAX (max, lang[i]);
+  double sum = 0.0;
+  for (int i = 0; i < n_languages; i++)
+    sum += exp ((double) lang[i] - max);
+  int best = 0;
+  for (int i = 0; i < n_languages; i++) {
+    const double p = exp ((double) lang[i] - max) / sum;
+    if (probs)
+      probs[i] = p;
+    if (lang[i] > lang[best])
+      best = i;
+  }
+  *top_probability = exp ((double) lang[best] - max) / sum;
+  return best;
+}
+
+/* faster-whisper's detect_language() on the first language_detection_segments
+ * windows from frame `seek` (each window padded or cut to the window
+ * length as pad_or_trim() does, the frame past the content included): the
+ * first window whose top language is more likely than the threshold
+ * decides; else the language most often on top, with its highest
+ * probability. */
+static gboolean
+detect_language (WhisperStream *s, const float *mel, gsize mel_stride, gsize n_mel_frames,
+                 gsize seek, GError **error)
+{
+  WhisperEngine *e = s->engine;
+  const gsize window = 2 * (gsize) e->max_encoder_length;
+  const int n_languages = e->info.token_translate - e->info.token_sot - 1;
+  if (seek >= n_mel_frames)
+    seek = 0;
+  const gsize total = MIN (n_mel_frames - seek,
+                           (gsize) s->options.language_detection_segments * window);
+  g_autofree int *votes = g_new0 (int, n_languages);
+  g_autofree double *best_prob = g_new0 (double, n_languages);
+  g_autofree int *order = g_new0 (int, n_languages);  /* first-seen order of the votes */
+  int n_seen = 0;
+  gboolean decided = FALSE;
+  int language = 0;
+  double probability = 0.0;
+
+  g_mutex_lock (&e->compute_lock);
+  for (gsize i = 0; i < total && !decided; i += window) {
+    const int n = (int) MIN (window, total - i);
+    if (!encode_window (s, mel, mel_stride, seek + i, n, error)) {
+      g_mutex_unlock (&e->compute_lock);
+      return FALSE;
+    }
+    double p;
+    const int top = detect_language_here (s, &p, NULL);
+    if (p > s->options.language_detection_threshold) {
+      language = top;
+      probability = p;
+      decided = TRUE;
+    } else {
+      if (votes[top]++ == 0)
+        order[n_seen++] = top;
+      best_prob[top] = MAX (best_prob[top], p);
+    }
+  }
+  g_mutex_unlock (&e->compute_lock);
+  if (!decided && n_seen > 0) {
+    language = order[0];
+    for (int k = 1; k < n_seen; k++)
+      if (votes[order[k]] > votes[language])
+        language = order[k];
+    probability = best_prob[language];
+  }
+  s->language_index = language;
+  s->language_probability = probability;
+  return TRUE;
+}
+
+/* The greedy loop with the backend's own choice of tokens (on CUDA: one
+ * graph launch per step, only the choice copied back). The prompt's logits
+ * are the last row of s->dec.logits. Tokens go to s->sampled; with `emit`
+ * each token is handed to the callback as its step completes. */
+static gboolean
+greedy_plain (WhisperStream *s, int n_prompt, int n_rows, int max_new, double window_start,
+              gboolean emit, int *n_sampled, double *sum_logprob, GError **error)
+{
+  WhisperEngine *e = s->engine;
+  const int V = e->n_vocab;
+  WhisperLogitState state = { .n_sampled = 0, .last_is_timestamp = FALSE,
+                              .penultimate_is_timestamp = TRUE, .last_timestamp = -1 };
+  WhisperLogitChoice choice;
+  double segment_time = window_start;
+  *n_sampled = 0;
+  *sum_logprob = 0.0;
+  select_token (s, s->dec.logits + (size_t) (n_rows - 1) * V, s->host_logits + (size_t) 2 * V,
+                &state, &choice);
+  for (int step = 0; step < max_new; step++) {
+    *sum_logprob += choice.logprob;
+    if (choice.token == e->info.token_eot)
+      break;
+    s->sampled[(*n_sampled)++] = choice.token;
+    whisper_logit_state_push (&state, &s->logit_config, choice.token);
+    if (emit && s->token_func &&
+        !emit_token (s, choice.token, choice.logprob, step, window_start, &segment_time))
+      g_atomic_int_set (&s->cancelled, 1);
+    if (check_cancelled (s, error))
+      return FALSE;
+    if (step + 1 == max_new)
+      break;
+    if (!decode_step (s, choice.token, n_prompt + step, &state, &choice, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Host buffers and cache slots for the search the options ask for. Not on
+ * the decode path: once per transcription, and only when they grow. */
+static gboolean
+ensure_search (WhisperStream *s, GError **error)
+{
+  const WhisperDecodeOptions *o = &s->options;
+  gboolean sampling = FALSE;
+  for (int i = 0; i < o->n_temperatures; i++)
+    sampling |= o->temperatures[i] > 0;
+  const int slots = MAX (o->beam_size, sampling ? o->best_of : 1);
+  const int max_hyp = MAX (o->best_of, (int) lround (o->beam_size * o->patience) + o->beam_size);
+  if (!whisper_decoder_state_ensure_slots (&s->dec, s->engine, slots, error))
+    return FALSE;
+  if (!s->search || whisper_search_buffers_slots (s->search) < slots ||
+      s->search_max_hyp < max_hyp) {
+    whisper_search_buffers_free (s->search);
+    s->search = whisper_search_buffers_new (slots, s->engine->n_text_ctx, s->engine->n_vocab,
+                                            max_hyp);
+    s->search_max_hyp = max_hyp;
+  }
+  return TRUE;
+}
+
+/* Encodes the window mel[:, seek : seek+n_frames] and decodes it as
+ * faster-whisper's generate_with_fallback() does: at each temperature of
+ * the list in turn (beam search or greedy at 0, sampling best_of sequences
+ * above) until a result is neither a loop (compression ratio above its
+ * threshold) nor unlikely (average log probability below its threshold,
+ * unless the window is likely silent); when every temperature fails, the
+ * most likely result among those that are not loops (or among all). */
+static gboolean
+decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek, int n_frames,
+               double window_start, gboolean with_prefix, WindowResult *result, GError **error)
+{
+  WhisperEngine *e = s->engine;
+  WhisperBackend *be = e->backend;
+  const WhisperDecodeOptions *o = &s->options;
+  const int V = e->n_vocab;
+  gboolean ok = FALSE;
+
+  memset (result, 0, sizeof *result);
+  result->language = s->language_index;
+  whisper_piece_decoder_reset (&s->piece);
+
+  g_mutex_lock (&e->compute_lock);
+  if (!encode_window (s, mel, mel_stride, seek, n_frames, error))
     goto out;
+  gint64 t0 = g_get_monotonic_time ();
+  if (e->info.is_multilingual && o->detect_language_per_window) {
+    double p;
+    result->language = detect_language_here (s, &p, NULL);
+  }
+  int sot_index, n_forced;
+  const int n_prompt = build_prompt (s, result->language, with_prefix, &sot_index, &n_forced);
+  /* As CTranslate2 counts it: the prompt up to the last task token is
+   * the context, that token is the first step's input, and the forced
+   * prefix counts as steps; max_length = min(T / 2, T - context) with
+   * T = 448 (or prompt + max_new_tokens). The last token is never fed
+   * back, so positions stay below n_text_ctx. */
+  const int context = n_prompt - n_forced - 1;
+  int total = o->max_new_tokens > 0 ? n_prompt + o->max_new_tokens : e->n_text_ctx;
+  total = MIN (total, e->n_text_ctx);
+  const int max_steps = MIN (total / 2, total - context);
+  const int max_new = max_steps - n_forced;
 
   /* The prompt pass; the no-speech probability comes from the raw logits
    * at the SOT position. */
-  t0 = g_get_monotonic_time ();
   const int rows[2] = { sot_index, n_prompt - 1 };
   const int n_rows = sot_index == n_prompt - 1 ? 1 : 2;
   whisper_decoder_forward (&s->dec, e, s->prompt, n_prompt, 0, rows, n_rows);
   s->stats.decode_steps++;
-  be->ops->download (be, s->host_logits, s->dec.logits, (size_t) V * sizeof (float));
+  be->ops->download (be, s->host_logits, s->dec.logits, (size_t) n_rows * V * sizeof (float));
   be->ops->sync (be);
   result->no_speech_prob = whisper_logits_softmax_at (s->host_logits, V, e->info.token_no_speech);
+  if (n_rows == 1)
+    memcpy (s->host_logits + V, s->host_logits, (size_t) V * sizeof (float));
+  memcpy (s->sampled, s->prompt + n_prompt - n_forced, (size_t) n_forced * sizeof (gint32));
 
-  WhisperLogitState state = { .n_sampled = 0, .last_is_timestamp = FALSE,
-                              .penultimate_is_timestamp = TRUE, .last_timestamp = -1 };
-  WhisperLogitChoice choice;
-  select_token (s, s->dec.logits + (size_t) (n_rows - 1) * V, s->host_logits, &state, &choice);
-  double segment_time = window_start;
-  for (int step = 0; step < max_new; step++) {
-    result->sum_logprob += choice.logprob;
-    if (choice.token == e->info.token_eot)
+  const WhisperLogitExtras extras = { (float) o->repetition_penalty, o->no_repeat_ngram_size,
+                                      n_forced > 0 };
+  const gboolean plain = whisper_logit_extras_are_plain (&extras);
+  const gboolean emit_live = o->n_temperatures == 1;
+  gboolean emitted = FALSE;
+  int chosen = -1, n_below_cr = 0;
+  int attempt_len[WHISPER_MAX_TEMPERATURES];
+  double attempt_cum[WHISPER_MAX_TEMPERATURES], attempt_avg[WHISPER_MAX_TEMPERATURES];
+  double attempt_ratio[WHISPER_MAX_TEMPERATURES];
+  gboolean below_cr[WHISPER_MAX_TEMPERATURES];
+  const int stride = e->n_text_ctx;
+  double temperature = 0.0;
+
+  for (int t = 0; t < o->n_temperatures; t++) {
+    temperature = o->temperatures[t];
+    gint32 *tokens = s->attempt_tokens + (size_t) t * stride;
+    int n_tokens = 0;
+    double cum = 0.0;
+    if (max_new <= 0) {
+      memcpy (tokens, s->sampled, (size_t) n_forced * sizeof (gint32));
+      n_tokens = n_forced;
+    } else if (t == 0 && temperature == 0.0 && o->beam_size == 1 && plain) {
+      if (!greedy_plain (s, n_prompt, n_rows, max_new, window_start, emit_live, &n_tokens, &cum,
+                         error))
+        goto out;
+      memcpy (tokens, s->sampled, (size_t) n_tokens * sizeof (gint32));
+      emitted = emit_live;
+    } else {
+      const WhisperSearch search = {
+        .engine = e, .dec = &s->dec, .config = &s->logit_config, .extras = extras,
+        .forced = s->sampled, .n_forced = n_forced, .n_prompt = n_prompt,
+        .first_logits = s->host_logits + V, .max_steps = max_steps,
+        .beam_size = temperature > 0 ? 1 : o->beam_size,
+        .best_of = temperature > 0 ? o->best_of : 1, .patience = o->patience,
+        .length_penalty = o->length_penalty, .temperature = temperature, .rand = s->rand,
+        .cancelled = &s->cancelled, .decode_steps = &s->stats.decode_steps,
+      };
+      WhisperSearchResult r;
+      if (!whisper_search_run (&search, s->search, &r, error))
+        goto out;
+      memcpy (tokens, r.tokens, (size_t) r.n_tokens * sizeof (gint32));
+      n_tokens = r.n_tokens;
+      cum = r.cum_logprob;
+    }
+    g_autofree char *text = whisper_engine_decode_tokens (e, tokens, n_tokens);
+    g_strstrip (text);
+    attempt_len[t] = n_tokens;
+    attempt_cum[t] = cum;
+    attempt_avg[t] = cum / (n_tokens + 1);
+    attempt_ratio[t] = compression_ratio (text);
+    chosen = t;
+
+    gboolean fallback = FALSE;
+    below_cr[t] = !(o->compression_ratio_threshold >= 0 &&
+                    attempt_ratio[t] > o->compression_ratio_threshold);
+    if (!below_cr[t])
+      fallback = TRUE;
+    else
+      n_below_cr++;
+    if (attempt_avg[t] < o->logprob_threshold)
+      fallback = TRUE;
+    if (o->no_speech_threshold >= 0 && result->no_speech_prob > o->no_speech_threshold &&
+        attempt_avg[t] < o->logprob_threshold)
+      fallback = FALSE;  /* silence: the no-speech rule decides */
+    if (!fallback)
       break;
-    s->sampled[result->n_sampled++] = choice.token;
-    whisper_logit_state_push (&state, &s->logit_config, choice.token);
-    if (s->token_func &&
-        !emit_token (s, choice.token, choice.logprob, step, window_start, &segment_time))
-      g_atomic_int_set (&s->cancelled, 1);
+    if (t + 1 == o->n_temperatures) {
+      /* every temperature failed: the most likely of those that are not
+       * loops (of all where every one is), with the last temperature */
+      chosen = -1;
+      for (int k = 0; k <= t; k++)
+        if ((n_below_cr == 0 || below_cr[k]) && (chosen < 0 || attempt_avg[k] > attempt_avg[chosen]))
+          chosen = k;
+    }
+  }
+
+  result->n_sampled = attempt_len[chosen];
+  memcpy (s->sampled, s->attempt_tokens + (size_t) chosen * stride,
+          (size_t) result->n_sampled * sizeof (gint32));
+  result->sum_logprob = attempt_cum[chosen];
+  result->avg_logprob = attempt_avg[chosen];
+  result->compression_ratio = attempt_ratio[chosen];
+  result->temperature = temperature;
+  if (!emitted && s->token_func) {
+    double segment_time = window_start;
+    for (int i = 0; i < result->n_sampled; i++)
+      if (!emit_token (s, s->sampled[i], 0.0f, i, window_start, &segment_time)) {
+        g_atomic_int_set (&s->cancelled, 1);
+        break;
+      }
     if (check_cancelled (s, error))
-      goto out;
-    if (step + 1 == max_new)
-      break;
-    if (!decode_step (s, choice.token, n_prompt + step, &state, &choice, error))
       goto out;
   }
   be->ops->sync (be);
   ok = backend_ok (be, error);
+  s->stats.decoder_seconds += elapsed_since (t0);
 
 out:
-  s->stats.decoder_seconds += elapsed_since (t0);
   g_mutex_unlock (&e->compute_lock);
   return ok;
-}
-
-/* len(utf8) / len(zlib.compress(utf8)), as the reference computes it. */
-static double
-compression_ratio (const char *text)
-{
-  const gsize len = strlen (text);
-  g_autoptr (GZlibCompressor) z = g_zlib_compressor_new (G_ZLIB_COMPRESSOR_FORMAT_ZLIB, -1);
-  guint8 buf[4096];
-  gsize total = 0, read, written;
-  const guint8 *in = (const guint8 *) text;
-  gsize left = len;
-  GConverterResult r;
-  do {
-    r = g_converter_convert (G_CONVERTER (z), in, left, buf, sizeof buf, G_CONVERTER_INPUT_AT_END,
-                             &read, &written, NULL);
-    in += read;
-    left -= read;
-    total += written;
-  } while (r == G_CONVERTER_CONVERTED);
-  return total ? (double) len / total : 0.0;
 }
 
 static gboolean
@@ -489,7 +1016,8 @@ segment_new (WhisperStream *s, const gint32 *tokens, int n, double start, double
   seg->avg_logprob = avg_logprob;
   seg->no_speech_prob = wr->no_speech_prob;
   seg->compression_ratio = ratio;
-  seg->temperature = 0.0;
+  seg->temperature = wr->temperature;
+  seg->language = wr->language >= 0 ? whisper_language_code (wr->language) : "en";
   return seg;
 }
 
@@ -574,6 +1102,57 @@ split_segments (WhisperStream *s, SegmentSink *sink, const WindowResult *wr, dou
   return segment_size;
 }
 
+/* Resolves what the options name (language, prompt tokens) and sizes the
+ * search, before any window; also checks the options. */
+static gboolean
+prepare_transcription (WhisperStream *s, GError **error)
+{
+  WhisperEngine *e = s->engine;
+  const WhisperDecodeOptions *o = &s->options;
+  if (!whisper_decode_options_check (e, o, error))
+    return FALSE;
+  const int n_languages = e->info.token_translate - e->info.token_sot - 1;
+  int index = -1;
+  if (!whisper_language_parse (o->language, n_languages, &index, error))
+    return FALSE;
+  if (!e->info.is_multilingual) {
+    if (!whisper_language_parse ("en", n_languages, &index, error))
+      return FALSE;
+  }
+  if (index >= 0) {
+    s->language_index = index;
+    s->language_probability = 1.0;
+    s->language_detected = TRUE;
+  } else if (s->language_detected && s->language_index < 0) {
+    s->language_detected = FALSE;
+  }
+  /* " " + text.strip(), as faster-whisper encodes prompts */
+  struct { const char *text; gint32 **ids; gsize *n; } texts[] = {
+    { o->hotwords, &s->hotword_tokens, &s->n_hotword_tokens },
+    { o->prefix, &s->prefix_tokens, &s->n_prefix_tokens },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (texts); i++) {
+    if (!texts[i].text || *texts[i].ids)
+      continue;
+    g_autofree char *spaced = g_strconcat (" ", texts[i].text, NULL);
+    g_strstrip (spaced + 1);
+    *texts[i].ids = whisper_engine_encode_text (e, spaced, texts[i].n, error);
+    if (!*texts[i].ids)
+      return FALSE;
+  }
+  if (o->initial_prompt && !s->initial_prompt_added && s->history->len == 0) {
+    g_autofree char *spaced = g_strconcat (" ", o->initial_prompt, NULL);
+    g_strstrip (spaced + 1);
+    gsize n;
+    g_autofree gint32 *ids = whisper_engine_encode_text (e, spaced, &n, error);
+    if (!ids)
+      return FALSE;
+    g_array_append_vals (s->history, ids, n);
+  }
+  s->initial_prompt_added = TRUE;
+  return ensure_search (s, error);
+}
+
 gboolean
 whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
                            WhisperSegmentFunc segment_func, gpointer user_data,
@@ -586,6 +1165,8 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
                  "no audio buffer given for %zu samples", n_samples);
     return FALSE;
   }
+  if (!prepare_transcription (s, error))
+    return FALSE;
 
   /* the input boundary: whisper-pcm.h */
   g_autofree float *fixed = NULL;
@@ -615,12 +1196,42 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
 
   const gsize content_frames = n_samples / WHISPER_HOP_LENGTH;
   const int window_frames = 2 * e->max_encoder_length;
-  gsize seek = 0;
+  gint64 clips[2 * MAX_CLIPS];
+  int n_clips = parse_clips (s->options.clip_timestamps, clips, MAX_CLIPS, error);
+  if (n_clips < 0)
+    return FALSE;
+  if (n_clips == 0) {
+    clips[0] = 0;
+    clips[1] = -1;
+    n_clips = 1;
+  }
   gboolean ok = TRUE;
 
-  while (seek < content_frames && !sink.stop) {
+  /* The language, when it is to be detected: from the first clip's start. */
+  if (!s->language_detected && e->info.is_multilingual && content_frames > 0) {
+    const gsize from = (gsize) clips[0] < content_frames ? (gsize) clips[0] : 0;
+    if (!detect_language (s, mel, mel_stride, MIN (mel_stride, content_frames + 1), from, error))
+      return FALSE;
+    s->language_detected = TRUE;
+  }
+
+  int clip = 0;
+  gsize seek = (gsize) clips[0];
+  while (clip < n_clips && !sink.stop) {
+    const gsize clip_start = (gsize) clips[2 * clip];
+    const gsize clip_end = clips[2 * clip + 1] < 0 || (gsize) clips[2 * clip + 1] > content_frames
+                               ? content_frames
+                               : (gsize) clips[2 * clip + 1];
+    if (seek < clip_start)
+      seek = clip_start;
+    if (seek >= clip_end) {
+      clip++;
+      if (clip < n_clips)
+        seek = (gsize) clips[2 * clip];
+      continue;
+    }
     const double time_offset = seek / (double) FRAMES_PER_SECOND;
-    const int segment_size = (int) MIN ((gsize) window_frames, content_frames - seek);
+    const int segment_size = (int) MIN ((gsize) window_frames, MIN (content_frames, clip_end) - seek);
     WindowResult wr;
 
     /* Silence is not decoded: conditioned on earlier text, the model
@@ -643,22 +1254,27 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
       continue;
     }
 
-    if (!decode_window (s, mel, mel_stride, seek, segment_size, time_offset, &wr, error)) {
+    /* the prefix goes on the stream's first window, where its audio starts */
+    const gboolean with_prefix = seek == 0 && s->windows_since_reset == 0;
+    s->windows_since_reset++;
+    if (!decode_window (s, mel, mel_stride, seek, segment_size, time_offset, with_prefix, &wr,
+                        error)) {
       ok = FALSE;
       break;
     }
-    const double avg_logprob = wr.sum_logprob / (wr.n_sampled + 1);
     g_autofree char *text = whisper_engine_decode_tokens (e, s->sampled, wr.n_sampled);
     g_strstrip (text);
-    const double ratio = compression_ratio (text);
 
-    if (window_is_no_speech (&s->options, wr.no_speech_prob, avg_logprob, ratio, text)) {
+    if (window_is_no_speech (&s->options, wr.no_speech_prob, wr.avg_logprob,
+                             wr.compression_ratio, text)) {
       s->stats.windows_no_speech++;
       seek += segment_size;
       continue;
     }
-    seek += split_segments (s, &sink, &wr, time_offset, segment_size, avg_logprob, ratio);
-    if (!s->options.condition_on_previous_text)
+    seek += split_segments (s, &sink, &wr, time_offset, segment_size, wr.avg_logprob,
+                            wr.compression_ratio);
+    if (!s->options.condition_on_previous_text ||
+        wr.temperature > s->options.prompt_reset_on_temperature)
       s->prompt_reset_since = s->history->len;
   }
 

@@ -397,11 +397,11 @@ STATS_RE_2 = re.compile(r"mel ([\d.]+) s; encoder ([\d.]+) s per window \((\d+) 
 
 def run_ours_cli(cli, wav, args):
     cmd = [str(cli), "--model", args.model, "--threads", str(args.threads), "--device", "cpu",
-           "--format", "json", "--stats", "--warmup", "1", str(wav)]
+           "--format", "json", "--stats", "--warmup", "1", "--greedy", str(wav)]
     rc, wall, rss, out, err = run_process(cmd)
     if rc != 0:
         raise RuntimeError(f"whisper-transcribe exited {rc}: {err.strip()[-1500:]}")
-    segments = json.loads(out)
+    segments = json.loads(out)["segments"]
     m1, m2 = STATS_RE_1.search(err), STATS_RE_2.search(err)
     if not m1 or not m2:
         raise RuntimeError(f"whisper-transcribe --stats: unexpected output: {err.strip()[-800:]}")
