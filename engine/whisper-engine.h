@@ -242,6 +242,11 @@ void whisper_stream_reset (WhisperStream *stream);
 /* The language the stream decodes in: the one set, or the one detected
  * (with its probability; 1 when it was set); NULL before detection. */
 const char *whisper_stream_get_language (const WhisperStream *stream, double *probability);
+/* The probability of every language (index i: token <|startoftranscript|>
+ * + 1 + i, whisper-languages.h) in the last window language detection
+ * looked at; NULL when the language was not detected. */
+const double *whisper_stream_get_language_probabilities (const WhisperStream *stream,
+                                                         int *n_languages);
 /* Thread-safe: makes a running whisper_stream_transcribe() return
  * WHISPER_ENGINE_ERROR_CANCELLED after its current step. The flag clears
  * when the next transcription starts. */

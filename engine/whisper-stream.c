@@ -37,6 +37,8 @@ struct _WhisperStream {
   gint32 *logit_suppress_ids;       /* the stream's SuppressTokens list */
   int language_index;               /* -1: to detect */
   double language_probability;
+  double *language_probs;           /* [n_languages] of the last detection window */
+  int n_language_probs;
   gboolean language_detected;       /* detection done since the last reset */
   gboolean initial_prompt_added;    /* since the last reset */
   guint64 windows_since_reset;      /* the prefix goes on the first */
@@ -341,6 +343,7 @@ whisper_stream_new (WhisperEngine *engine, GError **error)
   s->prompt = g_new (gint32, engine->n_text_ctx);
   s->sampled = g_new (gint32, engine->n_text_ctx);
   s->attempt_tokens = g_new (gint32, (size_t) WHISPER_MAX_TEMPERATURES * engine->n_text_ctx);
+  s->language_probs = g_new0 (double, MAX (info->token_translate - info->token_sot - 1, 1));
   (void) info;
   whisper_piece_decoder_init (&s->piece, engine->max_token_bytes);
   if (!prepare_decode_steps (s, error)) {
@@ -370,6 +373,7 @@ whisper_stream_free (WhisperStream *s)
   g_free (s->prompt);
   g_free (s->sampled);
   g_free (s->attempt_tokens);
+  g_free (s->language_probs);
   g_free (s->language);
   g_free (s->initial_prompt);
   g_free (s->hotwords);
@@ -407,8 +411,16 @@ whisper_stream_reset (WhisperStream *s)
   g_array_set_size (s->history, 0);
   s->prompt_reset_since = 0;
   s->language_detected = FALSE;
+  s->n_language_probs = 0;
   s->initial_prompt_added = FALSE;
   s->windows_since_reset = 0;
+}
+
+const double *
+whisper_stream_get_language_probabilities (const WhisperStream *s, int *n_languages)
+{
+  *n_languages = s->n_language_probs;
+  return s->n_language_probs > 0 ? s->language_probs : NULL;
 }
 
 const char *
@@ -721,7 +733,8 @@ detect_language (WhisperStream *s, const float *mel, gsize mel_stride, gsize n_m
       return FALSE;
     }
     double p;
-    const int top = detect_language_here (s, &p, NULL);
+    const int top = detect_language_here (s, &p, s->language_probs);
+    s->n_language_probs = n_languages;
     if (p > s->options.language_detection_threshold) {
       language = top;
       probability = p;
