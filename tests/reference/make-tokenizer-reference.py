@@ -136,6 +136,10 @@ STRINGS = [
     "zero\u200bwidth",
     "soft\u00adhyphen",
     "bell\u0007char",
+    # repeats: equal-rank pairs overlap, the leftmost merges first
+    "rewww awwww hmmmm zzzzzz ooooooh Noooo! Ahhhhh heeeey",
+    "!!!!!!! ????? ...... ------ ====== ****** ~~~~~~ ______",
+    "ababab hahahaha lololol 1111111 0000000 xoxoxo",
     # long inputs (one long pre-token each for the last two)
     _LONG_ENGLISH,
     _LONG_CHINESE,
