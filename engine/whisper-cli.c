@@ -165,60 +165,6 @@ parse_device (const char *name, WhisperDevice *device, GError **error)
   return TRUE;
 }
 
-/* "0,0.2,..." into temperatures. */
-static gboolean
-parse_temperatures (const char *text, WhisperDecodeOptions *o, GError **error)
-{
-  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
-  int n = 0;
-  for (int i = 0; parts[i]; i++) {
-    char *end = NULL;
-    const double t = g_ascii_strtod (g_strstrip (parts[i]), &end);
-    if (!end || *end || end == parts[i] || n >= WHISPER_MAX_TEMPERATURES) {
-      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "--temperature: \"%s\" is not a list of at most %d numbers", text,
-                   WHISPER_MAX_TEMPERATURES);
-      return FALSE;
-    }
-    o->temperatures[n++] = t;
-  }
-  if (n == 0) {
-    g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--temperature: empty list");
-    return FALSE;
-  }
-  o->n_temperatures = n;
-  return TRUE;
-}
-
-/* "-1,123" into the non-speech flag and the other ids (array owned by the
- * caller). */
-static gboolean
-parse_suppress_tokens (const char *text, WhisperDecodeOptions *o, GArray *ids, GError **error)
-{
-  o->suppress_non_speech = FALSE;
-  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
-  for (int i = 0; parts[i]; i++) {
-    char *p = g_strstrip (parts[i]), *end = NULL;
-    if (!*p)
-      continue;
-    const gint64 id = g_ascii_strtoll (p, &end, 10);
-    if (!end || *end || id < -1 || id > G_MAXINT32) {
-      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "--suppress-tokens: \"%s\" is not a token id or -1", p);
-      return FALSE;
-    }
-    if (id == -1)
-      o->suppress_non_speech = TRUE;
-    else {
-      const gint32 v = (gint32) id;
-      g_array_append_val (ids, v);
-    }
-  }
-  o->suppress_tokens = (const gint32 *) ids->data;
-  o->n_suppress_tokens = (int) ids->len;
-  return TRUE;
-}
-
 static void
 format_time (char *buf, gsize size, double t, char sep)
 {
@@ -423,8 +369,9 @@ main (int argc, char **argv)
   decode.language_detection_segments = opt_language_detection_segments;
   decode.seed = (guint32) opt_seed;
   g_autoptr (GArray) suppress_ids = g_array_new (FALSE, FALSE, sizeof (gint32));
-  if (!parse_temperatures (opt_temperature, &decode, &error) ||
-      !parse_suppress_tokens (opt_suppress_tokens, &decode, suppress_ids, &error)) {
+  if (!whisper_decode_options_parse_temperatures (&decode, opt_temperature, &error) ||
+      !whisper_decode_options_parse_suppress_tokens (&decode, opt_suppress_tokens, suppress_ids,
+                                                     &error)) {
     g_printerr ("whisper-transcribe: %s\n", error->message);
     return 2;
   }

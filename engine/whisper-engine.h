@@ -208,6 +208,16 @@ void whisper_decode_options_set_search_defaults (WhisperDecodeOptions *options);
  * model cannot decode, translation on an English-only model. */
 gboolean whisper_decode_options_check (const WhisperEngine *engine,
                                        const WhisperDecodeOptions *options, GError **error);
+/* "0,0.2,0.4,...": the temperature list (1 to WHISPER_MAX_TEMPERATURES
+ * values from 0 to 10). */
+gboolean whisper_decode_options_parse_temperatures (WhisperDecodeOptions *options,
+                                                    const char *text, GError **error);
+/* "-1,123,...": -1 for the non-speech symbols, ids otherwise; `ids`
+ * (GArray of gint32) holds them and must outlive the options until
+ * whisper_stream_set_options() copied them. "" suppresses nothing. */
+gboolean whisper_decode_options_parse_suppress_tokens (WhisperDecodeOptions *options,
+                                                       const char *text, GArray *ids,
+                                                       GError **error);
 
 typedef struct _WhisperStream WhisperStream;
 

@@ -28,6 +28,7 @@
 #include "gstwhisperwindow.h"
 #include "gstwhisperwords.h"
 #include "whisper-engine.h"
+#include "gstwhisperdecoding.h"
 
 G_BEGIN_DECLS
 
@@ -43,6 +44,7 @@ struct _GstWhisperSink {
   GstWhisperDevice device;
   gint threads;
   gchar *language_code;
+  GstWhisperDecoding decoding;    /* task, search, prompts (gstwhisperdecoding.h) */
   guint latency_ms;
   guint lateness_ms;
   GstWhisperOutputMode output;
@@ -107,6 +109,7 @@ struct _GstWhisperSink {
   GstWhisperWords words;
   gboolean seen_segment;
   gboolean caps_queued;
+  gchar *announced_language;   /* the language last tagged downstream (task) */
 
   /* From the inference task to the src pad task (its own lock). */
   GstWhisperOutQueue outq;

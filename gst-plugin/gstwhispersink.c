@@ -26,6 +26,8 @@
 #endif
 
 #include "gstwhispersink-private.h"
+#include "gstwhisperdecoding.h"
+#include "whisper-languages.h"
 
 #include <string.h>
 
@@ -34,7 +36,7 @@
 #define DEFAULT_MODEL NULL
 #define DEFAULT_DEVICE GST_WHISPER_DEVICE_AUTO
 #define DEFAULT_THREADS 0
-#define DEFAULT_LANGUAGE_CODE "en-US"
+#define DEFAULT_LANGUAGE_CODE "auto"
 #define DEFAULT_LATENCY_MS 8000
 #define DEFAULT_LATENESS_MS 0
 #define DEFAULT_OUTPUT GST_WHISPER_OUTPUT_SEGMENTS
@@ -75,6 +77,7 @@ enum {
   PROP_VAD_MODEL,
   PROP_VAD_THRESHOLD,
   PROP_MAX_GAP,
+  PROP_DECODING_FIRST,  /* the decoding properties, gstwhisperdecoding.c */
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -139,9 +142,11 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
           rw | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_LANGUAGE_CODE,
       g_param_spec_string ("language-code", "Language code",
-          "Language of the speech, as a BCP 47 tag or ISO 639 code (\"en\" and \"en-US\" "
-          "both mean English). The engine decodes English only so far, with any model: "
-          "another language fails the change to READY, or posts a warning when set later",
+          "Language of the speech: a Whisper language as a BCP 47 tag, ISO 639 code or "
+          "English name (\"de\", \"de-DE\", \"de_DE\", \"deu\", \"German\"), or \"auto\" to "
+          "detect it (multilingual models; English-only ones decode English). A language the "
+          "model lacks fails the change to READY, or posts a warning and is ignored when set "
+          "later",
           DEFAULT_LANGUAGE_CODE, rw | GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstWhisperSink:latency:
@@ -387,6 +392,7 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
           "windows-no-voice and windows-no-speech (engine windows skipped), audio-filled, "
           "gaps-filled and audio-overlap (max-gap)",
           GST_TYPE_STRUCTURE, ro));
+  gst_whisper_decoding_install_properties (gobject_class, PROP_DECODING_FIRST);
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -458,6 +464,7 @@ gst_whisper_sink_init (GstWhisperSink *self)
   self->offline_mode = DEFAULT_OFFLINE_MODE;
 
   self->max_gap_ms = DEFAULT_MAX_GAP_MS;
+  gst_whisper_decoding_init (&self->decoding);
   gst_whisper_align_init (&self->align, WHISPER_SAMPLE_RATE, ALIGN_TOLERANCE);
   gst_segment_init (&self->sink_segment, GST_FORMAT_TIME);
   gst_whisper_queue_init (&self->queue);
@@ -481,6 +488,7 @@ gst_whisper_sink_finalize (GObject *object)
   g_free (self->vad_model);
   g_free (self->model);
   g_free (self->language_code);
+  gst_whisper_decoding_clear (&self->decoding);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -488,15 +496,25 @@ gst_whisper_sink_finalize (GObject *object)
 /* ------------------------------------------------------------------------ */
 /* Properties */
 
-static gboolean
-language_is_english (const gchar *code)
+/* NULL when the engine can decode `code` (with `task`), else why not.
+ * Without an engine, only whether it is a Whisper language at all. */
+static gchar *
+language_problem (WhisperEngine *engine, const gchar *code, WhisperTask task)
 {
-  if (code == NULL || *code == '\0')
-    return TRUE;
-  if (g_ascii_strcasecmp (code, "eng") == 0 || g_ascii_strcasecmp (code, "english") == 0)
-    return TRUE;
-  return g_ascii_strncasecmp (code, "en", 2) == 0
-      && (code[2] == '\0' || code[2] == '-' || code[2] == '_');
+  g_autoptr (GError) error = NULL;
+  if (engine) {
+    WhisperDecodeOptions o;
+    whisper_decode_options_init (&o);
+    o.language = code;
+    o.task = task;
+    if (!whisper_decode_options_check (engine, &o, &error))
+      return g_strdup (error->message);
+    return NULL;
+  }
+  int index;
+  if (!whisper_language_parse (code, WHISPER_N_LANGUAGES_MAX, &index, &error))
+    return g_strdup (error->message);
+  return NULL;
 }
 
 /* Posts the warnings about settings below their useful range
@@ -568,6 +586,20 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
   const gchar *ignored = NULL;
 
   GST_OBJECT_LOCK (self);
+  if (prop_id >= PROP_DECODING_FIRST) {
+    gchar *problem = NULL;
+    gst_whisper_decoding_set_property (&self->decoding, prop_id, PROP_DECODING_FIRST, value,
+        &problem);
+    GST_OBJECT_UNLOCK (self);
+    if (problem) {
+      GST_ELEMENT_WARNING_WITH_DETAILS (self, LIBRARY, SETTINGS,
+          ("'%s' is ignored: %s", pspec->name, problem), ("the previous value stays"),
+          ("reason", G_TYPE_STRING, "property-invalid", "property", G_TYPE_STRING, pspec->name,
+              NULL));
+      g_free (problem);
+    }
+    return;
+  }
   switch (prop_id) {
     case PROP_MODEL:
       if (engine_property_writable (self, pspec, &ignored)) {
@@ -603,14 +635,19 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
     case PROP_VAD_THRESHOLD:
       self->vad_threshold = g_value_get_double (value);
       break;
-    case PROP_LANGUAGE_CODE:
-      g_free (self->language_code);
-      self->language_code = g_value_dup_string (value);
-      if (!language_is_english (self->language_code) && self->engine) {
+    case PROP_LANGUAGE_CODE: {
+      /* transcriberbin sets it while PLAYING: checked now, against the
+       * engine's model once there is one */
+      const gchar *code = g_value_get_string (value);
+      language = language_problem (self->engine, code, self->decoding.task);
+      if (language) {
         warn_language = TRUE;
-        language = g_strdup (self->language_code);
+      } else {
+        g_free (self->language_code);
+        self->language_code = g_strdup (code);
       }
       break;
+    }
     case PROP_LATENCY:
       self->latency_ms = g_value_get_uint (value);
       self->latency_warn = self->latency_ms < USEFUL_LATENCY_MS;
@@ -652,9 +689,10 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
   if (prop_id == PROP_ENCODER_CONTEXT || prop_id == PROP_LATENCY)
     post_setting_warnings (self);
   if (warn_language) {
-    GST_ELEMENT_WARNING (self, LIBRARY, SETTINGS,
-        ("Language \"%s\" is not supported: the engine decodes English only so far; "
-            "transcription continues in English", language), (NULL));
+    GST_ELEMENT_WARNING_WITH_DETAILS (self, LIBRARY, SETTINGS,
+        ("language-code \"%s\" is ignored: %s", g_value_get_string (value), language),
+        ("the previous language stays"),
+        ("reason", G_TYPE_STRING, "language-invalid", NULL));
     g_free (language);
   }
   if (post_latency)
@@ -717,6 +755,11 @@ gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
   }
 
   GST_OBJECT_LOCK (self);
+  if (gst_whisper_decoding_get_property (&self->decoding, prop_id, PROP_DECODING_FIRST,
+          value)) {
+    GST_OBJECT_UNLOCK (self);
+    return;
+  }
   switch (prop_id) {
     case PROP_MODEL:
       if (self->model)
@@ -852,12 +895,6 @@ create_engine (GstWhisperSink *self)
   GST_OBJECT_UNLOCK (self);
   opts.model_path = model;
 
-  if (!language_is_english (language)) {
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
-        ("Language \"%s\" is not supported: the engine decodes English only so far, "
-            "whatever the model (set language-code to \"en\")", language), (NULL));
-    return FALSE;
-  }
 
   post_setting_warnings (self);
   text = g_strdup_printf ("Loading Whisper model %s", model);
@@ -887,9 +924,22 @@ create_engine (GstWhisperSink *self)
   GST_INFO_OBJECT (self, "model %s on %s: %d encoder frames per window, %d samples",
       info->model_path ? info->model_path : model, info->device_name,
       info->max_encoder_length, info->window_samples);
-  if (info->is_multilingual)
-    GST_INFO_OBJECT (self, "multilingual model: decoded as English (the engine has no "
-        "language detection or option yet)");
+  {
+    /* the language and the task against this model */
+    WhisperTask task;
+    GST_OBJECT_LOCK (self);
+    task = self->decoding.task;
+    GST_OBJECT_UNLOCK (self);
+    g_autofree gchar *problem = language_problem (engine, language, task);
+    if (problem) {
+      whisper_engine_unref (engine);
+      post_progress (self, GST_PROGRESS_TYPE_ERROR, "Loading the Whisper model failed");
+      GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+          ("Invalid language-code \"%s\" or task for Whisper model \"%s\": %s", language,
+              model, problem), (NULL));
+      return FALSE;
+    }
+  }
 
   if (!load_vad (self, &vad)) {
     whisper_engine_unref (engine);

@@ -45,6 +45,7 @@
 #endif
 
 #include "gstwhispersink-private.h"
+#include "whisper-languages.h"
 
 #include <math.h>
 #include <string.h>
@@ -130,6 +131,7 @@ gst_whisper_sink_task_reset (GstWhisperSink *self)
   gst_segment_init (&self->out.out_segment, GST_FORMAT_TIME);
   self->seen_segment = FALSE;
   self->caps_queued = FALSE;
+  g_clear_pointer (&self->announced_language, g_free);
 }
 
 /* Flushing stops the running transcription at the next decode step. */
@@ -225,6 +227,46 @@ push_segment (CallContext *ctx, WhisperSegment *segment)
   whisper_segment_free (segment);
 }
 
+/* The tag code of a Whisper language: its two-letter ISO 639-1 code, else
+ * its ISO 639-2 (or 639-3) code, as GST_TAG_LANGUAGE_CODE asks. */
+static const gchar *
+tag_language_code (const gchar *code, int index)
+{
+  if (strlen (code) == 2 && strcmp (code, "jw") != 0)
+    return code;
+  const gchar *iso = whisper_language_iso639_2 (index);
+  return iso ? iso : whisper_language_iso639_3 (index);
+}
+
+/* When the language of the text changes (the first segment, or a window
+ * detected in another language): a "whisper-language" element message
+ * and a GST_TAG_LANGUAGE_CODE tag event downstream, in order with the text. */
+static void
+announce_language (GstWhisperSink *self, const gchar *code)
+{
+  double probability = 1.0;
+  int index = -1;
+  if (!code || g_strcmp0 (code, self->announced_language) == 0 ||
+      !whisper_language_parse (code, WHISPER_N_LANGUAGES_MAX, &index, NULL) || index < 0)
+    return;
+  g_free (self->announced_language);
+  self->announced_language = g_strdup (code);
+  const gchar *stream_language = whisper_stream_get_language (self->stream, &probability);
+  const gboolean per_window = g_strcmp0 (stream_language, code) != 0;
+  const gchar *tag = tag_language_code (code, index);
+
+  GST_INFO_OBJECT (self, "text in %s (%s)", whisper_language_name (index), code);
+  gst_whisper_out_queue_push_event (&self->outq,
+      gst_event_new_tag (gst_tag_list_new (GST_TAG_LANGUAGE_CODE, tag, NULL)));
+  gst_element_post_message (GST_ELEMENT (self), gst_message_new_element (GST_OBJECT (self),
+          gst_structure_new ("whisper-language",
+              "language-code", G_TYPE_STRING, code,
+              "tag-language-code", G_TYPE_STRING, tag,
+              "name", G_TYPE_STRING, whisper_language_name (index),
+              "probability", G_TYPE_DOUBLE, per_window ? -1.0 : probability,
+              "per-window", G_TYPE_BOOLEAN, per_window, NULL)));
+}
+
 /* ------------------------------------------------------------------------ */
 /* Engine callbacks (task thread, inside whisper_stream_transcribe) */
 
@@ -259,6 +301,8 @@ static gboolean
 on_segment (WhisperSegment *segment, gpointer user_data)
 {
   CallContext *ctx = user_data;
+
+  announce_language (ctx->self, segment->language);
 
   if (ctx->carry == GST_WHISPER_CARRY_LAST_SEGMENT) {
     if (ctx->held)
@@ -352,6 +396,7 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   WhisperDecodeOptions opts;
   WhisperStreamStats stats;
   CallContext ctx = { 0, };
+  g_autoptr (GArray) suppress = g_array_new (FALSE, FALSE, sizeof (gint32));
   g_autoptr (GError) err = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
   gsize done = 0;
@@ -378,12 +423,15 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   opts.strict_no_speech = self->strict_no_speech;
   opts.vad = self->vad;
   opts.vad_options.threshold = self->vad_threshold;
-  GST_OBJECT_UNLOCK (self);
+  opts.language = self->language_code;
+  gst_whisper_decoding_fill (&self->decoding, self->out.live, &opts, suppress);
   /* The prompt history would hold the text of a carried segment, which is
    * decoded again: condition live calls on nothing. */
   if (region->carry == GST_WHISPER_CARRY_LAST_SEGMENT)
     opts.condition_on_previous_text = FALSE;
+  /* the options' strings are the properties': copied before unlocking */
   whisper_stream_set_options (self->stream, &opts);
+  GST_OBJECT_UNLOCK (self);
   whisper_stream_set_token_callback (self->stream, on_token, &ctx);
   self->words.token_eot = whisper_engine_get_info (self->engine)->token_eot;
   gst_whisper_words_begin_call (&self->words);
