@@ -238,7 +238,7 @@ GST_START_TEST (test_property_flags_and_defaults)
       "lateness", &lateness, "max-encoder-length", &mel, "max-observed-delay", &delay,
       "threads", &threads, "encoder-context", &ctx, "no-speech-threshold", &nst, NULL);
   fail_unless_equals_string (model, def);
-  fail_unless_equals_string (lang, "en-US");
+  fail_unless_equals_string (lang, "auto");
   fail_unless (latency > 0);
   fail_unless_equals_int (lateness, 0);
   fail_unless_equals_int (mel, 0);
@@ -501,9 +501,24 @@ GST_START_TEST (test_device_cuda)
 }
 GST_END_TEST;
 
+/* The multilingual base model (tools/fetch-model.sh base). */
+static gchar *
+base_model_path (void)
+{
+  const gchar *data = g_getenv ("XDG_DATA_HOME");
+  g_autofree gchar *root = data && *data ? g_strdup (data)
+      : g_build_filename (g_get_home_dir (), ".local", "share", NULL);
+  return g_build_filename (root, "gst-whisper", "models", "base", NULL);
+}
+
+/* English-only tiny.en takes English in any form and refuses the others;
+ * the multilingual base model takes every Whisper language in the forms
+ * GStreamer users write, and auto. */
 GST_START_TEST (test_language_codes)
 {
-  const gchar *english[] = { "en", "en-US", "EN_gb", "eng", "" };
+  const gchar *english[] = { "en", "en-US", "EN_gb", "eng", "", "auto", "English" };
+  const gchar *others[] = { "de", "de-DE", "de_DE", "deu", "ger", "German", "zh-Hans-CN",
+    "haw", "auto" };
   GstElement *e;
   GstBus *bus;
   GstMessage *msg;
@@ -522,9 +537,42 @@ GST_START_TEST (test_language_codes)
   e = make_sink ();
   g_object_set (e, "language-code", "fr-FR", NULL);
   text = expect_state_failure (e, GST_STATE_READY, "the language is not English");
-  fail_unless (text && strstr (text, "fr-FR") && strstr (text, "English"),
+  fail_unless (text && strstr (text, "fr-FR") && strstr (text, "English-only"),
       "unclear: %s", text);
   g_free (text);
+  gst_object_unref (e);
+
+  {
+    g_autofree gchar *base = base_model_path ();
+    for (i = 0; i < G_N_ELEMENTS (others); i++) {
+      e = make_sink ();
+      g_object_set (e, "model", base, "language-code", others[i], NULL);
+      fail_unless (gst_element_set_state (e, GST_STATE_READY) == GST_STATE_CHANGE_SUCCESS,
+          "the base model refused '%s'", others[i]);
+      gst_element_set_state (e, GST_STATE_NULL);
+      gst_object_unref (e);
+    }
+    e = make_sink ();
+    g_object_set (e, "model", base, NULL);
+    /* not a Whisper language: refused when set (a warning), the old value stays */
+    g_object_set (e, "language-code", "klingon", NULL);
+    {
+      gchar *lang = NULL;
+      g_object_get (e, "language-code", &lang, NULL);
+      fail_unless_equals_string (lang, "auto");
+      g_free (lang);
+    }
+    gst_object_unref (e);
+    /* translation needs a multilingual model */
+    e = make_sink ();
+    gst_util_set_object_arg (G_OBJECT (e), "task", "translate");
+    text = expect_state_failure (e, GST_STATE_READY, "translation on tiny.en");
+    fail_unless (text && strstr (text, "English-only"), "unclear: %s", text);
+    g_free (text);
+    gst_object_unref (e);
+  }
+
+  e = make_sink ();
 
   /* Later (as transcriberbin does it): a warning, English goes on. */
   g_object_set (e, "language-code", "en", NULL);
