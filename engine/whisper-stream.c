@@ -496,10 +496,11 @@ build_prompt (WhisperStream *s, int language, gboolean with_prefix, int *sot_ind
       memcpy (s->prompt + n, s->hotword_tokens, take * sizeof (gint32));
       n += (int) take;
     }
-    /* faster-whisper does not bound hotwords + history together; here the
-     * oldest history gives way where they would leave no room to decode */
+    /* faster-whisper does not bound hotwords + history together (at 448
+     * tokens CTranslate2 refuses the prompt); here the oldest history gives
+     * way where they would leave less than a quarter of the context */
     guint take = MIN (n_prev, (guint) max_prev);
-    const int room = info->n_text_ctx / 2 - 8 - n;
+    const int room = info->n_text_ctx * 3 / 4 - n;
     take = MIN (take, (guint) MAX (room, 0));
     memcpy (s->prompt + n, &g_array_index (s->history, gint32, s->history->len - take),
             take * sizeof (gint32));
@@ -917,6 +918,10 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
       n_tokens = r.n_tokens;
       cum = r.cum_logprob;
     }
+    /* the backend's work of the attempt is done (nothing below is a step's) */
+    be->ops->sync (be);
+    if (!backend_ok (be, error))
+      goto out;
     g_autofree char *text = whisper_engine_decode_tokens (e, tokens, n_tokens);
     g_strstrip (text);
     attempt_len[t] = n_tokens;
@@ -966,8 +971,7 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
     if (check_cancelled (s, error))
       goto out;
   }
-  be->ops->sync (be);
-  ok = backend_ok (be, error);
+  ok = TRUE;
   s->stats.decoder_seconds += elapsed_since (t0);
 
 out:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Peak memory of a whole transcription (whisper-transcribe --stats, on the
+# Peak memory of a whole greedy transcription (whisper-transcribe --greedy --stats, on the
 # CPU, jfk.wav) with float16 models, whose weights must stay float16 from the
 # file to the backend: a float32 copy of them anywhere (the loader widening,
 # the backend keeping both) would add 2x their size and break these bounds.
@@ -26,7 +26,7 @@ check() {
     return
   fi
   err=$(mktemp)
-  out=$("$cli" --model "$dir" --device cpu --stats --format text "$audio" 2>"$err") || {
+  out=$("$cli" --model "$dir" --device cpu --greedy --stats --format text "$audio" 2>"$err") || {
     echo "FAIL: $name: whisper-transcribe failed: $(cat "$err")"
     status=1
     rm -f "$err"
