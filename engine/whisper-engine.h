@@ -276,6 +276,7 @@ typedef struct {
   guint64 windows_silent;     /* windows skipped by the silence threshold, cumulative */
   guint64 windows_no_voice;   /* windows skipped because the VAD found no speech, cumulative */
   guint64 windows_no_speech;  /* windows decoded and dropped by the no-speech rule, cumulative */
+  guint64 windows_fallback;   /* windows decoded again at a higher temperature, cumulative */
 } WhisperStreamStats;
 
 void whisper_stream_get_stats (const WhisperStream *stream, WhisperStreamStats *stats);

@@ -954,6 +954,8 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
     }
   }
 
+  if (chosen > 0 || temperature != o->temperatures[0])
+    s->stats.windows_fallback++;
   result->n_sampled = attempt_len[chosen];
   memcpy (s->sampled, s->attempt_tokens + (size_t) chosen * stride,
           (size_t) result->n_sampled * sizeof (gint32));
