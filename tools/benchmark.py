@@ -235,7 +235,7 @@ def worker_main(args):
 
             def transcribe():
                 segments, _info = model.transcribe(
-                    pcm, language="en", task="transcribe", beam_size=1, best_of=1,
+                    pcm, language="en", task="transcribe", beam_size=args.beam_size, best_of=1,
                     temperature=0.0, condition_on_previous_text=True, vad_filter=False,
                     without_timestamps=False, word_timestamps=False)
                 texts = [s.text for s in segments]  # the generator runs to completion
@@ -246,13 +246,16 @@ def worker_main(args):
             from pywhispercpp.model import Model
             if not Path(args.ggml or "").is_file():  # pywhispercpp would take it for a name to download
                 raise FileNotFoundError(f"ggml file {args.ggml!r} not found")
+            beam = args.beam_size > 1
             model = Model(
                 args.ggml,
                 redirect_whispercpp_logs_to=None,
+                params_sampling_strategy=1 if beam else 0,
                 context_params={"use_gpu": False},
                 n_threads=args.threads,
                 language="en", detect_language=False, translate=False,
                 greedy={"best_of": 1},           # greedy, one candidate
+                beam_search={"beam_size": args.beam_size, "patience": -1.0},
                 temperature=0.0, temperature_inc=0.0,  # no temperature fallback
                 no_context=False,                # condition on previous text
                 no_timestamps=False, token_timestamps=False, single_segment=False,
@@ -336,7 +339,7 @@ class Worker:
         self.log = open(log_path, "w")
         cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", kind,
                "--pcm", str(pcm_npy), "--model", args.model, "--ggml", str(ggml or ""),
-               "--threads", str(args.threads)]
+               "--threads", str(args.threads), "--beam-size", str(args.beam_size)]
         env = dict(os.environ)
         if args.omp_wait_policy:
             env["OMP_WAIT_POLICY"] = args.omp_wait_policy.upper()
@@ -397,7 +400,8 @@ STATS_RE_2 = re.compile(r"mel ([\d.]+) s; encoder ([\d.]+) s per window \((\d+) 
 
 def run_ours_cli(cli, wav, args):
     cmd = [str(cli), "--model", args.model, "--threads", str(args.threads), "--device", "cpu",
-           "--format", "json", "--stats", "--warmup", "1", "--greedy", str(wav)]
+           "--format", "json", "--stats", "--warmup", "1", "--beam-size", str(args.beam_size),
+           "--temperature", "0", "--language", "en", str(wav)]
     rc, wall, rss, out, err = run_process(cmd)
     if rc != 0:
         raise RuntimeError(f"whisper-transcribe exited {rc}: {err.strip()[-1500:]}")
@@ -442,7 +446,8 @@ def gst_available(build_dir, tmp):
 def run_ours_gst(build_dir, wav, args, tmp):
     cmd = ["gst-launch-1.0", "-m", "filesrc", f"location={wav}", "!", "decodebin", "!",
            "audioconvert", "!", "audioresample", "!", "whispersink", f"model={args.model}",
-           f"threads={args.threads}", "device=cpu", "!", "fakesink"]
+           f"threads={args.threads}", "device=cpu", f"beam-size={args.beam_size}",
+           "temperatures=0", "language-code=en", "!", "fakesink"]
     rc, wall, rss, out, err = run_process(cmd, env=gst_env(build_dir, tmp))
     if rc != 0 or "ERROR" in err:
         raise RuntimeError(f"gst-launch exited {rc}: {(err + out).strip()[-1500:]}")
@@ -730,6 +735,9 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count(),
                     help="threads for every contender (default: every core, %(default)s)")
     ap.add_argument("--runs", type=int, default=5, help="timed runs per contender and file (default 5)")
+    ap.add_argument("--beam-size", type=int, default=1,
+                    help="beam size for every contender (default 1: greedy); temperature 0, "
+                         "no fallback either way")
     ap.add_argument("--quick", action="store_true", help="smoke test: 1 run, jfk.wav only")
     ap.add_argument("--shared-data", default=str(ROOT.parent / "shared" / "data"),
                     help="folder with jfk.wav etc. (default: ../shared/data from the repo root)")
@@ -887,7 +895,9 @@ def main():
             f"{(args.omp_wait_policy or os.environ.get('OMP_WAIT_POLICY') or '(unset: library default)')}",
             f"- model: {args.model} (CTranslate2 float16) for ours and faster-whisper; whisper.cpp reads "
             f"the same weights converted by tools/ct2-to-ggml.py to ggml f16",
-            f"- decoding for all: greedy (beam 1, best_of 1), temperature 0 without fallback, "
+            (f"- decoding for all: greedy (beam 1, best_of 1), " if args.beam_size == 1 else
+             f"- decoding for all: beam search (beam {args.beam_size}, patience 1, length penalty 1), ")
+            + f"temperature 0 without fallback, "
             f"timestamps on, condition on previous text, language en, no VAD, no-speech threshold 0.6",
             f"- ours: {args.build_dir / 'engine/whisper-transcribe'} at commit {commit}"
             + (f"; {gst_v}" if gst_v else ""),
