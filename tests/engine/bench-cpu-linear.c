@@ -1,0 +1,197 @@
+/* bench-cpu-linear.c: the CPU backend's linear op for a few input rows (a
+ * batched decode step: beams, best-of candidates), on the decoder's shapes.
+ *
+ *   bench-cpu-linear [MODEL...]   (MODEL: tiny, base, small, medium, large;
+ *                                  default tiny base)
+ *
+ * Not a test: it prints a table and asserts nothing. Per model, the logits
+ * linear (n_vocab x d: 51864 x 384 for tiny.en, packed; 51865 x 512 for
+ * the multilingual ones, row-major) and one decoder layer's per-step
+ * linears (self qkv 3d x d, self out, cross q, cross out d x d, fc1 4d x d,
+ * fc2 d x 4d; the cross K/V projection runs once per window, not per step),
+ * at n = 1, 2, 5, 8, 16 input rows (WHISPER_BENCH_ROWS="1 2 3 ..." for
+ * others), on 1 and 2 threads (WHISPER_BENCH_THREADS). Weights are random
+ * float16 of the real shapes; enough copies are cycled through that each
+ * call reads them from memory, not from the caches (as in a decode step,
+ * where the model's ~44 MB (tiny.en) pass through a 32-MB L3).
+ *
+ * Each figure is the median over 9 batches of the time per call; GB/s is
+ * the weight bytes of one call over that time. */
+#include "backend.h"
+#include "half.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIN_CYCLE_BYTES (160u << 20) /* copies of a weight set: beyond the L3 */
+#define BATCHES 9
+
+typedef struct {
+  const char *name;
+  int d, n_vocab;
+} ModelShape;
+
+static const ModelShape models[] = {
+  { "tiny", 384, 51864 },   /* tiny.en: the English-only vocabulary */
+  { "base", 512, 51865 },
+  { "small", 768, 51865 },
+  { "medium", 1024, 51865 },
+  { "large", 1280, 51866 },
+};
+
+typedef struct {
+  int n_mats;
+  WhisperWeight w[6];
+  size_t bytes; /* float16 bytes of the set */
+} WeightSet;
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  const double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+static void
+upload (WhisperBackend *be, WhisperWeight *w, int rows, int cols, GRand *r)
+{
+  const size_t n = (size_t) rows * cols;
+  guint16 *h = g_new (guint16, n);
+  float *f = g_new (float, n);
+  for (size_t i = 0; i < n; i++) /* multiples of 2^-10 below 1/16: exact halves */
+    f[i] = roundf ((float) g_rand_double_range (r, -64.0, 64.0)) / 1024.0f;
+  if (!whisper_float_to_half_exact_n (h, f, n))
+    g_error ("bench weights are not exact halves");
+  g_free (f);
+  const WhisperTensor t = { h, WHISPER_DTYPE_F16, NULL, rows, cols };
+  g_autoptr (GError) error = NULL;
+  if (!be->ops->weight_upload (be, w, &t, &error))
+    g_error ("weight upload: %s", error->message);
+  g_free (h);
+}
+
+/* time per call of the set (its matrices one after the other), seconds */
+static double
+time_set (WhisperBackend *be, WeightSet *sets, int n_sets, int n, float *x, float *y)
+{
+  /* calls per batch: at least two passes over the copies, ~50 ms */
+  int calls = 2 * n_sets;
+  double batch[BATCHES];
+  for (int b = -1; b < BATCHES; b++) { /* b = -1: warm-up, sizes the batch */
+    const gint64 t0 = g_get_monotonic_time ();
+    for (int c = 0; c < calls; c++) {
+      WeightSet *s = &sets[c % n_sets];
+      for (int m = 0; m < s->n_mats; m++)
+        be->ops->linear (be, y, s->w[m].rows, x, s->w[m].cols, &s->w[m], NULL, n,
+                         WHISPER_LINEAR_DEFAULT);
+    }
+    const double per = (g_get_monotonic_time () - t0) / 1e6 / calls;
+    if (b < 0) {
+      calls = MAX (calls, (int) (0.05 / per) / n_sets * n_sets);
+      continue;
+    }
+    batch[b] = per;
+  }
+  qsort (batch, BATCHES, sizeof (double), cmp_double);
+  return batch[BATCHES / 2];
+}
+
+static void
+bench_model (const ModelShape *m, const int *threads, int n_threads_list, const int *ns, int n_ns)
+{
+  const int d = m->d;
+  const int layer_shapes[6][2] = { { 3 * d, d }, { d, d }, { d, d }, { d, d }, { 4 * d, d },
+                                   { d, 4 * d } };
+  g_autoptr (GRand) r = g_rand_new_with_seed (1);
+  int max_n = 1;
+  for (int i = 0; i < n_ns; i++)
+    max_n = MAX (max_n, ns[i]);
+  float *x = g_new (float, (size_t) max_n * 4 * d);
+  float *y = g_new (float, (size_t) max_n * MAX (m->n_vocab, 4 * d));
+  for (size_t i = 0; i < (size_t) max_n * 4 * d; i++)
+    x[i] = (float) g_rand_double_range (r, -1.0, 1.0);
+
+  for (int ti = 0; ti < n_threads_list; ti++) {
+    g_autoptr (GError) error = NULL;
+    WhisperBackend *be = whisper_backend_cpu_new (threads[ti], &error);
+    if (!be)
+      g_error ("cpu backend: %s", error->message);
+    for (int what = 0; what < 2; what++) {
+      WeightSet proto = { 0 };
+      if (what == 0) {
+        proto.n_mats = 1;
+        proto.bytes = (size_t) m->n_vocab * d * 2;
+      } else {
+        proto.n_mats = 6;
+        for (int k = 0; k < 6; k++)
+          proto.bytes += (size_t) layer_shapes[k][0] * layer_shapes[k][1] * 2;
+      }
+      const int n_sets = (int) MAX (2, (MIN_CYCLE_BYTES + proto.bytes - 1) / proto.bytes);
+      WeightSet *sets = g_new0 (WeightSet, n_sets);
+      for (int s = 0; s < n_sets; s++) {
+        sets[s] = proto;
+        for (int k = 0; k < proto.n_mats; k++) {
+          if (what == 0)
+            upload (be, &sets[s].w[k], m->n_vocab, d, r);
+          else
+            upload (be, &sets[s].w[k], layer_shapes[k][0], layer_shapes[k][1], r);
+        }
+      }
+      double t1 = 0.0;
+      for (int i = 0; i < n_ns; i++) {
+        const double t = time_set (be, sets, n_sets, ns[i], x, y);
+        if (ns[i] == 1)
+          t1 = t;
+        printf ("| %s | %s | %d | %d | %.3f | %.1f | %s |\n", m->name,
+                what == 0 ? "logits" : "layer", threads[ti], ns[i], t * 1e3,
+                proto.bytes / t / 1e9, t1 > 0 ? g_strdup_printf ("%.2f", t / t1) : "-");
+        fflush (stdout);
+      }
+      for (int s = 0; s < n_sets; s++)
+        for (int k = 0; k < proto.n_mats; k++)
+          be->ops->weight_free (be, &sets[s].w[k]);
+      g_free (sets);
+    }
+    be->ops->destroy (be);
+  }
+  g_free (x);
+  g_free (y);
+}
+
+static int
+parse_list (const char *env, const char *fallback, int *out, int max)
+{
+  const char *s = g_getenv (env);
+  g_auto (GStrv) parts = g_strsplit (s ? s : fallback, " ", -1);
+  int n = 0;
+  for (int i = 0; parts[i] && n < max; i++)
+    if (*parts[i])
+      out[n++] = atoi (parts[i]);
+  return n;
+}
+
+int
+main (int argc, char **argv)
+{
+  int ns[64], threads[8];
+  const int n_ns = parse_list ("WHISPER_BENCH_ROWS", "1 2 5 8 16", ns, 64);
+  const int n_threads = parse_list ("WHISPER_BENCH_THREADS", "1 2", threads, 8);
+  printf ("| model | linear | threads | n | ms per call | GB/s of weights | time / time at n = 1 |\n"
+          "|---|---|---|---|---|---|---|\n");
+  const char *def[] = { "tiny", "base" };
+  const int n_models = argc > 1 ? argc - 1 : 2;
+  for (int i = 0; i < n_models; i++) {
+    const char *name = argc > 1 ? argv[i + 1] : def[i];
+    gboolean found = FALSE;
+    for (gsize k = 0; k < G_N_ELEMENTS (models); k++)
+      if (strcmp (models[k].name, name) == 0) {
+        bench_model (&models[k], threads, n_threads, ns, n_ns);
+        found = TRUE;
+      }
+    if (!found)
+      g_error ("unknown model %s (tiny, base, small, medium, large)", name);
+  }
+  return 0;
+}
