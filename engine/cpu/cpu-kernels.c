@@ -311,7 +311,8 @@ gemv_f32_avx2 (float *y, const float *w, const float *x, int r0, int r1, int col
  * one-vector kernel's over the same [r0, r1). */
 #define GEMV_ROWS_AVX2(NAME, T, LOAD, TO_FLOAT, GENERIC, PREFETCH)                            \
   AVX2_TARGET static void NAME##_x2 (float *y0, float *y1, const T *w0, const float *x0,     \
-                                     const float *x1, int cols, gboolean accumulate)         \
+                                     const float *x1, int cols, gboolean accumulate,         \
+                                     const T *next)                                          \
   {                                                                                           \
     const int vc = cols & ~7;                                                                 \
     const T *w1 = w0 + cols, *w2 = w1 + cols, *w3 = w2 + cols;                                \
@@ -319,6 +320,12 @@ gemv_f32_avx2 (float *y, const float *w, const float *x, int r0, int r1, int col
     __m256 a01 = a00, a11 = a00, a21 = a00, a31 = a00;                                        \
     for (int c = 0; c < vc; c += 8) {                                                         \
       const __m256 xv0 = _mm256_loadu_ps (x0 + c), xv1 = _mm256_loadu_ps (x1 + c);           \
+      if (PREFETCH && next && (c & 31) == 0) {                                                \
+        _mm_prefetch ((const char *) (next + c), _MM_HINT_T0);                                \
+        _mm_prefetch ((const char *) (next + cols + c), _MM_HINT_T0);                         \
+        _mm_prefetch ((const char *) (next + 2 * (size_t) cols + c), _MM_HINT_T0);            \
+        _mm_prefetch ((const char *) (next + 3 * (size_t) cols + c), _MM_HINT_T0);            \
+      }                                                                                       \
       __m256 wv = LOAD (w0 + c);                                                              \
       a00 = _mm256_fmadd_ps (wv, xv0, a00);                                                   \
       a01 = _mm256_fmadd_ps (wv, xv1, a01);                                                   \
@@ -351,13 +358,19 @@ gemv_f32_avx2 (float *y, const float *w, const float *x, int r0, int r1, int col
   }                                                                                           \
                                                                                               \
   AVX2_TARGET static void NAME##_x1 (float *y, const T *w0, const float *x, int cols,        \
-                                     gboolean accumulate)                                     \
+                                     gboolean accumulate, const T *next)                      \
   {                                                                                           \
     const int vc = cols & ~7;                                                                 \
     const T *w1 = w0 + cols, *w2 = w1 + cols, *w3 = w2 + cols;                                \
     __m256 a0 = _mm256_setzero_ps (), a1 = a0, a2 = a0, a3 = a0;                              \
     for (int c = 0; c < vc; c += 8) {                                                         \
       const __m256 xv = _mm256_loadu_ps (x + c);                                              \
+      if (PREFETCH && next && (c & 31) == 0) {                                                \
+        _mm_prefetch ((const char *) (next + c), _MM_HINT_T0);                                \
+        _mm_prefetch ((const char *) (next + cols + c), _MM_HINT_T0);                         \
+        _mm_prefetch ((const char *) (next + 2 * (size_t) cols + c), _MM_HINT_T0);            \
+        _mm_prefetch ((const char *) (next + 3 * (size_t) cols + c), _MM_HINT_T0);            \
+      }                                                                                       \
       a0 = _mm256_fmadd_ps (LOAD (w0 + c), xv, a0);                                           \
       a1 = _mm256_fmadd_ps (LOAD (w1 + c), xv, a1);                                           \
       a2 = _mm256_fmadd_ps (LOAD (w2 + c), xv, a2);                                           \
@@ -381,18 +394,16 @@ gemv_f32_avx2 (float *y, const float *w, const float *x, int r0, int r1, int col
     int r = r0;                                                                               \
     for (; r + 4 <= r1; r += 4) {                                                             \
       const T *w0 = w + (size_t) r * cols;                                                    \
-      if (PREFETCH && r + 12 <= r1)                                                           \
-        for (int q = 0; q < 4; q++)                                                           \
-          for (int c = 0; c < cols; c += 64 / (int) sizeof (T))                               \
-            _mm_prefetch ((const char *) (w0 + (size_t) (8 + q) * cols + c), _MM_HINT_T0);   \
+      /* the first pass over the group prefetches the group two ahead */                      \
+      const T *next = PREFETCH && r + 12 <= r1 ? w0 + 8 * (size_t) cols : NULL;               \
       int i = 0;                                                                              \
-      for (; i + 2 <= n; i += 2)                                                              \
+      for (; i + 2 <= n; i += 2, next = NULL)                                                 \
         NAME##_x2 (y + (size_t) i * y_stride + r, y + (size_t) (i + 1) * y_stride + r, w0,    \
                    x + (size_t) i * x_stride, x + (size_t) (i + 1) * x_stride, cols,          \
-                   accumulate);                                                               \
+                   accumulate, next);                                                         \
       if (i < n)                                                                              \
         NAME##_x1 (y + (size_t) i * y_stride + r, w0, x + (size_t) i * x_stride, cols,        \
-                   accumulate);                                                               \
+                   accumulate, next);                                                         \
     }                                                                                         \
     if (r < r1)                                                                               \
       for (int i = 0; i < n; i++)                                                             \

@@ -15,7 +15,11 @@
  * call reads them from memory, not from the caches (as in a decode step,
  * where the model's ~44 MB (tiny.en) pass through a 32-MB L3).
  *
- * Each figure is the median over 9 batches of the time per call; GB/s is
+ * WHISPER_BENCH_ATTENTION=1 adds the cross-attention of a step (n queries,
+ * 1500 keys; WHISPER_BENCH_NO_LINEAR=1: that alone).
+ *
+ * Each figure is the fastest of 9 batches (~50 ms each) of the time per
+ * call, the one least disturbed on a shared machine; GB/s is
  * the weight bytes of one call over that time. */
 #include "backend.h"
 #include "half.h"
@@ -95,7 +99,7 @@ time_set (WhisperBackend *be, WeightSet *sets, int n_sets, int n, float *x, floa
     batch[b] = per;
   }
   qsort (batch, BATCHES, sizeof (double), cmp_double);
-  return batch[BATCHES / 2];
+  return batch[0];
 }
 
 static void
@@ -160,6 +164,54 @@ bench_model (const ModelShape *m, const int *threads, int n_threads_list, const 
   g_free (y);
 }
 
+/* Cross-attention of a step: n_q queries against the window's 1500 keys
+ * (one K/V, as the beams of one window share it). Up to
+ * WHISPER_CPU_GEMV_MAX_ROWS queries take the direct path, one query after
+ * the other; more, the sgemm blocks. */
+static void
+bench_cross_attention (const ModelShape *m, const int *threads, int n_threads_list,
+                       const int *ns, int n_ns)
+{
+  const int d = m->d, n_head = d / 64, n_kv = 1500;
+  g_autoptr (GRand) r = g_rand_new_with_seed (2);
+  float *kv = g_new (float, (size_t) n_kv * 2 * d);
+  float *q = g_new (float, (size_t) 64 * d), *out = g_new (float, (size_t) 64 * d);
+  for (size_t i = 0; i < (size_t) n_kv * 2 * d; i++)
+    kv[i] = (float) g_rand_double_range (r, -1.0, 1.0);
+  for (size_t i = 0; i < (size_t) 64 * d; i++)
+    q[i] = (float) g_rand_double_range (r, -1.0, 1.0);
+  for (int ti = 0; ti < n_threads_list; ti++) {
+    g_autoptr (GError) error = NULL;
+    WhisperBackend *be = whisper_backend_cpu_new (threads[ti], &error);
+    double t1 = 0.0;
+    for (int i = 0; i < n_ns; i++) {
+      double batch[BATCHES];
+      int calls = 1;
+      for (int b = -1; b < BATCHES; b++) {
+        const gint64 t0 = g_get_monotonic_time ();
+        for (int c = 0; c < calls; c++)
+          be->ops->attention (be, out, d, q, d, kv, kv + d, 2 * d, ns[i], n_kv, n_head, 64, -1);
+        const double per = (g_get_monotonic_time () - t0) / 1e6 / calls;
+        if (b < 0)
+          calls = MAX (1, (int) (0.05 / per));
+        else
+          batch[b] = per;
+      }
+      qsort (batch, BATCHES, sizeof (double), cmp_double);
+      const double t = batch[0];
+      if (ns[i] == 1)
+        t1 = t;
+      printf ("| %s | cross-attention | %d | %d | %.3f | - | %s |\n", m->name, threads[ti],
+              ns[i], t * 1e3, t1 > 0 ? g_strdup_printf ("%.2f", t / t1) : "-");
+      fflush (stdout);
+    }
+    be->ops->destroy (be);
+  }
+  g_free (kv);
+  g_free (q);
+  g_free (out);
+}
+
 static int
 parse_list (const char *env, const char *fallback, int *out, int max)
 {
@@ -187,7 +239,10 @@ main (int argc, char **argv)
     gboolean found = FALSE;
     for (gsize k = 0; k < G_N_ELEMENTS (models); k++)
       if (strcmp (models[k].name, name) == 0) {
-        bench_model (&models[k], threads, n_threads, ns, n_ns);
+        if (!g_getenv ("WHISPER_BENCH_NO_LINEAR"))
+          bench_model (&models[k], threads, n_threads, ns, n_ns);
+        if (g_getenv ("WHISPER_BENCH_ATTENTION"))
+          bench_cross_attention (&models[k], threads, n_threads, ns, n_ns);
         found = TRUE;
       }
     if (!found)
