@@ -23,7 +23,12 @@ void whisper_cpu_gemv_f16 (float *y, const uint16_t *w16, const float *x, int r0
  * x + i * x_stride over the same [r0, r1), while each group of weight rows
  * is read from memory once for all n (batched decode steps: beams, best-of
  * candidates). Any n >= 1; the backend uses them for
- * 2 <= n <= WHISPER_CPU_GEMV_MAX_ROWS, above which one sgemm is faster. */
+ * 2 <= n <= WHISPER_CPU_GEMV_MAX_ROWS and keeps sgemm above. The bound: the
+ * engine batches up to 16 sequences; the kernels still beat the sgemm path
+ * at 24 and 32 rows (tests/engine/bench-cpu-linear.c, README.md), but the
+ * attention's direct path shares the bound and reads the K/V once per
+ * query, so more rows (prompt passes, which need no bit-identity) are left
+ * to the sgemm blocks. */
 #define WHISPER_CPU_GEMV_MAX_ROWS 16
 void whisper_cpu_gemv_f32_rows (float *y, int y_stride, const float *w32, const float *x,
                                 int x_stride, int n, int r0, int r1, int cols,
