@@ -15,10 +15,17 @@
  *   not of output columns: OpenBLAS packs the row block once per call, and
  *   a 64-column split had it pack all 1500 rows again for every 64 columns
  *   (12 % of the encoder's time in sgemm's copy routines).
- * - linear, a few rows (2 to 63): sgemm per block of output columns.
+ * - linear, a few rows (2 to WHISPER_CPU_GEMV_MAX_ROWS: beams, best-of
+ *   candidates decoded as one batch): the matrix-vector kernels for several
+ *   vectors (cpu-kernels.h), rows split over the threads exactly as for one
+ *   row, so each block of weight rows is read once for all the vectors and
+ *   each output row has the bits it would have alone.
+ * - linear, more rows up to 63: sgemm per block of output columns.
  * - attention: per (head, block of queries): scores = q k^T (sgemm),
  *   softmax, out = scores v (sgemm); the score block stays in cache and the
- *   full score matrix is never stored. Decode steps use direct loops.
+ *   full score matrix is never stored. Decode steps (up to
+ *   WHISPER_CPU_GEMV_MAX_ROWS queries) use direct loops, query by query,
+ *   each query's output bit-identical to its own one-query call.
  */
 #include "backend.h"
 #include "cpu-kernels.h"
@@ -235,6 +242,29 @@ gemv_task (int task, int thread, gpointer data)
                   (job->flags & WHISPER_LINEAR_GELU) != 0);
 }
 
+/* Several input rows, the share of weight rows of gemv_task: per input row
+ * the bits of gemv_task's, bias and GELU included. */
+static void
+gemv_rows_task (int task, int thread, gpointer data)
+{
+  (void) thread;
+  LinearJob *job = data;
+  const WhisperWeight *w = job->w;
+  const int r0 = task * job->rows_per_task, r1 = MIN (r0 + job->rows_per_task, w->rows);
+  const gboolean acc = (job->flags & WHISPER_LINEAR_ACCUMULATE) != 0;
+  if (w->dtype == WEIGHT_F16_PACKED)
+    whisper_cpu_gemv_f16_packed_rows (job->y, job->y_stride, w->data, job->x, job->x_stride,
+                                      job->n, r0, r1, w->cols, acc);
+  else if (w->dtype == WEIGHT_F16)
+    whisper_cpu_gemv_f16_rows (job->y, job->y_stride, w->data, job->x, job->x_stride, job->n, r0,
+                               r1, w->cols, acc);
+  else
+    whisper_cpu_gemv_f32_rows (job->y, job->y_stride, w->data, job->x, job->x_stride, job->n, r0,
+                               r1, w->cols, acc);
+  bias_act_block (job->y, job->y_stride, job->bias, job->n, r0, r1,
+                  (job->flags & WHISPER_LINEAR_GELU) != 0);
+}
+
 static void
 gemm_task (int task, int thread, gpointer data)
 {
@@ -315,15 +345,17 @@ cpu_linear (WhisperBackend *be, float *y, int y_stride, const float *x, int x_st
 {
   WhisperBackendCpu *self = (WhisperBackendCpu *) be;
   LinearJob job = { self, y, y_stride, x, x_stride, w, bias, n, flags, 0, NULL };
-  if (n == 1) {
+  if (n <= WHISPER_CPU_GEMV_MAX_ROWS) {
     /* one contiguous share of the rows per thread: one sequential stream
      * each, which the prefetchers follow (256-row tasks handed out in turn
-     * read the 40-MB logits matrix at 33 GB/s, whole shares at ~40) */
+     * read the 40-MB logits matrix at 33 GB/s, whole shares at ~40); the
+     * same shares for several rows, so that each row's sums are those of
+     * its one-row call */
     const int per = (w->rows + be->n_threads - 1) / be->n_threads;
     job.rows_per_task = MAX ((per + GEMV_ROW_ALIGN - 1) / GEMV_ROW_ALIGN * GEMV_ROW_ALIGN,
                              GEMV_ROW_ALIGN);
     whisper_thread_pool_run (self->pool, (w->rows + job.rows_per_task - 1) / job.rows_per_task,
-                             gemv_task, &job);
+                             n == 1 ? gemv_task : gemv_rows_task, &job);
   } else if (n >= GEMM_MIN_ROWS) {
     /* two blocks per thread, multiples of 16 rows: even shares when the
      * threads run alike, something to take over when one is slowed */
@@ -481,7 +513,7 @@ cpu_attention (WhisperBackend *be, float *out, int out_stride, const float *q, i
                        d_head, causal, (n_q + ATTN_BLOCK_ROWS - 1) / ATTN_BLOCK_ROWS,
                        1.0f / sqrtf ((float) d_head),
                        (n_head + be->n_threads - 1) / be->n_threads };
-  if (n_q <= 4)
+  if (n_q <= WHISPER_CPU_GEMV_MAX_ROWS)
     whisper_thread_pool_run (self->pool, (n_head + job.heads_per_task - 1) / job.heads_per_task,
                              attention_direct_task, &job);
   else

@@ -67,6 +67,19 @@ gemv_packed_generic (float *y, const uint16_t *w, const float *x, int r0, int r1
   }
 }
 
+
+/* n input vectors: for each, the sums of gemv_packed_generic, row by row;
+ * the eight rows of a block stay in cache for all n. */
+static void
+gemv_packed_rows_generic (float *y, int y_stride, const uint16_t *w, const float *x, int x_stride,
+                          int n, int r0, int r1, int cols, gboolean accumulate)
+{
+  for (int r = r0; r < r1; r++)
+    for (int i = 0; i < n; i++)
+      gemv_packed_generic (y + (size_t) i * y_stride, w, x + (size_t) i * x_stride, r, r + 1,
+                           cols, accumulate);
+}
+
 #ifdef HAVE_X86
 AVX2_TARGET static void
 unpack_rows_avx2 (float *dst, const uint16_t *packed, int r0, int r1, int cols)
@@ -108,6 +121,102 @@ gemv_packed_avx2 (float *y, const uint16_t *w, const float *x, int r0, int r1, i
       y[r + k] = accumulate ? y[r + k] + s[k] : s[k];
   }
 }
+
+/* Several input vectors on one packed block (block: its first half).
+ *
+ * packed_block_x1: one vector, the eight rows of the block: the loop of
+ * gemv_packed_avx2. packed_half_x2: two vectors, four rows (half 0: rows
+ * 0-3 of the block, the first 32 halves of each chunk; half 1: rows 4-7):
+ * every weight chunk loaded and converted once for both vectors, eight
+ * accumulators. Per (row, vector) the accumulator sees the same FMAs in
+ * the same order as in gemv_packed_avx2 and ends in the same hsum256, so
+ * the sums are bit-identical; only which loads are shared differs. */
+AVX2_TARGET static inline void
+store_sum (float *y, __m256 a, gboolean accumulate)
+{
+  const float s = hsum256 (a);
+  *y = accumulate ? *y + s : s;
+}
+
+AVX2_TARGET static void
+packed_block_x1 (float *y, const uint16_t *w, const float *x, int cols, gboolean accumulate)
+{
+  __m256 a0 = _mm256_setzero_ps (), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
+         a7 = a0;
+  for (int c = 0; c < cols; c += PACK_COLS, w += PACK_ROWS * PACK_COLS) {
+    const __m256 xv = _mm256_loadu_ps (x + c);
+    a0 = _mm256_fmadd_ps (LOAD_ROW (0), xv, a0);
+    a1 = _mm256_fmadd_ps (LOAD_ROW (1), xv, a1);
+    a2 = _mm256_fmadd_ps (LOAD_ROW (2), xv, a2);
+    a3 = _mm256_fmadd_ps (LOAD_ROW (3), xv, a3);
+    a4 = _mm256_fmadd_ps (LOAD_ROW (4), xv, a4);
+    a5 = _mm256_fmadd_ps (LOAD_ROW (5), xv, a5);
+    a6 = _mm256_fmadd_ps (LOAD_ROW (6), xv, a6);
+    a7 = _mm256_fmadd_ps (LOAD_ROW (7), xv, a7);
+  }
+  store_sum (y + 0, a0, accumulate);
+  store_sum (y + 1, a1, accumulate);
+  store_sum (y + 2, a2, accumulate);
+  store_sum (y + 3, a3, accumulate);
+  store_sum (y + 4, a4, accumulate);
+  store_sum (y + 5, a5, accumulate);
+  store_sum (y + 6, a6, accumulate);
+  store_sum (y + 7, a7, accumulate);
+}
+
+AVX2_TARGET static void
+packed_half_x2 (float *y0, float *y1, const uint16_t *w, const float *x0, const float *x1,
+                int cols, gboolean accumulate)
+{
+  __m256 a00 = _mm256_setzero_ps (), a10 = a00, a20 = a00, a30 = a00;
+  __m256 a01 = a00, a11 = a00, a21 = a00, a31 = a00;
+  for (int c = 0; c < cols; c += PACK_COLS, w += PACK_ROWS * PACK_COLS) {
+    const __m256 xv0 = _mm256_loadu_ps (x0 + c), xv1 = _mm256_loadu_ps (x1 + c);
+    __m256 wv = LOAD_ROW (0);
+    a00 = _mm256_fmadd_ps (wv, xv0, a00);
+    a01 = _mm256_fmadd_ps (wv, xv1, a01);
+    wv = LOAD_ROW (1);
+    a10 = _mm256_fmadd_ps (wv, xv0, a10);
+    a11 = _mm256_fmadd_ps (wv, xv1, a11);
+    wv = LOAD_ROW (2);
+    a20 = _mm256_fmadd_ps (wv, xv0, a20);
+    a21 = _mm256_fmadd_ps (wv, xv1, a21);
+    wv = LOAD_ROW (3);
+    a30 = _mm256_fmadd_ps (wv, xv0, a30);
+    a31 = _mm256_fmadd_ps (wv, xv1, a31);
+  }
+  store_sum (y0 + 0, a00, accumulate);
+  store_sum (y0 + 1, a10, accumulate);
+  store_sum (y0 + 2, a20, accumulate);
+  store_sum (y0 + 3, a30, accumulate);
+  store_sum (y1 + 0, a01, accumulate);
+  store_sum (y1 + 1, a11, accumulate);
+  store_sum (y1 + 2, a21, accumulate);
+  store_sum (y1 + 3, a31, accumulate);
+}
+
+/* Block by block: the block (8 rows x cols halves, 6 KB at d = 384, 32 KB
+ * for base's fc2) is read from memory once, then stays in L1/L2 while every
+ * vector is applied to it, two vectors at a time. */
+AVX2_TARGET static void
+gemv_packed_rows_avx2 (float *y, int y_stride, const uint16_t *w, const float *x, int x_stride,
+                       int n, int r0, int r1, int cols, gboolean accumulate)
+{
+  const size_t block = (size_t) PACK_ROWS * cols;
+  w += (size_t) r0 * cols;
+  for (int r = r0; r < r1; r += PACK_ROWS, w += block) {
+    int i = 0;
+    for (; i + 2 <= n; i += 2) {
+      float *y0 = y + (size_t) i * y_stride + r, *y1 = y0 + y_stride;
+      const float *x0 = x + (size_t) i * x_stride, *x1 = x0 + x_stride;
+      packed_half_x2 (y0, y1, w, x0, x1, cols, accumulate);
+      packed_half_x2 (y0 + 4, y1 + 4, w + 4 * PACK_COLS, x0, x1, cols, accumulate);
+    }
+    if (i < n)
+      packed_block_x1 (y + (size_t) i * y_stride + r, w, x + (size_t) i * x_stride, cols,
+                       accumulate);
+  }
+}
 #undef LOAD_ROW
 #endif
 
@@ -135,4 +244,19 @@ whisper_cpu_gemv_f16_packed (float *y, const uint16_t *w, const float *x, int r0
   }
 #endif
   gemv_packed_generic (y, w, x, r0, r1, cols, accumulate);
+}
+
+void
+whisper_cpu_gemv_f16_packed_rows (float *y, int y_stride, const uint16_t *w, const float *x,
+                                  int x_stride, int n, int r0, int r1, int cols,
+                                  gboolean accumulate)
+{
+  g_return_if_fail (r0 % PACK_ROWS == 0 && r1 % PACK_ROWS == 0 && cols % PACK_COLS == 0);
+#ifdef HAVE_X86
+  if (whisper_cpu_have_avx2 ()) {
+    gemv_packed_rows_avx2 (y, y_stride, w, x, x_stride, n, r0, r1, cols, accumulate);
+    return;
+  }
+#endif
+  gemv_packed_rows_generic (y, y_stride, w, x, x_stride, n, r0, r1, cols, accumulate);
 }

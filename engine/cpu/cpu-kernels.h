@@ -18,6 +18,25 @@ void whisper_cpu_gemv_f32 (float *y, const float *w32, const float *x, int r0, i
 void whisper_cpu_gemv_f16 (float *y, const uint16_t *w16, const float *x, int r0, int r1,
                            int cols, gboolean accumulate);
 
+/* The same for n input vectors at once: for each i < n,
+ * y + i * y_stride gets exactly the bits the one-vector kernel gives for
+ * x + i * x_stride over the same [r0, r1), while each group of weight rows
+ * is read from memory once for all n (batched decode steps: beams, best-of
+ * candidates). Any n >= 1; the backend uses them for
+ * 2 <= n <= WHISPER_CPU_GEMV_MAX_ROWS and keeps sgemm above. The bound: the
+ * engine batches up to 16 sequences; the kernels still beat the sgemm path
+ * at 24 and 32 rows (tests/engine/bench-cpu-linear.c, README.md), but the
+ * attention's direct path shares the bound and reads the K/V once per
+ * query, so more rows (prompt passes, which need no bit-identity) are left
+ * to the sgemm blocks. */
+#define WHISPER_CPU_GEMV_MAX_ROWS 16
+void whisper_cpu_gemv_f32_rows (float *y, int y_stride, const float *w32, const float *x,
+                                int x_stride, int n, int r0, int r1, int cols,
+                                gboolean accumulate);
+void whisper_cpu_gemv_f16_rows (float *y, int y_stride, const uint16_t *w16, const float *x,
+                                int x_stride, int n, int r0, int r1, int cols,
+                                gboolean accumulate);
+
 /* Float16 weights packed in blocks of WHISPER_CPU_PACK_ROWS rows, one
  * sequential stream for the matrix-vector product (cpu-gemv-packed.c);
  * the results are bit-identical to whisper_cpu_gemv_f16 on the row-major
@@ -28,6 +47,11 @@ void whisper_cpu_pack_rows (uint16_t *dst, const uint16_t *src, int rows, int co
 /* r0, r1 multiples of WHISPER_CPU_PACK_ROWS */
 void whisper_cpu_gemv_f16_packed (float *y, const uint16_t *packed, const float *x, int r0,
                                   int r1, int cols, gboolean accumulate);
+/* n input vectors, bit-identical per vector to whisper_cpu_gemv_f16_packed
+ * (see whisper_cpu_gemv_f16_rows) */
+void whisper_cpu_gemv_f16_packed_rows (float *y, int y_stride, const uint16_t *packed,
+                                       const float *x, int x_stride, int n, int r0, int r1,
+                                       int cols, gboolean accumulate);
 /* dst = rows [r0, r1) as float32, row-major [r1 - r0, cols] */
 void whisper_cpu_unpack_rows (float *dst, const uint16_t *packed, int r0, int r1, int cols);
 

@@ -1,11 +1,13 @@
 /* test-cpu-kernels.c: the CPU backend's vector kernels against plain double
  * precision references on seeded random inputs, and the fork-join pool.
  * Run twice by meson: with the AVX2 kernels and with WHISPER_CPU_GENERIC=1. */
+#include "backend.h"
 #include "cpu-kernels.h"
 #include "thread-pool.h"
 #include "whisper-model.h"
 
 #include <math.h>
+#include <string.h>
 
 static float
 rnd (GRand *r)
@@ -312,6 +314,311 @@ test_attention_row (void)
   }
 }
 
+/* ---- several input vectors at once (batched decode steps) ----------- */
+
+#define MAXN WHISPER_CPU_GEMV_MAX_ROWS
+
+/* Weights exactly representable in half (the float32 and float16 kernels
+ * see equal values), n_vec input vectors of cols floats. */
+typedef struct {
+  int rows, cols;
+  float *w;
+  guint16 *wh;
+  guint16 *packed; /* NULL where the shape is not packable */
+  float *x;        /* [MAXN, cols] */
+} GemvCase;
+
+static GemvCase *
+gemv_case_new (int rows, int cols, guint32 seed, gboolean with_f32)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (seed);
+  GemvCase *c = g_new0 (GemvCase, 1);
+  const size_t n = (size_t) rows * cols;
+  c->rows = rows;
+  c->cols = cols;
+  c->w = g_new (float, n);
+  c->wh = g_new (guint16, n);
+  for (size_t i = 0; i < n; i++)
+    c->w[i] = roundf (rnd (r) * 1024.0f) / 1024.0f;
+  g_assert_true (whisper_float_to_half_exact_n (c->wh, c->w, n));
+  if (!with_f32)
+    g_clear_pointer (&c->w, g_free);
+  if (whisper_cpu_packable (rows, cols)) {
+    c->packed = g_new (guint16, n);
+    whisper_cpu_pack_rows (c->packed, c->wh, rows, cols);
+  }
+  c->x = g_new (float, (size_t) MAXN * cols);
+  for (size_t i = 0; i < (size_t) MAXN * cols; i++)
+    c->x[i] = rnd (r);
+  return c;
+}
+
+static void
+gemv_case_free (GemvCase *c)
+{
+  g_free (c->w);
+  g_free (c->wh);
+  g_free (c->packed);
+  g_free (c->x);
+  g_free (c);
+}
+
+enum { KIND_F32, KIND_F16, KIND_PACKED };
+
+static void
+gemv_one (const GemvCase *c, int kind, float *y, const float *x, int r0, int r1, gboolean acc)
+{
+  if (kind == KIND_F32)
+    whisper_cpu_gemv_f32 (y, c->w, x, r0, r1, c->cols, acc);
+  else if (kind == KIND_F16)
+    whisper_cpu_gemv_f16 (y, c->wh, x, r0, r1, c->cols, acc);
+  else
+    whisper_cpu_gemv_f16_packed (y, c->packed, x, r0, r1, c->cols, acc);
+}
+
+static void
+gemv_many (const GemvCase *c, int kind, float *y, int y_stride, int n, int r0, int r1,
+           gboolean acc)
+{
+  if (kind == KIND_F32)
+    whisper_cpu_gemv_f32_rows (y, y_stride, c->w, c->x, c->cols, n, r0, r1, c->cols, acc);
+  else if (kind == KIND_F16)
+    whisper_cpu_gemv_f16_rows (y, y_stride, c->wh, c->x, c->cols, n, r0, r1, c->cols, acc);
+  else
+    whisper_cpu_gemv_f16_packed_rows (y, y_stride, c->packed, c->x, c->cols, n, r0, r1, c->cols,
+                                      acc);
+}
+
+/* For each n of ns: the n-vector kernel over [r0, r1) gives, vector by
+ * vector, the bits of the one-vector kernel over the same range, and
+ * leaves the other rows alone. */
+static void
+check_gemv_rows (const GemvCase *c, int kind, const int *ns, int n_ns, int r0, int r1)
+{
+  const int rows = c->rows, y_stride = rows + 3; /* a stride that is not the width */
+  g_autofree float *want = g_new (float, (size_t) MAXN * y_stride);
+  g_autofree float *got = g_new (float, (size_t) MAXN * y_stride);
+  for (int pass = 0; pass < 2; pass++) {
+    const gboolean acc = pass == 1;
+    for (size_t i = 0; i < (size_t) MAXN * y_stride; i++)
+      want[i] = 0.25f * (float) (i % 1000);
+    int max_n = 0;
+    for (int t = 0; t < n_ns; t++)
+      max_n = MAX (max_n, ns[t]);
+    for (int i = 0; i < max_n; i++)
+      gemv_one (c, kind, want + (size_t) i * y_stride, c->x + (size_t) i * c->cols, r0, r1, acc);
+    for (int t = 0; t < n_ns; t++) {
+      const int n = ns[t];
+      for (size_t i = 0; i < (size_t) MAXN * y_stride; i++)
+        got[i] = 0.25f * (float) (i % 1000);
+      gemv_many (c, kind, got, y_stride, n, r0, r1, acc);
+      for (int i = 0; i < n; i++)
+        if (memcmp (got + (size_t) i * y_stride, want + (size_t) i * y_stride,
+                    rows * sizeof (float)) != 0)
+          g_error ("kind %d, %d x %d, rows [%d, %d), n %d, %s: vector %d differs from its "
+                   "one-vector product", kind, rows, c->cols, r0, r1, n,
+                   acc ? "accumulate" : "store", i);
+      for (int i = n; i < MAXN; i++) /* vectors beyond n: untouched */
+        for (int k = 0; k < rows; k++)
+          g_assert_cmpfloat (got[(size_t) i * y_stride + k], ==,
+                             0.25f * (float) (((size_t) i * y_stride + k) % 1000));
+    }
+  }
+}
+
+/* the decoder's shapes: d x d, 3d x d, 4d x d, d x 4d for d 384 (tiny),
+ * 512 (base), 768, 1024, 1280, a few odd ones, and the logits matrices
+ * (tiny.en 51864 x 384: packed; base 51865 x 512: row-major, 51865 not a
+ * multiple of 8) */
+typedef struct {
+  int rows, cols;
+} Shape;
+
+static const Shape gemv_shapes[] = {
+  { 8, 384 },    { 384, 384 },   { 1152, 384 },  { 1536, 384 }, { 384, 1536 },
+  { 512, 512 },  { 2048, 512 },  { 512, 2048 },  { 768, 768 },  { 3072, 768 },
+  { 1024, 1024 }, { 1024, 4096 }, { 1280, 1280 }, { 1280, 5120 }, { 37, 389 },
+  { 45, 384 },   { 9, 13 },      { 3, 64 },
+};
+
+static void
+test_gemv_rows (void)
+{
+  int all[MAXN];
+  for (int i = 0; i < MAXN; i++)
+    all[i] = i + 1;
+  /* every n on the small shapes; on the large ones (the portable kernels
+   * are slow) odd and even counts, the largest, and the second range on
+   * f16 only */
+  const int some[] = { 2, 3, 5, MAXN };
+  /* the portable kernels (one row at a time, ~7 ns per weight) see the
+   * large shapes' first 64 rows only: their sums are per row, and the
+   * meson test must stay within its 30 s */
+  const gboolean portable = !whisper_cpu_have_avx2 ();
+  for (gsize s = 0; s < G_N_ELEMENTS (gemv_shapes); s++) {
+    const int rows = gemv_shapes[s].rows, cols = gemv_shapes[s].cols;
+    const gboolean large = (size_t) rows * cols > (portable ? 150000 : 1000000);
+    GemvCase *c = gemv_case_new (rows, cols, 100 + s, TRUE);
+    for (int kind = KIND_F32; kind <= KIND_PACKED; kind++) {
+      if (kind == KIND_PACKED && !c->packed)
+        continue;
+      check_gemv_rows (c, kind, large ? some : all, large ? G_N_ELEMENTS (some) : MAXN, 0,
+                       large && portable ? 64 : rows);
+      /* a share of rows starting past 0, as a thread's (multiples of 8) */
+      if (rows >= 24 && !large)
+        check_gemv_rows (c, kind, all, MAXN, 8, rows / 16 * 8);
+    }
+    gemv_case_free (c);
+  }
+}
+
+/* The logits shapes, float16 only (float32 would be 200 MB): fewer n, the
+ * two-thread shares of the backend too. */
+static void
+test_gemv_rows_logits (void)
+{
+  const Shape logits[] = { { 51864, 384 }, { 51865, 512 } };
+  const int ns[] = { 2, 5, MAXN, 15 };
+  for (gsize s = 0; s < G_N_ELEMENTS (logits); s++) {
+    const int rows = logits[s].rows, cols = logits[s].cols;
+    GemvCase *c = gemv_case_new (rows, cols, 200 + s, FALSE);
+    const int share = ((rows + 1) / 2 + 7) / 8 * 8;
+    if (s == 0)
+      g_assert_nonnull (c->packed);
+    else
+      g_assert_null (c->packed);
+    /* portable kernels: the last 1024 rows only (see test_gemv_rows) */
+    const int first = whisper_cpu_have_avx2 () ? 0 : (rows - 1024) / 8 * 8;
+    for (int kind = KIND_F16; kind <= KIND_PACKED; kind++) {
+      if (kind == KIND_PACKED && !c->packed)
+        continue;
+      check_gemv_rows (c, kind, ns, 3, first, rows);
+      if (first == 0)
+        check_gemv_rows (c, kind, ns + 3, 1, share, rows); /* the second thread's share */
+    }
+    gemv_case_free (c);
+  }
+}
+
+/* Through the backend's table: a linear with n input rows gives, row by
+ * row, the bits of n one-row linears, for the three weight storages
+ * (packed float16, row-major float16, float32), bias, GELU, accumulate, on
+ * one and two threads. */
+static void
+test_backend_linear_rows (void)
+{
+  const Shape shapes[] = { { 1536, 384 }, { 51864, 384 }, { 51865, 512 }, { 37, 389 } };
+  for (int threads = 1; threads <= 2; threads++) {
+    g_autoptr (GError) error = NULL;
+    WhisperBackend *be = whisper_backend_cpu_new (threads, &error);
+    g_assert_no_error (error);
+    for (gsize s = 0; s < G_N_ELEMENTS (shapes); s++)
+      for (int as_f32 = 0; as_f32 < 2; as_f32++) {
+        const int rows = shapes[s].rows, cols = shapes[s].cols;
+        /* the logits matrices: float16 only, and only with the AVX2
+         * kernels (the portable ones, row by row, take ~7 ns per weight;
+         * 37 x 389 has their odd rows and columns) */
+        if (rows > 10000 && (as_f32 || !whisper_cpu_have_avx2 ()))
+          continue;
+        g_autoptr (GRand) r = g_rand_new_with_seed (300 + s);
+        const size_t nw = (size_t) rows * cols;
+        g_autofree float *w = g_new (float, nw);
+        g_autofree guint16 *wh = g_new (guint16, nw);
+        g_autofree float *bias = g_new (float, rows);
+        g_autofree float *x = g_new (float, (size_t) MAXN * cols);
+        g_autofree float *want = g_new (float, (size_t) MAXN * rows);
+        g_autofree float *got = g_new (float, (size_t) MAXN * rows);
+        for (size_t i = 0; i < nw; i++)
+          w[i] = roundf (rnd (r) * 1024.0f) / 1024.0f;
+        if (as_f32) /* not exactly halves: the backend keeps float32 */
+          w[0] += 1e-6f;
+        g_assert_true (whisper_float_to_half_exact_n (wh, w, nw) == !as_f32);
+        for (int i = 0; i < rows; i++)
+          bias[i] = rnd (r);
+        for (size_t i = 0; i < (size_t) MAXN * cols; i++)
+          x[i] = rnd (r);
+        const WhisperTensor t = { as_f32 ? (const void *) w : (const void *) wh,
+                                  as_f32 ? WHISPER_DTYPE_F32 : WHISPER_DTYPE_F16, NULL, rows,
+                                  cols };
+        WhisperWeight wt = { 0 };
+        g_assert_true (be->ops->weight_upload (be, &wt, &t, &error));
+        const WhisperLinearFlags flag_sets[] = { WHISPER_LINEAR_DEFAULT,
+                                                 WHISPER_LINEAR_GELU,
+                                                 WHISPER_LINEAR_ACCUMULATE };
+        const int big = rows > 10000;
+        /* the logits matrices: no bias and no flags, as in the decoder */
+        for (gsize f = 0; f < (big ? 1 : G_N_ELEMENTS (flag_sets)); f++) {
+          const WhisperLinearFlags flags = flag_sets[f];
+          const float *b = flags == WHISPER_LINEAR_ACCUMULATE || big ? NULL : bias;
+          for (size_t i = 0; i < (size_t) MAXN * rows; i++)
+            want[i] = 0.5f * (float) (i % 777);
+          for (int i = 0; i < MAXN; i++)
+            be->ops->linear (be, want + (size_t) i * rows, rows, x + (size_t) i * cols, cols, &wt,
+                             b, 1, flags);
+          for (int n = 2; n <= MAXN; n += big ? 7 : 1) {
+            for (size_t i = 0; i < (size_t) MAXN * rows; i++)
+              got[i] = 0.5f * (float) (i % 777);
+            be->ops->linear (be, got, rows, x, cols, &wt, b, n, flags);
+            if (memcmp (got, want, (size_t) n * rows * sizeof (float)) != 0)
+              g_error ("%d thread(s), %d x %d %s, flags %d, n %d: not the one-row bits",
+                       threads, rows, cols, as_f32 ? "float32" : "float16", flags, n);
+          }
+        }
+        be->ops->weight_free (be, &wt);
+      }
+    be->ops->destroy (be);
+  }
+}
+
+/* The backend's attention with n_q queries against one K/V gives, query by
+ * query, the bits of one-query calls (query i alone: causal + i), causal
+ * and not, on tiny.en's and base's head layouts. */
+static void
+test_backend_attention_rows (void)
+{
+  const struct {
+    int n_head, d_head, n_kv;
+  } cases[] = { { 6, 64, 1500 }, { 8, 64, 37 }, { 2, 12, 21 } };
+  for (int threads = 1; threads <= 2; threads++) {
+    g_autoptr (GError) error = NULL;
+    WhisperBackend *be = whisper_backend_cpu_new (threads, &error);
+    g_assert_no_error (error);
+    for (gsize t = 0; t < G_N_ELEMENTS (cases); t++) {
+      const int d = cases[t].n_head * cases[t].d_head, n_kv = cases[t].n_kv;
+      const int kv_stride = 2 * d, q_stride = d + 5;
+      g_autoptr (GRand) r = g_rand_new_with_seed (400 + t);
+      g_autofree float *kv = g_new (float, (size_t) n_kv * kv_stride);
+      g_autofree float *q = g_new (float, (size_t) MAXN * q_stride);
+      g_autofree float *want = g_new0 (float, (size_t) MAXN * d);
+      g_autofree float *got = g_new0 (float, (size_t) MAXN * d);
+      for (size_t i = 0; i < (size_t) n_kv * kv_stride; i++)
+        kv[i] = rnd (r);
+      for (size_t i = 0; i < (size_t) MAXN * q_stride; i++)
+        q[i] = rnd (r) * 3.0f;
+      /* causal: -1 (cross-attention), 0 (a prompt from position 0), and a
+       * step late in the window that sees all but the last 16 keys */
+      const int causals[] = { -1, 0, MAX (n_kv - MAXN, 0) };
+      for (gsize ci = 0; ci < G_N_ELEMENTS (causals); ci++) {
+        const int causal = causals[ci];
+        for (int i = 0; i < MAXN; i++)
+          be->ops->attention (be, want + (size_t) i * d, d, q + (size_t) i * q_stride, q_stride,
+                              kv, kv + d, kv_stride, 1, n_kv, cases[t].n_head, cases[t].d_head,
+                              causal < 0 ? -1 : causal + i);
+        for (int n = 1; n <= MAXN; n++) {
+          memset (got, 0, (size_t) MAXN * d * sizeof (float));
+          be->ops->attention (be, got, d, q, q_stride, kv, kv + d, kv_stride, n, n_kv,
+                              cases[t].n_head, cases[t].d_head, causal);
+          if (memcmp (got, want, (size_t) n * d * sizeof (float)) != 0)
+            g_error ("%d thread(s), %d heads of %d, %d keys, causal %d, n_q %d: not the "
+                     "one-query bits", threads, cases[t].n_head, cases[t].d_head, n_kv, causal,
+                     n);
+        }
+      }
+    }
+    be->ops->destroy (be);
+  }
+}
+
 static void
 count_task (int task, int thread, gpointer data)
 {
@@ -344,6 +651,10 @@ main (int argc, char **argv)
   g_test_add_func ("/cpu-kernels/sum-exp", test_sum_exp);
   g_test_add_func ("/cpu-kernels/gemv", test_gemv);
   g_test_add_func ("/cpu-kernels/gemv-packed", test_gemv_packed);
+  g_test_add_func ("/cpu-kernels/gemv-rows", test_gemv_rows);
+  g_test_add_func ("/cpu-kernels/gemv-rows-logits", test_gemv_rows_logits);
+  g_test_add_func ("/cpu-kernels/backend-linear-rows", test_backend_linear_rows);
+  g_test_add_func ("/cpu-kernels/backend-attention-rows", test_backend_attention_rows);
   g_test_add_func ("/cpu-kernels/half", test_half_conversions);
   g_test_add_func ("/cpu-kernels/dot-axpy", test_dot_axpy);
   g_test_add_func ("/cpu-kernels/bias-gelu", test_bias_gelu);
