@@ -50,7 +50,7 @@ with wave.open(sys.argv[1], "wb") as w:
 PY
 sox -n -r 16000 -c 1 -b 16 "$tmp/pad.wav" trim 0 20
 sox "$tmp/pad.wav" "$data/jfk.wav" "$tmp/pad.wav" "$tmp/jfk-padded.wav"
-sox "$data/jfk.wav" "$tmp/jfk-quiet.wav" vol -40dB
+sox -R "$data/jfk.wav" "$tmp/jfk-quiet.wav" vol -40dB
 
 text() { "$cli" --device cpu --greedy --format text "$@" | tr -s ' \n' ' ' | sed 's/^ //; s/ $//'; }
 
