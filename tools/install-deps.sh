@@ -18,6 +18,8 @@ DEBIAN_PACKAGES=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-x
+  # the element's remote engine (device=remote): HTTP client
+  libsoup-3.0-dev
   # test data: speech synthesis for parity clips, demo speech, sanitizers
   espeak-ng sox pocketsphinx-testdata valgrind
   # Python for the reference scripts and the model fetcher
