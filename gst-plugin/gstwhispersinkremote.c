@@ -96,7 +96,7 @@ gst_whisper_sink_remote_install_properties (GObjectClass *klass, guint first_pro
    * audio when the server answers again. Beyond it a live stream drops its
    * oldest audio (a GAP covers it, a warning with reason dropped-audio
    * says how much), and a non-live stream waits for the server (upstream
-   * blocks). At least a 30-s window is always kept.
+   * blocks). Live, at least latency + lateness is kept whatever this says.
    */
   g_object_class_install_property (klass, first_prop_id + RPROP_SERVER_QUEUE,
       g_param_spec_uint ("server-queue", "Server queue",

@@ -569,7 +569,10 @@ drop_backlog_remote (GstWhisperSink *self, const GstWhisperWindowPolicy *policy,
 {
   GstWhisperWindow *w = &self->window;
   guint64 from = w->seek, given = w->given;
-  gsize keep = MAX (limit, policy->chunk_samples);
+  /* A chunk below the limit: one warning per chunk of audio, not one per
+   * buffer. */
+  gsize keep = MAX (limit > policy->chunk_samples ? limit - policy->chunk_samples : 0,
+      policy->chunk_samples);
   gsize dropped = gst_whisper_window_drop_backlog (w, keep);
 
   if (dropped == 0)

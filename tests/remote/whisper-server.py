@@ -17,6 +17,7 @@ as this project's engine), the given temperature (no fallback), the prompt
 as initial_prompt, word_timestamps when words are asked for, no VAD.
 
 Usage: whisper-server.py --model DIR --port N [--api-key KEY] [--threads N]
+                         [--compute-type int8|float32|...]
 Prints "listening on PORT" once the model is loaded.
 """
 
@@ -103,9 +104,10 @@ def main():
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--api-key")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--compute-type", default="int8")
     args = ap.parse_args()
 
-    model = WhisperModel(args.model, device="cpu", compute_type="float32",
+    model = WhisperModel(args.model, device="cpu", compute_type=args.compute_type,
                          cpu_threads=args.threads, local_files_only=True)
     lock = threading.Lock()
 
