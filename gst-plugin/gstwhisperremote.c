@@ -42,6 +42,7 @@ typedef struct {
 struct _GstWhisperRemote {
   GstElement *element;      /* not a reference: the element owns this */
   gchar *url, *model, *api_key;
+  gchar *shown_url;         /* url without a password, for messages */
   guint timeout_ms, queue_ms;
 
   /* The client thread and its context; the session is used there only. */
@@ -120,8 +121,7 @@ on_timeout (gpointer data)
 
   q->timed_out = TRUE;
   g_cancellable_cancel (q->cancellable);
-  q->timer = NULL;
-  return G_SOURCE_REMOVE;
+  return G_SOURCE_REMOVE;       /* on_read () drops the reference */
 }
 
 static void
@@ -166,7 +166,7 @@ start_request (gpointer data)
 /* Setup */
 
 /* The endpoint of a URL the user gave (see gstwhisperremote.h). */
-static gchar *
+static GUri *
 endpoint_url (const gchar *url, GError **error)
 {
   g_autoptr (GUri) uri = NULL;
@@ -206,10 +206,10 @@ endpoint_url (const gchar *url, GError **error)
     new_path = g_strconcat (path, g_str_has_suffix (path, "/") ? "" : "/",
         "audio/transcriptions", NULL);
   else
-    return g_uri_to_string (uri);
-  full = g_uri_build (g_uri_get_flags (uri), g_uri_get_scheme (uri), NULL,
+    return g_steal_pointer (&uri);
+  full = g_uri_build (g_uri_get_flags (uri), g_uri_get_scheme (uri), g_uri_get_userinfo (uri),
       g_uri_get_host (uri), g_uri_get_port (uri), new_path, g_uri_get_query (uri), NULL);
-  return g_uri_to_string (full);
+  return g_steal_pointer (&full);
 }
 
 GstWhisperRemote *
@@ -217,13 +217,15 @@ gst_whisper_remote_new (GstElement *element, const GstWhisperRemoteSettings *s,
     GError **error)
 {
   GstWhisperRemote *r;
-  gchar *url = endpoint_url (s->url, error);
+  GUri *uri = endpoint_url (s->url, error);
 
-  if (url == NULL)
+  if (uri == NULL)
     return NULL;
   r = g_new0 (GstWhisperRemote, 1);
   r->element = element;
-  r->url = url;
+  r->url = g_uri_to_string (uri);
+  r->shown_url = g_uri_to_string_partial (uri, G_URI_HIDE_PASSWORD | G_URI_HIDE_AUTH_PARAMS);
+  g_uri_unref (uri);
   r->model = g_strdup (s->model && *s->model ? s->model : GST_WHISPER_REMOTE_DEFAULT_MODEL);
   r->api_key = s->api_key && *s->api_key ? g_strdup (s->api_key) : NULL;
   r->timeout_ms = MAX (s->timeout_ms, 1u);
@@ -241,7 +243,7 @@ gst_whisper_remote_new (GstElement *element, const GstWhisperRemoteSettings *s,
     g_cond_wait (&r->cond, &r->lock);
   g_mutex_unlock (&r->lock);
   GST_INFO_OBJECT (element, "remote engine: %s, model %s, %s API key, time-out %u ms, "
-      "queue %u ms", r->url, r->model, r->api_key ? "with an" : "no", r->timeout_ms,
+      "queue %u ms", r->shown_url, r->model, r->api_key ? "with an" : "no", r->timeout_ms,
       r->queue_ms);
   return r;
 }
@@ -270,6 +272,7 @@ gst_whisper_remote_free (GstWhisperRemote *r)
     memset (r->api_key, 0, strlen (r->api_key));
   g_free (r->api_key);
   g_free (r->url);
+  g_free (r->shown_url);
   g_free (r->model);
   g_free (r);
 }
@@ -277,7 +280,7 @@ gst_whisper_remote_free (GstWhisperRemote *r)
 const gchar *
 gst_whisper_remote_get_url (const GstWhisperRemote *r)
 {
-  return r->url;
+  return r->shown_url;
 }
 
 gsize
@@ -640,10 +643,10 @@ try_once (GstWhisperRemote *r, const float *pcm, gsize n, const GstWhisperRemote
   q.msg = make_message (r, pcm, n, req);
   if (q.msg == NULL) {
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-        "server-url %s: cannot make a request to it", r->url);
+        "server-url %s: cannot make a request to it", r->shown_url);
     return GST_WHISPER_REMOTE_FAILED;
   }
-  GST_DEBUG_OBJECT (r->element, "POST %.2f s of audio to %s", seconds, r->url);
+  GST_DEBUG_OBJECT (r->element, "POST %.2f s of audio to %s", seconds, r->shown_url);
   if (!run_request (r, &q, cancelled, user_data) && !q.timed_out) {
     request_clear (&q);
     return GST_WHISPER_REMOTE_CANCELLED;
@@ -715,8 +718,8 @@ gst_whisper_remote_transcribe (GstWhisperRemote *r, const float *pcm, gsize n,
         double outage = (g_get_monotonic_time () - r->down_since) / 1e6;
         GST_ELEMENT_INFO_WITH_DETAILS (r->element, RESOURCE, READ,
             ("Transcription server %s answers again after %u failed requests (%.1f s); "
-                "sending the queued audio", r->url, r->failures, outage), (NULL),
-            ("reason", G_TYPE_STRING, "server-recovered", "url", G_TYPE_STRING, r->url,
+                "sending the queued audio", r->shown_url, r->failures, outage), (NULL),
+            ("reason", G_TYPE_STRING, "server-recovered", "url", G_TYPE_STRING, r->shown_url,
                 "failures", G_TYPE_UINT, r->failures, NULL));
       }
       r->failures = 0;
@@ -726,7 +729,7 @@ gst_whisper_remote_transcribe (GstWhisperRemote *r, const float *pcm, gsize n,
       return res;
     if (res == GST_WHISPER_REMOTE_FAILED) {
       g_propagate_prefixed_error (error, err, "Transcription server %s refused the request: ",
-          r->url);
+          r->shown_url);
       return res;
     }
     /* Worth another try, after a back-off. */
@@ -739,10 +742,10 @@ gst_whisper_remote_transcribe (GstWhisperRemote *r, const float *pcm, gsize n,
     r->retry_at = g_get_monotonic_time () + delay;
     GST_ELEMENT_WARNING_WITH_DETAILS (r->element, RESOURCE, READ,
         ("Transcription server %s failed (%s); %.1f s of audio kept, trying again in "
-            "%.1f s", r->url, err->message, n / (double) WHISPER_SAMPLE_RATE, delay / 1e6),
+            "%.1f s", r->shown_url, err->message, n / (double) WHISPER_SAMPLE_RATE, delay / 1e6),
         ("attempt %u in a row; the audio waits (up to server-queue) until the server "
             "answers", r->failures),
-        ("reason", G_TYPE_STRING, "server-unavailable", "url", G_TYPE_STRING, r->url,
+        ("reason", G_TYPE_STRING, "server-unavailable", "url", G_TYPE_STRING, r->shown_url,
             "error", G_TYPE_STRING, err->message, "failures", G_TYPE_UINT, r->failures,
             "retry-in", G_TYPE_UINT64, (guint64) delay * 1000, NULL));
     g_error_free (err);

@@ -17,9 +17,9 @@
  * the answer is refused for good (4xx) or the element flushes. A time-out,
  * a refused or reset connection, a 5xx and an answer that is not the
  * expected JSON are retried; a 4xx is an error naming the server's message.
- * Each failure posts a warning (details reason=server-unavailable), each
- * recovery a warning too (reason=server-recovered), so that the
- * application sees the whole outage. The API key is sent in the
+ * Each failure posts a warning (details reason=server-unavailable), the
+ * first success after failures an info message (reason=server-recovered),
+ * so that the application sees the whole outage. The API key is sent in the
  * Authorization header only: never logged, never posted. */
 #pragma once
 
@@ -73,7 +73,7 @@ GstWhisperRemote *gst_whisper_remote_new (GstElement *element,
     const GstWhisperRemoteSettings *settings, GError **error);
 void gst_whisper_remote_free (GstWhisperRemote *remote);
 
-/* The endpoint requests go to (for messages). */
+/* The endpoint requests go to, without a password (for messages). */
 const gchar *gst_whisper_remote_get_url (const GstWhisperRemote *remote);
 /* Unsent audio kept while the server is down, in samples. */
 gsize gst_whisper_remote_queue_samples (const GstWhisperRemote *remote);

@@ -15,12 +15,14 @@
  *
  * Exit 77 (with the reason) only when the server cannot run (no
  * faster-whisper, no model). */
+#include <glib/gstdio.h>
 #include <gst/gst.h>
 #include <gst/app/app.h>
 #include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define API_KEY "test-secret-key-4711"
@@ -239,10 +241,13 @@ server_text (const gchar *path)
 typedef struct {
   GString *text;            /* text buffers, joined with spaces */
   GArray *spans;            /* GstClockTime pairs: text buffers and GAPs */
-  guint unavailable, recovered, dropped, other_warnings;
+  guint unavailable, recovered, dropped_warnings, other_warnings;
   gchar *error;
   gboolean eos, leaked_key;
   GstClockTime received;    /* stats audio-received at the end */
+  GstClockTime transcribed, dropped;
+  guint max_delay_ms;       /* max-observed-delay */
+  double seconds;           /* wall-clock time to EOS */
 } Run;
 
 static void
@@ -354,7 +359,7 @@ handle_message (Run *r, GstMessage *m)
       else if (g_strcmp0 (reason, "server-recovered") == 0)
         r->recovered++;
       else if (g_strcmp0 (reason, "dropped-audio") == 0)
-        r->dropped++;
+        r->dropped_warnings++;
       else if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_WARNING)
         r->other_warnings++;
       g_error_free (e);
@@ -428,7 +433,8 @@ run_pipeline (const gchar *desc, const gchar *live_file, DuringFunc during, gpoi
   GstElement *p = gst_parse_launch (desc, &err), *w;
   GstPad *pad;
   GstBus *bus;
-  gint64 deadline = g_get_monotonic_time () + timeout_s * G_TIME_SPAN_SECOND;
+  gint64 t0 = g_get_monotonic_time ();
+  gint64 deadline = t0 + timeout_s * G_TIME_SPAN_SECOND;
   GstStructure *stats = NULL;
   GParamSpec *key_spec;
 
@@ -463,6 +469,10 @@ run_pipeline (const gchar *desc, const gchar *live_file, DuringFunc during, gpoi
     r->error = g_strdup ("time-out: no EOS");
   g_object_get (w, "stats", &stats, NULL);
   gst_structure_get_uint64 (stats, "audio-received", &r->received);
+  gst_structure_get_uint64 (stats, "audio-transcribed", &r->transcribed);
+  gst_structure_get_uint64 (stats, "audio-dropped", &r->dropped);
+  g_object_get (w, "max-observed-delay", &r->max_delay_ms, NULL);
+  r->seconds = (g_get_monotonic_time () - t0) / 1e6;
   gst_structure_free (stats);
   gst_element_set_state (p, GST_STATE_NULL);
   {
@@ -523,7 +533,7 @@ report (const gchar *name, Run *r, const gchar *ref, double max_wer, gboolean ex
   double hole = largest_hole (r, r->received);
 
   g_print ("%s: WER %.1f %%, %u unavailable, %u recovered, %u dropped, error %s, largest "
-      "hole %.2f s\n  text:%s\n", name, 100 * e, r->unavailable, r->recovered, r->dropped,
+      "hole %.2f s\n  text:%s\n", name, 100 * e, r->unavailable, r->recovered, r->dropped_warnings,
       r->error ? r->error : "none", hole, r->text->str);
   CHECK (!r->leaked_key, "%s: a message holds the API key", name);
   if (expect_eos) {
@@ -533,6 +543,13 @@ report (const gchar *name, Run *r, const gchar *ref, double max_wer, gboolean ex
     CHECK (hole < 0.1, "%s: %.2f s of audio neither transcribed nor under a GAP", name,
         hole);
     CHECK (r->received > 0, "%s: no audio received", name);
+    /* Nothing lost silently: what was not transcribed was dropped, with
+     * a warning. */
+    CHECK (ABS ((gint64) r->received - (gint64) (r->transcribed + r->dropped)) <= 1000, "%s: received %" G_GUINT64_FORMAT
+        " ns, transcribed %" G_GUINT64_FORMAT ", dropped %" G_GUINT64_FORMAT, name,
+        r->received, r->transcribed, r->dropped);
+    CHECK (r->dropped == 0 || r->dropped_warnings > 0, "%s: audio dropped without a warning",
+        name);
   }
 }
 
@@ -553,7 +570,7 @@ case_file (const gchar *name, const gchar *path, const gchar *extra)
   got = srt_text (srt);
   CHECK (wer (ref, got) == 0.0, "%s: the SRT file says \"%s\", the server \"%s\"", name, got,
       ref);
-  CHECK (r.unavailable == 0 && r.dropped == 0, "%s: warnings without a fault", name);
+  CHECK (r.unavailable == 0 && r.dropped_warnings == 0, "%s: warnings without a fault", name);
   g_free (got);
   run_clear (&r);
   g_free (desc);
@@ -600,6 +617,95 @@ outage_step (double t, gpointer data)
     if (!start_server ())
       CHECK (FALSE, "the server did not start again");
   }
+}
+
+/* ------------------------------------------------------------------------ */
+/* `test-remote bench` (not in the suite): the remote path against the local
+ * engine on this machine. */
+
+static int
+cmp_double (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+static double
+median3 (double *t)
+{
+  qsort (t, 3, sizeof *t, cmp_double);
+  return t[1];
+}
+
+static void
+bench (void)
+{
+  gchar *wav, *long_path = g_build_filename (g_get_tmp_dir (), "test-remote-long.wav", NULL);
+  gsize len;
+  const gchar *files[2];
+  const gchar *devices[2] = { "device=cpu threads=2", NULL };
+  gchar *remote = g_strdup_printf ("device=remote server-url=http://127.0.0.1:%u "
+      "server-api-key=" API_KEY, server_port);
+  guint f, d, i;
+  Run r;
+
+  /* jfk.wav six times: 66 s, two full windows and a rest. */
+  {
+    GByteArray *b = g_byte_array_new ();
+    guint32 n;
+    g_assert (g_file_get_contents (jfk, &wav, &len, NULL));
+    g_byte_array_append (b, (const guint8 *) wav, 44);
+    for (i = 0; i < 6; i++)
+      g_byte_array_append (b, (const guint8 *) wav + 44, (guint) (len - 44));
+    n = b->len - 44;
+    GST_WRITE_UINT32_LE (b->data + 40, n);
+    GST_WRITE_UINT32_LE (b->data + 4, n + 36);
+    g_assert (g_file_set_contents (long_path, (const gchar *) b->data, b->len, NULL));
+    g_byte_array_unref (b);
+    g_free (wav);
+  }
+  files[0] = jfk;
+  files[1] = long_path;
+  devices[1] = remote;
+  for (f = 0; f < 2; f++) {
+    double audio = f == 0 ? 11.0 : 66.0, t[3];
+    for (d = 0; d < 2; d++) {
+      for (i = 0; i < 3; i++) {
+        gchar *desc = g_strdup_printf ("filesrc location=%s ! decodebin ! audioconvert ! "
+            "audioresample ! whispersink name=w %s ! fakesink", files[f], devices[d]);
+        run_pipeline (desc, NULL, NULL, NULL, 600, &r);
+        t[i] = r.seconds;
+        run_clear (&r);
+        g_free (desc);
+      }
+      g_print ("BENCH file %s, %s: median %.2f s of 3 (%.1fx real time)\n",
+          f == 0 ? "jfk.wav (11 s)" : "jfk x6 (66 s)", d == 0 ? "local cpu" : "remote",
+          median3 (t), audio / median3 (t));
+    }
+    for (i = 0; i < 3; i++) {
+      gint64 t0 = g_get_monotonic_time ();
+      g_free (server_text (files[f]));
+      t[i] = (g_get_monotonic_time () - t0) / 1e6;
+    }
+    g_print ("BENCH file %s, the server's own answer to one POST: median %.2f s of 3\n",
+        f == 0 ? "jfk.wav (11 s)" : "jfk x6 (66 s)", median3 (t));
+  }
+  for (d = 0; d < 2; d++) {
+    gchar *ref = server_text (jfk);
+    gchar *desc = g_strdup_printf ("appsrc name=src is-live=true format=time "
+        "caps=audio/x-raw,format=S16LE,rate=16000,channels=1,layout=interleaved ! "
+        "whispersink name=w latency=8000 lateness=60000 %s ! fakesink sync=false",
+        devices[d]);
+    run_pipeline (desc, jfk, NULL, NULL, 120, &r);
+    g_print ("BENCH live jfk.wav, latency 8000, %s: max-observed-delay %u ms, WER %.1f %%\n",
+        d == 0 ? "local cpu" : "remote", r.max_delay_ms, 100 * wer (ref, r.text->str));
+    run_clear (&r);
+    g_free (desc);
+    g_free (ref);
+  }
+  g_unlink (long_path);
+  g_free (long_path);
+  g_free (remote);
 }
 
 int
@@ -665,7 +771,7 @@ main (int argc, char **argv)
     if (want ("live")) {
       run_pipeline (desc, jfk, NULL, NULL, 120, &r);
       report ("live", &r, ref, 0.25, TRUE);
-      CHECK (r.unavailable == 0 && r.dropped == 0, "live: warnings without a fault");
+      CHECK (r.unavailable == 0 && r.dropped_warnings == 0, "live: warnings without a fault");
       run_clear (&r);
     }
     g_free (desc);
@@ -678,7 +784,7 @@ main (int argc, char **argv)
       run_pipeline (desc, jfk, outage_step, &o, 90, &r);
       report ("live-outage", &r, ref, 0.25, TRUE);
       CHECK (r.unavailable >= 1 && r.recovered >= 1, "live-outage: no warning or recovery");
-      CHECK (r.dropped == 0, "live-outage: audio dropped within server-queue");
+      CHECK (r.dropped_warnings == 0, "live-outage: audio dropped within server-queue");
       run_clear (&r);
       g_free (desc);
     }
@@ -690,7 +796,7 @@ main (int argc, char **argv)
       desc = live_pipeline (proxy_port, "latency=8000 lateness=0 server-queue=2000");
       run_pipeline (desc, jfk, outage_step, &o, 90, &r);
       report ("live-outage-drop", &r, ref, 1.0, TRUE);
-      CHECK (r.unavailable >= 1 && r.dropped >= 1, "live-outage-drop: no drop warning");
+      CHECK (r.unavailable >= 1 && r.dropped_warnings >= 1, "live-outage-drop: no drop warning");
       run_clear (&r);
       g_free (desc);
     }
@@ -762,6 +868,9 @@ main (int argc, char **argv)
     gst_element_set_state (e, GST_STATE_NULL);
     gst_object_unref (e);
   }
+
+  if (only && *only && g_strv_contains ((const gchar *const *) only, "bench"))
+    bench ();
 
   kill_server ();
   g_subprocess_force_exit (proxy);
