@@ -137,7 +137,9 @@ void gst_whisper_sink_task_pause (GstWhisperSink *self);
 /* Stops the task and waits for its thread. */
 void gst_whisper_sink_task_stop (GstWhisperSink *self);
 
-/* gstwhispersinkremote.c: device=remote */
+/* gstwhispersinkremote.c: device=remote; its properties take the ids
+ * first_prop_id .. first_prop_id + GST_WHISPER_SINK_REMOTE_N_PROPS - 1. */
+#define GST_WHISPER_SINK_REMOTE_N_PROPS 5
 void gst_whisper_sink_remote_install_properties (GObjectClass *klass, guint first_prop_id);
 void gst_whisper_sink_remote_init (GstWhisperSink *self);
 void gst_whisper_sink_remote_finalize (GstWhisperSink *self);

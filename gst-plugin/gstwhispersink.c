@@ -75,8 +75,10 @@ enum {
   PROP_VAD_MODEL,
   PROP_VAD_THRESHOLD,
   PROP_MAX_GAP,
-  /* device=remote: gstwhispersinkremote.c's, from here on */
+  /* device=remote: gstwhispersinkremote.c's, a block of their own (later
+   * blocks start at PROP_REMOTE_END) */
   PROP_REMOTE_FIRST,
+  PROP_REMOTE_END = PROP_REMOTE_FIRST + GST_WHISPER_SINK_REMOTE_N_PROPS,
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",

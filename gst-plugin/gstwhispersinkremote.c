@@ -28,6 +28,7 @@ enum {
   RPROP_SERVER_QUEUE,
   N_RPROPS
 };
+G_STATIC_ASSERT (N_RPROPS == GST_WHISPER_SINK_REMOTE_N_PROPS);
 
 void
 gst_whisper_sink_remote_install_properties (GObjectClass *klass, guint first_prop_id)
