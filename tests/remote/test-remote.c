@@ -379,6 +379,29 @@ handle_message (Run *r, GstMessage *m)
   }
 }
 
+/* The samples of a 16-bit WAV file: the contents of its data chunk (other
+ * chunks, such as jfk.wav's LIST, skipped). */
+static gchar *
+wav_samples (const gchar *path, gsize *offset, gsize *size)
+{
+  gchar *wav;
+  gsize len, off = 12;
+
+  g_assert (g_file_get_contents (path, &wav, &len, NULL));
+  g_assert (len >= 12 && memcmp (wav, "RIFF", 4) == 0 && memcmp (wav + 8, "WAVE", 4) == 0);
+  while (off + 8 <= len) {
+    guint32 n = GST_READ_UINT32_LE (wav + off + 4);
+    if (memcmp (wav + off, "data", 4) == 0) {
+      *offset = off + 8;
+      *size = MIN ((gsize) n, len - off - 8);
+      return wav;
+    }
+    off += 8 + n + (n & 1);
+  }
+  g_error ("%s has no data chunk", path);
+  return NULL;
+}
+
 typedef void (*DuringFunc) (double seconds, gpointer data);
 
 /* Live source: pushes the file's 16-kHz S16 samples in 100-ms buffers at
@@ -388,12 +411,13 @@ feed_live (GstElement *pipeline, GstAppSrc *src, const gchar *path, Run *r, Duri
     gpointer data)
 {
   gchar *wav;
-  gsize len, off = 44, n = 1600 * 2;
+  gsize off, size, len, n = 1600 * 2;
   gint64 t0 = g_get_monotonic_time ();
   GstClockTime pts = 0;
   GstBus *bus = gst_element_get_bus (pipeline);
 
-  g_assert (g_file_get_contents (path, &wav, &len, NULL));
+  wav = wav_samples (path, &off, &size);
+  len = off + size;
   while (off < len) {
     gsize take = MIN (n, len - off);
     GstBuffer *b = gst_buffer_new_memdup (wav + off, take);
@@ -641,7 +665,7 @@ static void
 bench (void)
 {
   gchar *wav, *long_path = g_build_filename (g_get_tmp_dir (), "test-remote-long.wav", NULL);
-  gsize len;
+  gsize off, size;
   const gchar *files[2];
   const gchar *devices[2] = { "device=cpu threads=2", NULL };
   gchar *remote = g_strdup_printf ("device=remote server-url=http://127.0.0.1:%u "
@@ -652,14 +676,15 @@ bench (void)
   /* jfk.wav six times: 66 s, two full windows and a rest. */
   {
     GByteArray *b = g_byte_array_new ();
-    guint32 n;
-    g_assert (g_file_get_contents (jfk, &wav, &len, NULL));
-    g_byte_array_append (b, (const guint8 *) wav, 44);
+    guint8 h[44];
+    wav = wav_samples (jfk, &off, &size);
+    memcpy (h, "RIFF\0\0\0\0WAVEfmt \x10\0\0\0\x01\0\x01\0\x80\x3e\0\0\0\x7d\0\0"
+        "\x02\0\x10\0data\0\0\0\0", 44);
+    GST_WRITE_UINT32_LE (h + 40, (guint32) (6 * size));
+    GST_WRITE_UINT32_LE (h + 4, (guint32) (6 * size + 36));
+    g_byte_array_append (b, h, 44);
     for (i = 0; i < 6; i++)
-      g_byte_array_append (b, (const guint8 *) wav + 44, (guint) (len - 44));
-    n = b->len - 44;
-    GST_WRITE_UINT32_LE (b->data + 40, n);
-    GST_WRITE_UINT32_LE (b->data + 4, n + 36);
+      g_byte_array_append (b, (const guint8 *) wav + off, (guint) size);
     g_assert (g_file_set_contents (long_path, (const gchar *) b->data, b->len, NULL));
     g_byte_array_unref (b);
     g_free (wav);
