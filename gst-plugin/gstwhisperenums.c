@@ -10,6 +10,8 @@ gst_whisper_device_get_type (void)
         "auto"},
     {GST_WHISPER_DEVICE_CPU, "CPU (BLAS)", "cpu"},
     {GST_WHISPER_DEVICE_CUDA, "NVIDIA GPU (CUDA); fails when none is available", "cuda"},
+    {GST_WHISPER_DEVICE_REMOTE, "An OpenAI-compatible transcription server (server-url)",
+        "remote"},
     {0, NULL, NULL},
   };
 

@@ -5,11 +5,13 @@
 
 G_BEGIN_DECLS
 
-/* Mirrors WhisperDevice (engine/whisper-engine.h) value for value. */
+/* Mirrors WhisperDevice (engine/whisper-engine.h) value for value; REMOTE
+ * has no engine counterpart (a server instead, gstwhisperremote.h). */
 typedef enum {
   GST_WHISPER_DEVICE_AUTO,
   GST_WHISPER_DEVICE_CPU,
   GST_WHISPER_DEVICE_CUDA,
+  GST_WHISPER_DEVICE_REMOTE = 100,
 } GstWhisperDevice;
 
 typedef enum {

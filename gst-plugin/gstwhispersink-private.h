@@ -25,6 +25,7 @@
 #include "gstwhisperoutqueue.h"
 #include "gstwhisperdebug.h"
 #include "gstwhisperqueue.h"
+#include "gstwhisperremote.h"
 #include "gstwhisperwindow.h"
 #include "gstwhisperwords.h"
 #include "whisper-engine.h"
@@ -116,6 +117,16 @@ struct _GstWhisperSink {
 
   /* Src side. */
   GstClockTime src_position;  /* end of what was pushed */
+
+  /* device=remote (gstwhispersinkremote.c): properties (object lock) and
+   * the client, made at NULL->READY in place of the engine, freed at
+   * READY->NULL (pointer under the object lock, used by the task). */
+  gchar *server_url;
+  gchar *server_model;
+  gchar *server_api_key;      /* never logged, never readable */
+  guint server_timeout_ms;
+  guint server_queue_ms;
+  GstWhisperRemote *remote;
 };
 
 /* gstwhispertask.c: the inference task */
@@ -128,6 +139,22 @@ gboolean gst_whisper_sink_task_start (GstWhisperSink *self);
 void gst_whisper_sink_task_pause (GstWhisperSink *self);
 /* Stops the task and waits for its thread. */
 void gst_whisper_sink_task_stop (GstWhisperSink *self);
+
+/* gstwhispersinkremote.c: device=remote; its properties take the ids
+ * first_prop_id .. first_prop_id + GST_WHISPER_SINK_REMOTE_N_PROPS - 1. */
+#define GST_WHISPER_SINK_REMOTE_N_PROPS 5
+void gst_whisper_sink_remote_install_properties (GObjectClass *klass, guint first_prop_id);
+void gst_whisper_sink_remote_init (GstWhisperSink *self);
+void gst_whisper_sink_remote_finalize (GstWhisperSink *self);
+/* FALSE when prop_id is none of its properties. */
+gboolean gst_whisper_sink_remote_set_property (GstWhisperSink *self, guint prop_id,
+    const GValue *value, GParamSpec *pspec);
+gboolean gst_whisper_sink_remote_get_property (GstWhisperSink *self, guint prop_id,
+    GValue *value);
+gboolean gst_whisper_sink_remote_is_selected (GstWhisperSink *self);
+/* Makes the client (replacing an engine); FALSE with an error posted. */
+gboolean gst_whisper_sink_remote_open (GstWhisperSink *self);
+void gst_whisper_sink_remote_close (GstWhisperSink *self);
 
 /* gstwhispersrc.c: the src pad task */
 /* Forgets the output position (task stopped). */

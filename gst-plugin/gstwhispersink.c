@@ -77,7 +77,11 @@ enum {
   PROP_VAD_MODEL,
   PROP_VAD_THRESHOLD,
   PROP_MAX_GAP,
-  PROP_DECODING_FIRST,  /* the decoding properties, gstwhisperdecoding.c */
+  /* device=remote: gstwhispersinkremote.c's, a block of their own (later
+   * blocks start at PROP_REMOTE_END) */
+  PROP_REMOTE_FIRST,
+  PROP_REMOTE_END = PROP_REMOTE_FIRST + GST_WHISPER_SINK_REMOTE_N_PROPS,
+  PROP_DECODING_FIRST = PROP_REMOTE_END,  /* the decoding properties, gstwhisperdecoding.c */
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -394,6 +398,10 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
           GST_TYPE_STRUCTURE, ro));
   gst_whisper_decoding_install_properties (gobject_class, PROP_DECODING_FIRST);
 
+  /* device=remote: server-url, server-model, server-api-key, server-timeout,
+   * server-queue */
+  gst_whisper_sink_remote_install_properties (gobject_class, PROP_REMOTE_FIRST);
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   /* Audio in, text out: a filter, classified as the transcribers of
@@ -472,6 +480,7 @@ gst_whisper_sink_init (GstWhisperSink *self)
   gst_whisper_src_reset (self);
 
   gst_whisper_sink_task_init (self);
+  gst_whisper_sink_remote_init (self);
 }
 
 static void
@@ -480,6 +489,7 @@ gst_whisper_sink_finalize (GObject *object)
   GstWhisperSink *self = GST_WHISPER_SINK (object);
 
   gst_whisper_sink_task_finalize (self);
+  gst_whisper_sink_remote_finalize (self);
   gst_whisper_queue_clear (&self->queue);
   gst_whisper_out_queue_clear (&self->outq);
   g_clear_pointer (&self->stream, whisper_stream_free);
@@ -571,7 +581,7 @@ engine_property_writable (GstWhisperSink *self, GParamSpec *pspec, const gchar *
     *ignored = pspec->name;
     return FALSE;
   }
-  if (self->engine)
+  if (self->engine || self->remote)
     self->engine_dirty = TRUE;    /* reloaded on the way to PAUSED */
   return TRUE;
 }
@@ -585,6 +595,8 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
   gchar *language = NULL;
   const gchar *ignored = NULL;
 
+  if (gst_whisper_sink_remote_set_property (self, prop_id, value, pspec))
+    return;                     /* device=remote's */
   GST_OBJECT_LOCK (self);
   if (prop_id >= PROP_DECODING_FIRST) {
     gchar *problem = NULL;
@@ -753,6 +765,8 @@ gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
     g_value_take_boxed (value, get_stats (self));
     return;
   }
+  if (gst_whisper_sink_remote_get_property (self, prop_id, value))
+    return;                     /* device=remote's */
 
   GST_OBJECT_LOCK (self);
   if (gst_whisper_decoding_get_property (&self->decoding, prop_id, PROP_DECODING_FIRST,
@@ -885,6 +899,10 @@ create_engine (GstWhisperSink *self)
   g_autofree gchar *model = NULL, *language = NULL, *text = NULL;
   const WhisperEngineInfo *info;
 
+  /* device=remote: a server instead of a model (gstwhispersinkremote.c). */
+  if (gst_whisper_sink_remote_is_selected (self))
+    return gst_whisper_sink_remote_open (self);
+
   GST_OBJECT_LOCK (self);
   model = self->model ? g_strdup (self->model) : whisper_engine_default_model_path ();
   language = g_strdup (self->language_code);
@@ -957,6 +975,7 @@ create_engine (GstWhisperSink *self)
   GST_OBJECT_UNLOCK (self);
   g_clear_pointer (&old, whisper_engine_unref);
   g_clear_pointer (&old_vad, whisper_vad_free);
+  gst_whisper_sink_remote_close (self);  /* device was remote before */
 
   text = (g_free (text), g_strdup_printf ("Loaded Whisper model %s", model));
   post_progress (self, GST_PROGRESS_TYPE_COMPLETE, text);
@@ -979,14 +998,18 @@ free_engine (GstWhisperSink *self)
   GST_OBJECT_UNLOCK (self);
   g_clear_pointer (&engine, whisper_engine_unref);
   g_clear_pointer (&vad, whisper_vad_free);
+  gst_whisper_sink_remote_close (self);
 }
 
 static gboolean
 create_stream (GstWhisperSink *self)
 {
   g_autoptr (GError) err = NULL;
-  WhisperStream *stream = whisper_stream_new (self->engine, &err);
+  WhisperStream *stream;
 
+  if (self->remote)
+    return TRUE;                /* device=remote: no engine stream */
+  stream = whisper_stream_new (self->engine, &err);
   if (stream == NULL) {
     GST_ELEMENT_ERROR (self, LIBRARY, INIT, ("Could not create a Whisper stream: %s",
             err ? err->message : "unknown error"), (NULL));
@@ -1469,6 +1492,8 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
       GST_OBJECT_LOCK (self);
       if (self->stream)
         whisper_stream_reset (self->stream);
+      if (self->remote)
+        gst_whisper_remote_reset (self->remote);
       GST_OBJECT_UNLOCK (self);
       start_tasks (self);
       return ret;

