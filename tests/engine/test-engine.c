@@ -393,6 +393,53 @@ test_hostile_samples (void)
   g_assert_true (isinf (hostile[16000]) && isnan (hostile[48000]));
 }
 
+/* Sampling at temperature > 0 repeats with the same seed (the seed property
+ * the issue of reproducible fallback asks for) and moves with another;
+ * invalid decoding options are refused with their names. */
+static void
+test_sampling_seed (void)
+{
+  gsize n;
+  g_autofree float *pcm = load_jfk (&n);
+  WhisperDecodeOptions o;
+  whisper_decode_options_init (&o);
+  o.temperatures[0] = 1.0;
+  o.n_temperatures = 1;
+  o.best_of = 2;
+  g_autofree char *texts[6] = { NULL };
+  for (int i = 0; i < 6; i++) {
+    g_autoptr (WhisperStream) stream = whisper_stream_new (shared_engine, NULL);
+    o.seed = i < 2 ? 7 : (guint32) (100 + i);
+    whisper_stream_set_options (stream, &o);
+    texts[i] = transcribe_text (stream, pcm, n);
+  }
+  g_assert_cmpstr (texts[0], ==, texts[1]);
+  gboolean moved = FALSE;
+  for (int i = 2; i < 6; i++)
+    moved |= g_strcmp0 (texts[i], texts[0]) != 0;
+  g_assert_true (moved);
+
+  g_autoptr (GError) error = NULL;
+  whisper_decode_options_init (&o);
+  o.beam_size = 0;
+  g_assert_false (whisper_decode_options_check (shared_engine, &o, &error));
+  g_assert_nonnull (strstr (error->message, "beam size"));
+  g_clear_error (&error);
+  whisper_decode_options_init (&o);
+  o.language = "de";
+  g_assert_false (whisper_decode_options_check (shared_engine, &o, &error));
+  g_assert_nonnull (strstr (error->message, "English-only"));
+  g_clear_error (&error);
+  whisper_decode_options_init (&o);
+  o.clip_timestamps = "1,x";
+  g_assert_false (whisper_decode_options_check (shared_engine, &o, &error));
+  g_assert_nonnull (strstr (error->message, "clip timestamps"));
+  g_clear_error (&error);
+  whisper_decode_options_init (&o);
+  g_assert_false (whisper_decode_options_parse_temperatures (&o, "0,hot", &error));
+  g_assert_nonnull (strstr (error->message, "hot"));
+}
+
 static void
 test_missing_model (void)
 {
@@ -431,6 +478,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/decode-split-utf8", test_decode_split_utf8);
   g_test_add_func ("/engine/utf8-edge-cases", test_utf8_decoder_edge_cases);
   g_test_add_func ("/engine/token-callback", test_token_callback);
+  g_test_add_func ("/engine/sampling-seed", test_sampling_seed);
   g_test_add_func ("/engine/lookups-at-creation", test_lookups_counted_at_creation);
   g_test_add_func ("/engine/encoder-length-default", test_encoder_length_default);
   g_test_add_func ("/engine/encoder-length-override", test_encoder_length_override);
