@@ -114,6 +114,32 @@ whisper_decoder_set_audio (WhisperDecoderState *st, WhisperEngine *e)
   }
 }
 
+/* The second half of decoder layer l over n rows of st->x: cross-attention
+ * over the shared cross K/V, then the MLP (both residual). */
+static void
+cross_attention_and_mlp (WhisperDecoderState *st, WhisperEngine *e, int l, int n)
+{
+  WhisperBackend *be = e->backend;
+  const WhisperBackendOps *op = be->ops;
+  const WhisperDeviceLayer *L = &e->weights->decoder_layers[l];
+  const int d = e->d, n_head = e->n_text_head, d_head = d / n_head;
+
+  op->layer_norm (be, st->h, st->x, L->cross_ln.gamma, L->cross_ln.beta, n, d, LN_EPS);
+  op->linear (be, st->q, d, st->h, d, &L->cross_q.w, L->cross_q.bias, n,
+              WHISPER_LINEAR_DEFAULT);
+  op->attention (be, st->attn, d, st->q, d, st->cross_kv[l], st->cross_kv[l] + d, 2 * d, n,
+                 st->cross_len, n_head, d_head, -1);
+  st->last_cross_key_length = st->cross_len;
+  op->linear (be, st->x, d, st->attn, d, &L->cross_out.w, L->cross_out.bias, n,
+              WHISPER_LINEAR_ACCUMULATE);
+
+  op->layer_norm (be, st->h, st->x, L->mlp_ln.gamma, L->mlp_ln.beta, n, d, LN_EPS);
+  op->linear (be, st->ffn, 4 * d, st->h, d, &L->mlp_fc1.w, L->mlp_fc1.bias, n,
+              WHISPER_LINEAR_GELU);
+  op->linear (be, st->x, d, st->ffn, 4 * d, &L->mlp_fc2.w, L->mlp_fc2.bias, n,
+              WHISPER_LINEAR_ACCUMULATE);
+}
+
 void
 whisper_decoder_forward (WhisperDecoderState *st, WhisperEngine *e, const gint32 *tokens, int n,
                          int pos0, const int *rows, int n_rows)
@@ -139,20 +165,8 @@ whisper_decoder_forward (WhisperDecoderState *st, WhisperEngine *e, const gint32
     op->linear (be, st->x, d, st->attn, d, &L->attn_out.w, L->attn_out.bias, n,
                 WHISPER_LINEAR_ACCUMULATE);
 
-    op->layer_norm (be, st->h, st->x, L->cross_ln.gamma, L->cross_ln.beta, n, d, LN_EPS);
-    op->linear (be, st->q, d, st->h, d, &L->cross_q.w, L->cross_q.bias, n,
-                WHISPER_LINEAR_DEFAULT);
-    op->attention (be, st->attn, d, st->q, d, st->cross_kv[l], st->cross_kv[l] + d, 2 * d, n,
-                   st->cross_len, n_head, d_head, -1);
-    st->last_cross_key_length = st->cross_len;
-    op->linear (be, st->x, d, st->attn, d, &L->cross_out.w, L->cross_out.bias, n,
-                WHISPER_LINEAR_ACCUMULATE);
 
-    op->layer_norm (be, st->h, st->x, L->mlp_ln.gamma, L->mlp_ln.beta, n, d, LN_EPS);
-    op->linear (be, st->ffn, 4 * d, st->h, d, &L->mlp_fc1.w, L->mlp_fc1.bias, n,
-                WHISPER_LINEAR_GELU);
-    op->linear (be, st->x, d, st->ffn, 4 * d, &L->mlp_fc2.w, L->mlp_fc2.bias, n,
-                WHISPER_LINEAR_ACCUMULATE);
+    cross_attention_and_mlp (st, e, l, n);
   }
 
   for (int r = 0; r < n_rows; r++)
@@ -200,20 +214,8 @@ whisper_decoder_forward_rows (WhisperDecoderState *st, WhisperEngine *e, const g
     op->linear (be, st->x, d, st->attn, d, &L->attn_out.w, L->attn_out.bias, n_rows,
                 WHISPER_LINEAR_ACCUMULATE);
 
-    op->layer_norm (be, st->h, st->x, L->cross_ln.gamma, L->cross_ln.beta, n_rows, d, LN_EPS);
-    op->linear (be, st->q, d, st->h, d, &L->cross_q.w, L->cross_q.bias, n_rows,
-                WHISPER_LINEAR_DEFAULT);
-    op->attention (be, st->attn, d, st->q, d, st->cross_kv[l], st->cross_kv[l] + d, 2 * d, n_rows,
-                   st->cross_len, n_head, d_head, -1);
-    st->last_cross_key_length = st->cross_len;
-    op->linear (be, st->x, d, st->attn, d, &L->cross_out.w, L->cross_out.bias, n_rows,
-                WHISPER_LINEAR_ACCUMULATE);
 
-    op->layer_norm (be, st->h, st->x, L->mlp_ln.gamma, L->mlp_ln.beta, n_rows, d, LN_EPS);
-    op->linear (be, st->ffn, 4 * d, st->h, d, &L->mlp_fc1.w, L->mlp_fc1.bias, n_rows,
-                WHISPER_LINEAR_GELU);
-    op->linear (be, st->x, d, st->ffn, 4 * d, &L->mlp_fc2.w, L->mlp_fc2.bias, n_rows,
-                WHISPER_LINEAR_ACCUMULATE);
+    cross_attention_and_mlp (st, e, l, n_rows);
   }
   op->layer_norm (be, st->h, st->x, w->ln.gamma, w->ln.beta, n_rows, d, LN_EPS);
   op->linear (be, st->logits, e->n_vocab, st->h, d, &w->token_embedding, NULL, n_rows,
