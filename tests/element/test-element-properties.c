@@ -64,7 +64,8 @@ element_text (const float *pcm, gsize n, gboolean condition)
       gst_element_factory_make ("whispersink", NULL), "sink", "src");
   gchar *text;
 
-  g_object_set (h->element, "condition-on-previous-text", condition, NULL);
+  g_object_set (h->element, "condition-on-previous-text", condition, "beam-size", 1,
+      "temperatures", "0", NULL);  /* WT_GREEDY */
   gst_harness_set_live (h, FALSE);
   gst_harness_set_src_caps_str (h, WT_CAPS_F32);
   fail_unless_equals_int (wt_push_pcm (h, pcm, n, 0, 16000, TRUE), GST_FLOW_OK);
@@ -106,7 +107,7 @@ GST_START_TEST (test_engine_property_while_playing)
 {
   GstElement *pipeline = gst_parse_launch (
       "audiotestsrc is-live=true wave=silence ! audio/x-raw,rate=16000,channels=1,"
-      "format=F32LE ! whispersink name=w threads=1 ! fakesink", NULL);
+      "format=F32LE ! whispersink name=w threads=1 " WT_GREEDY " ! fakesink", NULL);
   GstElement *w = gst_bin_get_by_name (GST_BIN (pipeline), "w");
   GstBus *bus = gst_element_get_bus (pipeline);
   GstMessage *m;
@@ -150,7 +151,7 @@ element_stereo_text (const float *stereo, gsize frames, gint channel)
   gchar *text;
   gsize at, chunk = 1600;
 
-  g_object_set (h->element, "channel", channel, NULL);
+  g_object_set (h->element, "channel", channel, "beam-size", 1, "temperatures", "0", NULL);
   gst_harness_set_live (h, FALSE);
   gst_harness_set_src_caps_str (h, "audio/x-raw, format=F32LE, rate=16000, channels=2, "
       "layout=interleaved");

@@ -55,8 +55,23 @@ wt_engine_segments (const float *pcm, gsize n)
   return wt_engine_segments_full (pcm, n, NULL);
 }
 
+static GArray *engine_segments (const float *pcm, gsize n, guint64 *decode_steps,
+    gboolean search);
+
+GArray *
+wt_engine_segments_search (const float *pcm, gsize n)
+{
+  return engine_segments (pcm, n, NULL, TRUE);
+}
+
 GArray *
 wt_engine_segments_full (const float *pcm, gsize n, guint64 *decode_steps)
+{
+  return engine_segments (pcm, n, decode_steps, FALSE);
+}
+
+static GArray *
+engine_segments (const float *pcm, gsize n, guint64 *decode_steps, gboolean search)
 {
   WhisperEngineOptions opts;
   g_autoptr (WhisperEngine) engine = NULL;
@@ -73,6 +88,12 @@ wt_engine_segments_full (const float *pcm, gsize n, guint64 *decode_steps)
   WT_REQUIRE (engine != NULL, "engine: %s", err ? err->message : "?");
   stream = whisper_stream_new (engine, &err);
   WT_REQUIRE (stream != NULL, "stream: %s", err ? err->message : "?");
+  if (search) {
+    WhisperDecodeOptions o;
+    whisper_decode_options_init (&o);
+    whisper_decode_options_set_search_defaults (&o);
+    whisper_stream_set_options (stream, &o);
+  }
   WT_REQUIRE (whisper_stream_transcribe (stream, pcm, n, NULL, NULL, &segs, &err),
       "transcribe: %s", err ? err->message : "?");
   if (decode_steps) {
@@ -272,6 +293,8 @@ wt_harness_new (gboolean live, const gchar *props)
   GstHarness *h;
 
   fail_unless (e != NULL);
+  /* greedy, one temperature, as wt_engine_segments() decodes (see wt-util.h) */
+  g_object_set (e, "beam-size", 1, "temperatures", "0", NULL);
   if (props) {
     gchar **kv = g_strsplit_set (props, " =", -1);
     for (guint i = 0; kv[i] && kv[i + 1]; i += 2)

@@ -22,13 +22,24 @@ typedef struct {
   gchar *text;               /* stripped */
 } WtSegment;
 
+/* The element tests check the element's plumbing against the engine's
+ * greedy decoding (one temperature: words leave as their decode step
+ * completes). whispersink decodes files with beam 5 and the temperature
+ * fallback by default, so the elements the tests make are set to greedy
+ * with these properties (wt_harness_new() sets them itself), except where a
+ * test checks the default. */
+#define WT_GREEDY "beam-size=1 temperatures=0"
+
 /* The engine's own whole-input transcription of `pcm` on a fresh stream of
- * the default model: segments (non-empty ones, times rounded to samples as
+ * the default model (greedy, the engine's default options): segments (non-empty ones, times rounded to samples as
  * whispersink does) and the joined text. */
 GArray *wt_engine_segments (const float *pcm, gsize n);
 /* The same, and the number of decoder forward passes (decode steps) that
  * transcription ran (whisper_stream_get_stats ()). */
 GArray *wt_engine_segments_full (const float *pcm, gsize n, guint64 *decode_steps);
+/* The same with faster-whisper transcribe()'s search (beam 5, the
+ * temperature fallback): what whispersink decodes files with by default. */
+GArray *wt_engine_segments_search (const float *pcm, gsize n);
 gchar *wt_join_segments (GArray *segments);
 void wt_segments_free (GArray *segments);
 
