@@ -2,6 +2,7 @@
  * (TextDecoder in https://github.com/openai/whisper/blob/main/whisper/model.py): token + positional embedding, pre-LN layers with causal
  * self-attention over the KV cache and cross-attention over the cached
  * encoder K/V, final LayerNorm, logits through the tied embedding. */
+#include "whisper-alignment.h"
 #include "whisper-engine-internal.h"
 
 #define LN_EPS 1e-5f
@@ -102,6 +103,9 @@ whisper_decoder_forward (WhisperDecoderState *st, WhisperEngine *e, const gint32
     op->attention (be, st->attn, d, st->q, d, st->cross_kv[l], st->cross_kv[l] + d, 2 * d, n,
                    st->cross_len, n_head, d_head, -1);
     st->last_cross_key_length = st->cross_len;
+    /* word timestamps: the alignment heads' attention (whisper-alignment.h) */
+    if (st->capture)
+      whisper_align_capture_layer (st->capture, e, st, l, st->q, n);
     op->linear (be, st->x, d, st->attn, d, &L->cross_out.w, L->cross_out.bias, n,
                 WHISPER_LINEAR_ACCUMULATE);
 

@@ -1,11 +1,13 @@
 /* whisper-stream.c: WhisperStream: long-form transcription as faster-whisper
  * does it (generate_segments() in https://github.com/SYSTRAN/faster-whisper/blob/master/faster_whisper/transcribe.py),
  * greedy decoding of each window (https://github.com/openai/whisper/blob/main/whisper/decoding.py). */
+#include "whisper-alignment.h"
 #include "whisper-engine-internal.h"
 #include "whisper-logits.h"
 #include "whisper-pcm.h"
 #include "whisper-speech-gate.h"
 #include "whisper-tokenizer.h"
+#include "whisper-words.h"
 
 #include <gio/gio.h>
 #include <math.h>
@@ -37,6 +39,13 @@ struct _WhisperStream {
   WhisperPieceDecoder piece;
 
   WhisperStreamStats stats;
+
+  /* word timestamps (whisper-words.h) */
+  char *prepend_punctuations, *append_punctuations;  /* the options' copies */
+  double last_speech_timestamp;
+  gint32 sot_sequence[4];   /* the last window's start sequence */
+  int n_sot;
+  WhisperAlignCapture *step_capture;  /* per-step alignment-head attention */
 };
 
 /* Result of decoding one window. */
@@ -62,6 +71,10 @@ whisper_decode_options_init (WhisperDecodeOptions *o)
   o->silence_threshold_db = WHISPER_DEFAULT_SILENCE_THRESHOLD_DB;
   o->vad = NULL;
   whisper_vad_options_init (&o->vad_options);
+  o->word_timestamps = FALSE;
+  o->prepend_punctuations = NULL;
+  o->append_punctuations = NULL;
+  o->hallucination_silence_threshold = -1.0;
 }
 
 /* TRUE when a speech region (sorted, WhisperVadSpeech) overlaps samples
@@ -86,6 +99,9 @@ whisper_segment_free (WhisperSegment *segment)
     return;
   g_free (segment->text);
   g_free (segment->tokens);
+  for (gsize i = 0; i < segment->n_words; i++)
+    g_free (segment->words[i].text);
+  g_free (segment->words);
   g_free (segment);
 }
 
@@ -155,6 +171,9 @@ whisper_stream_free (WhisperStream *s)
   g_free (s->prompt);
   g_free (s->sampled);
   whisper_piece_decoder_clear (&s->piece);
+  g_free (s->prepend_punctuations);
+  g_free (s->append_punctuations);
+  whisper_align_step_capture_free (s->step_capture, s->engine);
   whisper_engine_unref (s->engine);
   g_free (s);
 }
@@ -163,6 +182,17 @@ void
 whisper_stream_set_options (WhisperStream *s, const WhisperDecodeOptions *options)
 {
   s->options = *options;
+  /* word timestamps: the punctuation sets are copied */
+  g_free (s->prepend_punctuations);
+  g_free (s->append_punctuations);
+  s->prepend_punctuations = g_strdup (options->prepend_punctuations
+                                          ? options->prepend_punctuations
+                                          : WHISPER_DEFAULT_PREPEND_PUNCTUATIONS);
+  s->append_punctuations = g_strdup (options->append_punctuations
+                                         ? options->append_punctuations
+                                         : WHISPER_DEFAULT_APPEND_PUNCTUATIONS);
+  s->options.prepend_punctuations = s->prepend_punctuations;
+  s->options.append_punctuations = s->append_punctuations;
   apply_options (s);
 }
 
@@ -178,6 +208,7 @@ whisper_stream_reset (WhisperStream *s)
 {
   g_array_set_size (s->history, 0);
   s->prompt_reset_since = 0;
+  s->last_speech_timestamp = 0.0;
 }
 
 void
@@ -258,6 +289,10 @@ emit_token (WhisperStream *s, gint32 token, float logprob, int step, double wind
   ev.window_start = window_start;
   ev.logprob = logprob;
   ev.step = step;
+  ev.aligned_time = -1.0;
+  /* word timestamps: this step's alignment-head attention (whisper-words.h) */
+  if (s->dec.capture && token < e->info.token_eot)
+    ev.aligned_time = whisper_align_step_time (s->dec.capture, e, window_start);
   if (ev.is_timestamp) {
     *segment_time = window_start + (token - begin) * TIME_PRECISION;
     ev.time = *segment_time;
@@ -304,7 +339,8 @@ decode_step (WhisperStream *s, gint32 token, int pos, const WhisperLogitState *s
   WhisperEngine *e = s->engine;
   WhisperBackend *be = e->backend;
   const int row0 = 0;
-  const gboolean graph = s->step_graph && be->ops->logits_select;
+  /* (a step that captures alignment-head attention runs without a graph) */
+  const gboolean graph = s->step_graph && be->ops->logits_select && !s->dec.capture;
 
   if (graph && !be->ops->graph_begin (be, s->step_graph, error))
     return FALSE;
@@ -361,6 +397,17 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
 
   memset (result, 0, sizeof *result);
   whisper_piece_decoder_reset (&s->piece);
+  /* word timestamps: the window's start sequence, and per-step capture */
+  s->n_sot = MIN (n_prompt - sot_index, (int) G_N_ELEMENTS (s->sot_sequence));
+  memcpy (s->sot_sequence, s->prompt + sot_index, s->n_sot * sizeof (gint32));
+  if (s->options.word_timestamps && s->token_func) {
+    if (!s->step_capture)
+      s->step_capture = whisper_align_step_capture_new (e, error);
+    if (!s->step_capture)
+      return FALSE;
+    whisper_align_step_capture_start (s->step_capture, n_frames);
+    s->dec.capture = s->step_capture;
+  }
 
   g_mutex_lock (&e->compute_lock);
   gint64 t0 = g_get_monotonic_time ();
@@ -409,6 +456,7 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
   ok = backend_ok (be, error);
 
 out:
+  s->dec.capture = NULL;
   s->stats.decoder_seconds += elapsed_since (t0);
   g_mutex_unlock (&e->compute_lock);
   return ok;
@@ -499,6 +547,9 @@ segment_copy (const WhisperSegment *src)
   WhisperSegment *seg = g_memdup2 (src, sizeof *src);
   seg->text = g_strdup (src->text);
   seg->tokens = g_memdup2 (src->tokens, src->n_tokens * sizeof (gint32));
+  seg->words = src->n_words ? g_memdup2 (src->words, src->n_words * sizeof (WhisperWord)) : NULL;
+  for (gsize i = 0; i < src->n_words; i++)
+    seg->words[i].text = g_strdup (src->words[i].text);
   return seg;
 }
 
@@ -531,7 +582,7 @@ deliver_segment (WhisperStream *s, SegmentSink *sink, WhisperSegment *seg)
  * generate_segments() does) and
  * returns the number of frames to seek. */
 static int
-split_segments (WhisperStream *s, SegmentSink *sink, const WindowResult *wr, double time_offset,
+split_segments (WhisperStream *s, GPtrArray *sink, const WindowResult *wr, double time_offset,
                 int segment_size, double avg_logprob, double ratio)
 {
   const int begin = s->engine->info.token_timestamp_begin;
@@ -552,7 +603,7 @@ split_segments (WhisperStream *s, SegmentSink *sink, const WindowResult *wr, dou
     const int len = i - last_slice;
     const double start = time_offset + (slice[0] - begin) * TIME_PRECISION;
     const double end = time_offset + (slice[len - 1] - begin) * TIME_PRECISION;
-    deliver_segment (s, sink, segment_new (s, slice, len, start, end, wr, avg_logprob, ratio));
+    g_ptr_array_add (sink, segment_new (s, slice, len, start, end, wr, avg_logprob, ratio));
     last_slice = i;
   }
 
@@ -569,9 +620,71 @@ split_segments (WhisperStream *s, SegmentSink *sink, const WindowResult *wr, dou
         duration = (tok[i] - begin) * TIME_PRECISION;
       break;
     }
-  deliver_segment (s, sink, segment_new (s, tok, n, time_offset, time_offset + duration, wr,
-                                         avg_logprob, ratio));
+  g_ptr_array_add (sink, segment_new (s, tok, n, time_offset, time_offset + duration, wr,
+                                       avg_logprob, ratio));
   return segment_size;
+}
+
+static void
+free_segments (GPtrArray *segments)
+{
+  for (guint i = 0; i < segments->len; i++)
+    whisper_segment_free (g_ptr_array_index (segments, i));
+  g_ptr_array_set_size (segments, 0);
+}
+
+/* Word timestamps of one window (whisper-words.h): the words of its
+ * segments, the seek moved to the last word's end, then the
+ * hallucination_silence_threshold rule, as generate_segments() in
+ * https://github.com/SYSTRAN/faster-whisper/blob/master/faster_whisper/transcribe.py
+ * orders them. *skip_window: drop the window's segments. */
+static gboolean
+add_word_timestamps (WhisperStream *s, GPtrArray *window, int n_sampled, double time_offset,
+                     int segment_size, gsize previous_seek, gsize n_samples, gsize *seek, gboolean *skip_window,
+                     GError **error)
+{
+  WhisperEngine *e = s->engine;
+  const int begin = e->info.token_timestamp_begin;
+  const gint32 *tok = s->sampled;
+  const gboolean single_ending =
+      n_sampled >= 2 && tok[n_sampled - 2] < begin && tok[n_sampled - 1] >= begin;
+  const gsize content_frames = n_samples / WHISPER_HOP_LENGTH;
+
+  g_mutex_lock (&e->compute_lock);
+  gboolean ok = whisper_words_add (&s->dec, e, window, s->sot_sequence, s->n_sot, "en",
+                                   time_offset, segment_size, s->prepend_punctuations,
+                                   s->append_punctuations, s->last_speech_timestamp, error);
+  g_mutex_unlock (&e->compute_lock);
+  if (!ok)
+    return FALSE;
+  double last_word_end;
+  if (!single_ending && whisper_words_get_end (window, &last_word_end) &&
+      last_word_end > time_offset)
+    *seek = (gsize) nearbyint (last_word_end * FRAMES_PER_SECOND);
+
+  const double threshold = s->options.hallucination_silence_threshold;
+  if (threshold >= 0) {
+    const double segment_duration = segment_size / (double) FRAMES_PER_SECOND;
+    const double window_end_time =
+        (previous_seek + 2 * e->max_encoder_length) / (double) FRAMES_PER_SECOND;
+    const double content_duration = content_frames / (double) FRAMES_PER_SECOND;
+    const guint before = window->len;
+    g_autoptr (GPtrArray) kept = g_ptr_array_new ();
+    for (guint i = 0; i < window->len; i++)
+      g_ptr_array_add (kept, g_ptr_array_index (window, i));
+    if (whisper_words_hallucination_skip (kept, threshold, time_offset, segment_duration,
+                                          window_end_time, content_duration, content_frames,
+                                          previous_seek, s->last_speech_timestamp, seek)) {
+      *skip_window = TRUE;
+      return TRUE;
+    }
+    for (guint i = kept->len; i < before; i++)
+      whisper_segment_free (g_ptr_array_index (window, i));
+    g_ptr_array_set_size (window, kept->len);
+  }
+  if (whisper_words_get_end (window, &last_word_end))
+    s->last_speech_timestamp = last_word_end;
+  return TRUE;
 }
 
 gboolean
@@ -605,6 +718,7 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
   }
 
   SegmentSink sink = { segment_func, user_data, NULL, FALSE };
+  s->last_speech_timestamp = 0.0;  /* word timestamps: per call, as the reference */
   if (segments_out)
     sink.out = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
 
@@ -657,7 +771,25 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
       seek += segment_size;
       continue;
     }
-    seek += split_segments (s, &sink, &wr, time_offset, segment_size, avg_logprob, ratio);
+    const gsize previous_seek = seek;
+    g_autoptr (GPtrArray) window = g_ptr_array_new ();
+    seek += split_segments (s, window, &wr, time_offset, segment_size, avg_logprob, ratio);
+    /* ---- word timestamps (whisper-words.h) ---- */
+    gboolean skip_window = FALSE;
+    if (s->options.word_timestamps &&
+        !add_word_timestamps (s, window, wr.n_sampled, time_offset, segment_size, previous_seek, n_samples,
+                              &seek, &skip_window, error)) {
+      ok = FALSE;
+      free_segments (window);
+      break;
+    }
+    if (skip_window) {
+      free_segments (window);
+      continue;
+    }
+    /* ---- */
+    for (guint i = 0; i < window->len; i++)
+      deliver_segment (s, &sink, g_ptr_array_index (window, i));
     if (!s->options.condition_on_previous_text)
       s->prompt_reset_since = s->history->len;
   }

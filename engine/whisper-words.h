@@ -1,0 +1,64 @@
+/* whisper-words.h: words of a window and their times (internal), as
+ * faster-whisper computes them (add_word_timestamps(), find_alignment(),
+ * merge_punctuations() and the hallucination_silence_threshold rule of
+ * generate_segments() in faster_whisper/transcribe.py, split_to_word_tokens()
+ * in faster_whisper/tokenizer.py, https://github.com/SYSTRAN/faster-whisper).
+ *
+ * whisper-word-split.c: tokens -> words, punctuation merging.
+ * whisper-words.c: one window's alignment -> each segment's words. */
+#pragma once
+
+#include "whisper-engine-internal.h"
+
+G_BEGIN_DECLS
+
+#define WHISPER_DEFAULT_PREPEND_PUNCTUATIONS "\"'“¿([{-"
+#define WHISPER_DEFAULT_APPEND_PUNCTUATIONS "\"'.。,，!！?？:：”)]}、"
+
+typedef struct {
+  GString *text;
+  int tok_start;        /* index of its first token in the token list split */
+  int n_tok;            /* 0 once merged into a neighbour */
+  double start, end;    /* seconds from the window start */
+  double probability;
+} WhisperAlignWord;
+
+void whisper_align_word_free (WhisperAlignWord *w);
+
+/* TRUE for the languages split at unicode boundaries, not spaces
+ * (zh, ja, th, lo, my, yue). */
+gboolean whisper_words_split_on_unicode (const char *language);
+
+/* split_to_word_tokens(): words of tokens[0..n) (WhisperAlignWord *, times
+ * unset). */
+GPtrArray *whisper_words_split (const WhisperEngine *e, const gint32 *tokens, int n,
+                                gboolean on_unicode);
+
+/* merge_punctuations() in place. */
+void whisper_words_merge_punctuations (GPtrArray *words, const char *prepended,
+                                       const char *appended);
+
+/* add_word_timestamps() for one window: segments (WhisperSegment *) are the
+ * window's, in order; each gets its words, and its start/end as the words
+ * set them. *last_speech_timestamp is read and updated. Caller holds the
+ * compute lock; st holds the window's cross K/V. */
+gboolean whisper_words_add (WhisperDecoderState *st, WhisperEngine *e, GPtrArray *segments,
+                            const gint32 *sot_sequence, int n_sot, const char *language,
+                            double time_offset, int segment_size, const char *prepended,
+                            const char *appended, double last_speech_timestamp,
+                            GError **error);
+
+/* get_end(): the last word's end, else the last segment's end; FALSE when
+ * there is no segment. */
+gboolean whisper_words_get_end (GPtrArray *segments, double *end);
+
+/* The hallucination_silence_threshold block of generate_segments(). Returns
+ * TRUE when the whole window is to be dropped (*seek set: "continue");
+ * otherwise it may truncate `segments` and set *seek. */
+gboolean whisper_words_hallucination_skip (GPtrArray *segments, double threshold,
+                                           double time_offset, double segment_duration,
+                                           double window_end_time, double content_duration,
+                                           gsize content_frames, gsize previous_seek,
+                                           double last_speech_timestamp, gsize *seek);
+
+G_END_DECLS
