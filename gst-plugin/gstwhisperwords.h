@@ -40,6 +40,7 @@ typedef struct {
   gboolean window_seen;
   guint attempt_words;
   guint emitted_words;
+  double aligned_start;   /* word timestamps: the word's first token's aligned time, or < 0 */
 } GstWhisperWords;
 
 #define GST_WHISPER_WORDS_INITIAL_SEC_PER_WORD 0.35
