@@ -12,9 +12,14 @@
  *
  * Models: <folder of the default model>/<name>, or $WHISPER_WORDS_MODELS
  * ("name=path,name=path"). A missing model fails the test with a message.
- * Optional argument: a ggml file of tiny.en (test-parity-ggml's converter
- * output) to check that it gives the same words as the CTranslate2 model. */
+ * Optional arguments PYTHON3 CONVERTER (meson passes both): tiny.en is also
+ * converted to a ggml file with tools/ct2-to-ggml.py (as test-parity-ggml
+ * does) and must give the same words and times: a ggml file has no
+ * config.json, so its alignment heads come from OpenAI's set for the
+ * dimensions. */
 #include "reference-common.h"
+
+#include <glib/gstdio.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -153,7 +158,7 @@ compare_clip (GPtrArray *segs, JsonObject *clip, Tally *t, GString *problems)
 }
 
 static gboolean
-run_model (const char *name, const char *model_path, GString *report)
+run_model (const char *name, const char *label, const char *model_path, GString *report)
 {
   g_autofree char *fixture_name = g_strdup_printf ("words-%s.json", name);
   g_autofree char *fixture = ref_fixture_path (fixture_name);
@@ -178,7 +183,7 @@ run_model (const char *name, const char *model_path, GString *report)
     return FALSE;
   }
   const WhisperEngineInfo *info = whisper_engine_get_info (engine);
-  g_string_append_printf (report, "\n%s (%s; %d alignment heads from %s)\n", name, model_path,
+  g_string_append_printf (report, "\n%s (%s; %d alignment heads from %s)\n", label, model_path,
                           info->n_alignment_heads, info->alignment_heads_source);
   g_string_append_printf (report, "%-24s %6s %6s %6s %8s %8s %8s  %s\n", "clip", "words", "ref",
                           "same", "start20", "end20", "max ms", "problems");
@@ -245,6 +250,32 @@ run_model (const char *name, const char *model_path, GString *report)
   return pass;
 }
 
+/* tools/ct2-to-ggml.py on the default model into a temporary folder; the
+ * file's path (g_free), or NULL after a message. */
+static char *
+convert_to_ggml (const char *python, const char *converter, const char *ct2_dir)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *tmpdir = g_dir_make_tmp ("whisper-words-ggml-XXXXXX", &error);
+  if (!tmpdir) {
+    g_printerr ("FAIL: cannot make a temporary folder: %s\n", error->message);
+    return NULL;
+  }
+  char *path = g_build_filename (tmpdir, "tiny.en-f16.bin", NULL);
+  const char *argv[] = { python, converter, ct2_dir, path, NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  int status = 0;
+  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &err,
+                     &status, &error) ||
+      !g_spawn_check_wait_status (status, &error)) {
+    g_printerr ("FAIL: %s %s %s %s: %s\n%s\n", python, converter, ct2_dir, path,
+                error->message, err ? err : "");
+    g_free (path);
+    return NULL;
+  }
+  return path;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -263,10 +294,20 @@ main (int argc, char **argv)
       continue;
     g_autofree char *path = kv[1] && kv[1][0] ? g_strdup (kv[1])
                                               : g_build_filename (models_dir, kv[0], NULL);
-    pass = run_model (kv[0], path, report) && pass;
+    pass = run_model (kv[0], kv[0], path, report) && pass;
   }
-  (void) argc;
-  (void) argv;
+  if (argc >= 3) {
+    g_autofree char *ggml = convert_to_ggml (argv[1], argv[2], def);
+    if (!ggml) {
+      pass = FALSE;
+    } else {
+      pass = run_model ("tiny.en", "tiny.en as ggml (tools/ct2-to-ggml.py)", ggml, report) &&
+             pass;
+      g_unlink (ggml);
+      g_autofree char *dir = g_path_get_dirname (ggml);
+      g_rmdir (dir);
+    }
+  }
   g_print ("%s\n%s\n", report->str, pass ? "PASS" : "FAIL");
   return pass ? 0 : 1;
 }
