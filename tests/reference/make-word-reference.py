@@ -14,7 +14,9 @@ The samples come from the engine's own decoder, as in make-reference.py:
 
 Writes into --out one file per model, words-<model>.json: provenance, the
 options, and per clip its PCM checksum and the segments (start, end, text,
-tokens) with their words (word, start, end, probability).
+tokens) with their words (word, start, end, probability). With
+--hallucination-silence-threshold S the options get that threshold and the
+files are words-<model>-hst<S>.json.
 
 Usage:
   python3 tests/reference/make-word-reference.py \\
@@ -55,8 +57,8 @@ WORD_OPTIONS.update(
 )
 
 
-def transcribe_words(wm, pcm):
-    segments, info = wm.transcribe(pcm, **WORD_OPTIONS)
+def transcribe_words(wm, pcm, options):
+    segments, info = wm.transcribe(pcm, **options)
     out = []
     for s in segments:
         out.append({
@@ -81,6 +83,7 @@ def main():
     p.add_argument("--shared-data", default=os.environ.get(
         "WHISPER_SHARED_DATA", os.path.join(MR.SOURCE_ROOT, "..", "shared", "data")))
     p.add_argument("--clips", default=None, help="comma-separated subset of clip names")
+    p.add_argument("--hallucination-silence-threshold", type=float, default=None)
     args = p.parse_args()
     args.pcm_source = "transcribe"
     if not os.access(args.transcribe_bin, os.X_OK):
@@ -99,6 +102,11 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         pcms = {name: MR.load_pcm(args, root, rel, ch, tmp) for name, root, rel, ch in clips}
 
+    options = dict(WORD_OPTIONS)
+    suffix = ""
+    if args.hallucination_silence_threshold is not None:
+        options["hallucination_silence_threshold"] = args.hallucination_silence_threshold
+        suffix = f"-hst{args.hallucination_silence_threshold:g}"
     os.makedirs(args.out, exist_ok=True)
     for model_name in args.models.split(","):
         model_dir = os.path.join(args.models_dir, model_name)
@@ -112,6 +120,8 @@ def main():
         argv = ["python3", "tests/reference/make-word-reference.py", "--transcribe-bin",
                 "build/engine/whisper-transcribe", "--out", "tests/reference/fixtures",
                 "--models", model_name]
+        if suffix:
+            argv += ["--hallucination-silence-threshold", f"{args.hallucination_silence_threshold:g}"]
         provenance = {
             "command": shlex.join(argv),
             "faster_whisper": faster_whisper.__version__,
@@ -125,14 +135,14 @@ def main():
         }
         entries = []
         for name, root, rel, ch in clips:
-            segs, duration = transcribe_words(wm, pcms[name])
+            segs, duration = transcribe_words(wm, pcms[name], options)
             entries.append({"name": name, "root": root, "path": rel, "channel": ch,
                             **MR.pcm_facts(pcms[name]), "duration": duration, "segments": segs})
             n_words = sum(len(s["words"]) for s in segs)
             print(f"make-word-reference: {model_name} {name}: {len(segs)} segments, "
                   f"{n_words} words", file=sys.stderr)
-        out = os.path.join(args.out, f"words-{model_name}.json")
-        MR.write_json(out, {"provenance": provenance, "transcribe_options": WORD_OPTIONS,
+        out = os.path.join(args.out, f"words-{model_name}{suffix}.json")
+        MR.write_json(out, {"provenance": provenance, "transcribe_options": options,
                             "clips": entries})
         print(f"make-word-reference: {out}", file=sys.stderr)
 
