@@ -166,14 +166,15 @@ whisper_alignment_heads_resolve (WhisperEngine *e, const WhisperModel *model,
                                 first, n_layer - 1, model->path);
     }
   }
-  if (n <= 0) {
-    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_FAILED,
-                 "no alignment heads for word timestamps: %s lists none", source);
-    return FALSE;
-  }
-  qsort (pairs, n, 2 * sizeof (int), compare_pairs);
   WhisperAlignmentHeads *out = &e->align_heads;
   whisper_alignment_heads_clear (out);
+  if (n <= 0) {
+    /* an empty list: the engine works, word timestamps fail when asked for
+     * (whisper_alignment_heads_check) */
+    out->source = g_steal_pointer (&source);
+    return TRUE;
+  }
+  qsort (pairs, n, 2 * sizeof (int), compare_pairs);
   out->n = n;
   out->layer = g_new (int, n);
   out->head = g_new (int, n);
@@ -183,4 +184,18 @@ whisper_alignment_heads_resolve (WhisperEngine *e, const WhisperModel *model,
   }
   out->source = g_steal_pointer (&source);
   return TRUE;
+}
+
+gboolean
+whisper_alignment_heads_check (const WhisperEngine *e, GError **error)
+{
+  if (e->align_heads.n > 0)
+    return TRUE;
+  g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING,
+               "word timestamps need the decoder's alignment heads, and the model has none: "
+               "%s lists no head (looked for: the alignment-heads option, the model's "
+               "config.json alignment_heads, OpenAI's sets for ggml files); give them with "
+               "the alignment-heads option, e.g. \"3,1;4,2\"",
+               e->align_heads.source ? e->align_heads.source : e->model_path);
+  return FALSE;
 }

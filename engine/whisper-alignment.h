@@ -26,6 +26,9 @@ typedef struct _WhisperModel WhisperModel;
 gboolean whisper_alignment_heads_resolve (WhisperEngine *e, const WhisperModel *model,
                                           const char *option, GError **error);
 void whisper_alignment_heads_clear (WhisperAlignmentHeads *heads);
+/* FALSE, with a message saying where heads were looked for, when the
+ * engine has none (a config.json with an empty list). */
+gboolean whisper_alignment_heads_check (const WhisperEngine *e, GError **error);
 /* Parses "3,1;4,2" into pairs (g_free), checking layer < n_layer and
  * head < n_head. `what` names the setting in messages. */
 gboolean whisper_alignment_heads_parse (const char *text, int n_layer, int n_head,

@@ -694,6 +694,9 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
 {
   WhisperEngine *e = s->engine;
   g_atomic_int_set (&s->cancelled, 0);
+  /* word timestamps need alignment heads (whisper-alignment.h) */
+  if (s->options.word_timestamps && !whisper_alignment_heads_check (e, error))
+    return FALSE;
   if (n_samples > 0 && !pcm) {
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_AUDIO,
                  "no audio buffer given for %zu samples", n_samples);

@@ -8,7 +8,10 @@
 #include "whisper-alignment.h"
 #include "whisper-words.h"
 
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <string.h>
+#include <unistd.h>
 
 static WhisperEngine *engine;
 
@@ -58,6 +61,69 @@ test_heads_resolve (void)
   g_assert_null (bad);
   g_assert_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING);
   g_assert_nonnull (strstr (error->message, "layer in 0..3"));
+}
+
+/* A CTranslate2 directory whose config.json lists no head: the engine
+ * loads, word timestamps fail with a message saying where heads were
+ * looked for. The directory links tiny.en's files and writes its own
+ * config.json. */
+static void
+test_heads_none (void)
+{
+  g_autofree char *src = whisper_engine_default_model_path ();
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("whisper-no-heads-XXXXXX", &error);
+  g_assert_no_error (error);
+  g_autoptr (GDir) d = g_dir_open (src, 0, &error);
+  g_assert_no_error (error);
+  const char *name;
+  while ((name = g_dir_read_name (d))) {
+    if (g_str_equal (name, "config.json"))
+      continue;
+    g_autofree char *from = g_build_filename (src, name, NULL);
+    g_autofree char *to = g_build_filename (dir, name, NULL);
+    g_assert_cmpint (symlink (from, to), ==, 0);
+  }
+  g_autofree char *config_src = g_build_filename (src, "config.json", NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_assert_true (json_parser_load_from_file (parser, config_src, &error));
+  JsonObject *root = json_node_get_object (json_parser_get_root (parser));
+  json_object_set_array_member (root, "alignment_heads", json_array_new ());
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  json_generator_set_root (gen, json_parser_get_root (parser));
+  g_autofree char *config = g_build_filename (dir, "config.json", NULL);
+  g_assert_true (json_generator_to_file (gen, config, &error));
+
+  WhisperEngineOptions o;
+  whisper_engine_options_init (&o);
+  o.device = WHISPER_DEVICE_CPU;
+  o.model_path = dir;
+  g_autoptr (WhisperEngine) e = whisper_engine_new (&o, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (whisper_engine_get_info (e)->n_alignment_heads, ==, 0);
+  g_autoptr (WhisperStream) stream = whisper_stream_new (e, &error);
+  g_assert_no_error (error);
+  WhisperDecodeOptions d_opts;
+  whisper_decode_options_init (&d_opts);
+  d_opts.word_timestamps = TRUE;
+  d_opts.silence_threshold_db = WHISPER_SILENCE_THRESHOLD_OFF_DB;
+  whisper_stream_set_options (stream, &d_opts);
+  g_autofree float *pcm = g_new0 (float, WHISPER_SAMPLE_RATE);
+  for (int i = 0; i < WHISPER_SAMPLE_RATE; i++)
+    pcm[i] = 0.1f * (float) ((i * 7919) % 200 - 100) / 100.0f;
+  g_assert_false (whisper_stream_transcribe (stream, pcm, WHISPER_SAMPLE_RATE, NULL, NULL,
+                                             NULL, &error));
+  g_assert_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "config.json"));
+  g_assert_nonnull (strstr (error->message, "alignment-heads option"));
+
+  g_autoptr (GDir) d2 = g_dir_open (dir, 0, NULL);
+  while ((name = g_dir_read_name (d2))) {
+    g_autofree char *f = g_build_filename (dir, name, NULL);
+    g_unlink (f);
+  }
+  g_rmdir (dir);
 }
 
 static void
@@ -179,6 +245,7 @@ main (int argc, char **argv)
   }
   g_test_add_func ("/words/heads-parse", test_heads_parse);
   g_test_add_func ("/words/heads-resolve", test_heads_resolve);
+  g_test_add_func ("/words/heads-none", test_heads_none);
   g_test_add_func ("/words/dtw", test_dtw);
   g_test_add_func ("/words/split-spaces", test_split_spaces);
   g_test_add_func ("/words/split-unicode", test_split_unicode);
