@@ -266,6 +266,7 @@ whisper_align_window (WhisperDecoderState *st, WhisperEngine *e, const gint32 *s
   result->text_token_probs = g_new0 (float, n_text);
 
   WhisperAlignCapture cap = { 0 };
+  cap.layer = whisper_align_capture_layer;
   cap.n_frames = n_keys;
   cap.n_rows = n;
   if (n_keys > 0) {
@@ -333,6 +334,7 @@ whisper_align_step_capture_new (WhisperEngine *e, GError **error)
   c->host_size = (gsize) e->align_heads.n * rows * keys;
   c->host = g_new0 (float, c->host_size);
   c->per_step = TRUE;
+  c->layer = whisper_align_capture_layer;
   return c;
 }
 

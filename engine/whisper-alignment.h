@@ -38,6 +38,10 @@ gboolean whisper_alignment_heads_parse (const char *text, int n_layer, int n_hea
 /* Capture of the alignment heads' cross-attention during decoder forward
  * passes (WhisperDecoderState.capture). */
 struct _WhisperAlignCapture {
+  /* whisper_align_capture_layer(), called by the decoder through this
+   * pointer (so that the decoder's file does not call this one back) */
+  void (*layer) (WhisperAlignCapture *c, WhisperEngine *e, const WhisperDecoderState *st,
+                 int layer, const float *q, int n);
   int n_frames;       /* keys the softmax runs over (num_frames / 2) */
   int n_rows;         /* query rows of the pass being captured (set by the capture
                          when `per_step`) */

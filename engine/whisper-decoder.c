@@ -105,7 +105,7 @@ whisper_decoder_forward (WhisperDecoderState *st, WhisperEngine *e, const gint32
     st->last_cross_key_length = st->cross_len;
     /* word timestamps: the alignment heads' attention (whisper-alignment.h) */
     if (st->capture)
-      whisper_align_capture_layer (st->capture, e, st, l, st->q, n);
+      st->capture->layer (st->capture, e, st, l, st->q, n);
     op->linear (be, st->x, d, st->attn, d, &L->cross_out.w, L->cross_out.bias, n,
                 WHISPER_LINEAR_ACCUMULATE);
 

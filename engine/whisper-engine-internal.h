@@ -74,8 +74,8 @@ typedef struct {
   float *logits;             /* [2, n_vocab] */
   int last_cross_key_length;
   /* Word timestamps: when set, the decoder hands every layer's
-   * cross-attention queries to whisper_align_capture_layer()
-   * (whisper-alignment.h). NULL by default. */
+   * cross-attention queries to capture->layer(), i.e.
+   * whisper_align_capture_layer() (whisper-alignment.h). NULL by default. */
   WhisperAlignCapture *capture;
 } WhisperDecoderState;
 
