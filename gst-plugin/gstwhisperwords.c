@@ -90,11 +90,12 @@ complete_word (GstWhisperWords *w, const WhisperTokenEvent *ev, double closing_t
   if (w->aligned_start >= 0.0) {
     /* word timestamps: the alignment heads' attention of the step that
      * chose the word's first token, and of the one that ended it */
-    start = MAX (w->aligned_start, w->last_end);
+    start = MAX (w->aligned_start - GST_WHISPER_WORDS_ALIGNED_SHIFT, 0.0);
+    start = MAX (start, w->last_end);
     if (closing_time >= 0.0)
       end = MAX (closing_time, start + MIN_WORD_SECONDS);
-    else if (ev->aligned_time > start)
-      end = ev->aligned_time;
+    else if (ev->aligned_time - GST_WHISPER_WORDS_ALIGNED_SHIFT > start)
+      end = ev->aligned_time - GST_WHISPER_WORDS_ALIGNED_SHIFT;
     else
       end = start + MIN_WORD_SECONDS;
   } else {
