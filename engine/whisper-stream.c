@@ -640,8 +640,8 @@ free_segments (GPtrArray *segments)
  * orders them. *skip_window: drop the window's segments. */
 static gboolean
 add_word_timestamps (WhisperStream *s, GPtrArray *window, int n_sampled, double time_offset,
-                     int segment_size, gsize previous_seek, gsize n_samples, gsize *seek, gboolean *skip_window,
-                     GError **error)
+                     int segment_size, gsize previous_seek, gsize n_samples, gsize *seek,
+                     gboolean *skip_window, GError **error)
 {
   WhisperEngine *e = s->engine;
   const int begin = e->info.token_timestamp_begin;
@@ -780,8 +780,8 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
     /* ---- word timestamps (whisper-words.h) ---- */
     gboolean skip_window = FALSE;
     if (s->options.word_timestamps &&
-        !add_word_timestamps (s, window, wr.n_sampled, time_offset, segment_size, previous_seek, n_samples,
-                              &seek, &skip_window, error)) {
+        !add_word_timestamps (s, window, wr.n_sampled, time_offset, segment_size, previous_seek,
+                              n_samples, &seek, &skip_window, error)) {
       ok = FALSE;
       free_segments (window);
       break;
