@@ -633,60 +633,6 @@ free_segments (GPtrArray *segments)
   g_ptr_array_set_size (segments, 0);
 }
 
-/* Word timestamps of one window (whisper-words.h): the words of its
- * segments, the seek moved to the last word's end, then the
- * hallucination_silence_threshold rule, as generate_segments() in
- * https://github.com/SYSTRAN/faster-whisper/blob/master/faster_whisper/transcribe.py
- * orders them. *skip_window: drop the window's segments. */
-static gboolean
-add_word_timestamps (WhisperStream *s, GPtrArray *window, int n_sampled, double time_offset,
-                     int segment_size, gsize previous_seek, gsize n_samples, gsize *seek,
-                     gboolean *skip_window, GError **error)
-{
-  WhisperEngine *e = s->engine;
-  const int begin = e->info.token_timestamp_begin;
-  const gint32 *tok = s->sampled;
-  const gboolean single_ending =
-      n_sampled >= 2 && tok[n_sampled - 2] < begin && tok[n_sampled - 1] >= begin;
-  const gsize content_frames = n_samples / WHISPER_HOP_LENGTH;
-
-  g_mutex_lock (&e->compute_lock);
-  gboolean ok = whisper_words_add (&s->dec, e, window, s->sot_sequence, s->n_sot, "en",
-                                   time_offset, segment_size, s->prepend_punctuations,
-                                   s->append_punctuations, s->last_speech_timestamp, error);
-  g_mutex_unlock (&e->compute_lock);
-  if (!ok)
-    return FALSE;
-  double last_word_end;
-  if (!single_ending && whisper_words_get_end (window, &last_word_end) &&
-      last_word_end > time_offset)
-    *seek = (gsize) nearbyint (last_word_end * FRAMES_PER_SECOND);
-
-  const double threshold = s->options.hallucination_silence_threshold;
-  if (threshold >= 0) {
-    const double segment_duration = segment_size / (double) FRAMES_PER_SECOND;
-    const double window_end_time =
-        (previous_seek + 2 * e->max_encoder_length) / (double) FRAMES_PER_SECOND;
-    const double content_duration = content_frames / (double) FRAMES_PER_SECOND;
-    const guint before = window->len;
-    g_autoptr (GPtrArray) kept = g_ptr_array_new ();
-    for (guint i = 0; i < window->len; i++)
-      g_ptr_array_add (kept, g_ptr_array_index (window, i));
-    if (whisper_words_hallucination_skip (kept, threshold, time_offset, segment_duration,
-                                          window_end_time, content_duration, content_frames,
-                                          previous_seek, s->last_speech_timestamp, seek)) {
-      *skip_window = TRUE;
-      return TRUE;
-    }
-    for (guint i = kept->len; i < before; i++)
-      whisper_segment_free (g_ptr_array_index (window, i));
-    g_ptr_array_set_size (window, kept->len);
-  }
-  if (whisper_words_get_end (window, &last_word_end))
-    s->last_speech_timestamp = last_word_end;
-  return TRUE;
-}
-
 gboolean
 whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
                            WhisperSegmentFunc segment_func, gpointer user_data,
@@ -779,9 +725,15 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
     seek += split_segments (s, window, &wr, time_offset, segment_size, avg_logprob, ratio);
     /* ---- word timestamps (whisper-words.h) ---- */
     gboolean skip_window = FALSE;
+    guint n_keep = window->len;
     if (s->options.word_timestamps &&
-        !add_word_timestamps (s, window, wr.n_sampled, time_offset, segment_size, previous_seek,
-                              n_samples, &seek, &skip_window, error)) {
+        !whisper_words_window (&s->dec, e, window, s->sampled, wr.n_sampled, s->sot_sequence,
+                               s->n_sot, "en", time_offset, segment_size, previous_seek,
+                               content_frames, s->prepend_punctuations,
+                               s->append_punctuations,
+                               s->options.hallucination_silence_threshold,
+                               &s->last_speech_timestamp, &seek, &skip_window, &n_keep,
+                               error)) {
       ok = FALSE;
       free_segments (window);
       break;
@@ -790,6 +742,9 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
       free_segments (window);
       continue;
     }
+    for (guint i = n_keep; i < window->len; i++)
+      whisper_segment_free (g_ptr_array_index (window, i));
+    g_ptr_array_set_size (window, MIN (n_keep, window->len));
     /* ---- */
     for (guint i = 0; i < window->len; i++)
       deliver_segment (s, &sink, g_ptr_array_index (window, i));

@@ -311,3 +311,57 @@ whisper_words_hallucination_skip (GPtrArray *segments, double threshold, double 
   }
   return FALSE;
 }
+
+gboolean
+whisper_words_window (WhisperDecoderState *st, WhisperEngine *e, GPtrArray *window,
+                      const gint32 *sampled, int n_sampled, const gint32 *sot_sequence,
+                      int n_sot, const char *language, double time_offset, int segment_size,
+                      gsize previous_seek, gsize content_frames, const char *prepended,
+                      const char *appended, double hallucination_silence_threshold,
+                      double *last_speech_timestamp, gsize *seek, gboolean *skip_window,
+                      guint *n_keep, GError **error)
+{
+  const int begin = e->info.token_timestamp_begin;
+  const gboolean single_ending =
+      n_sampled >= 2 && sampled[n_sampled - 2] < begin && sampled[n_sampled - 1] >= begin;
+
+  *skip_window = FALSE;
+  *n_keep = window->len;
+  g_mutex_lock (&e->compute_lock);
+  gboolean ok = whisper_words_add (st, e, window, sot_sequence, n_sot, language, time_offset,
+                                   segment_size, prepended, appended, *last_speech_timestamp,
+                                   error);
+  g_mutex_unlock (&e->compute_lock);
+  if (!ok)
+    return FALSE;
+  double last_word_end;
+  if (!single_ending && whisper_words_get_end (window, &last_word_end) &&
+      last_word_end > time_offset)
+    *seek = (gsize) nearbyint (last_word_end * FRAMES_PER_SECOND);
+
+  const double threshold = hallucination_silence_threshold;
+  if (threshold >= 0) {
+    const double segment_duration = segment_size / FRAMES_PER_SECOND;
+    const double window_end_time =
+        (previous_seek + 2 * e->max_encoder_length) / FRAMES_PER_SECOND;
+    const double content_duration = content_frames / FRAMES_PER_SECOND;
+    const guint before = window->len;
+    g_autoptr (GPtrArray) kept = g_ptr_array_new ();
+    for (guint i = 0; i < window->len; i++)
+      g_ptr_array_add (kept, g_ptr_array_index (window, i));
+    if (whisper_words_hallucination_skip (kept, threshold, time_offset, segment_duration,
+                                          window_end_time, content_duration, content_frames,
+                                          previous_seek, *last_speech_timestamp, seek)) {
+      *skip_window = TRUE;
+      return TRUE;
+    }
+    *n_keep = kept->len;
+    if (kept->len < before && whisper_words_get_end (kept, &last_word_end))
+      *last_speech_timestamp = last_word_end;
+    if (kept->len < before)
+      return TRUE;
+  }
+  if (whisper_words_get_end (window, &last_word_end))
+    *last_speech_timestamp = last_word_end;
+  return TRUE;
+}

@@ -61,4 +61,22 @@ gboolean whisper_words_hallucination_skip (GPtrArray *segments, double threshold
                                            gsize content_frames, gsize previous_seek,
                                            double last_speech_timestamp, gsize *seek);
 
+/* One window's word timestamps in generate_segments()'s order
+ * (faster_whisper/transcribe.py): whisper_words_add() on its segments, the
+ * seek moved to the last word's end unless the window's tokens end with a
+ * single timestamp, then the hallucination_silence_threshold rule
+ * (threshold < 0: off), then *last_speech_timestamp. sampled: the window's
+ * tokens; *seek: absolute frames (set where the reference sets it);
+ * *skip_window: the reference drops the window's segments ("continue");
+ * *n_keep: how many of them to keep (the rest are the caller's to free).
+ * Takes the compute lock. */
+gboolean whisper_words_window (WhisperDecoderState *st, WhisperEngine *e, GPtrArray *window,
+                               const gint32 *sampled, int n_sampled,
+                               const gint32 *sot_sequence, int n_sot, const char *language,
+                               double time_offset, int segment_size, gsize previous_seek,
+                               gsize content_frames, const char *prepended,
+                               const char *appended, double hallucination_silence_threshold,
+                               double *last_speech_timestamp, gsize *seek,
+                               gboolean *skip_window, guint *n_keep, GError **error);
+
 G_END_DECLS
