@@ -37,7 +37,9 @@ static const KnownHeads known_heads[] = {
     "10,12;13,17;16,11;16,12;16,13;17,15;17,16;18,4;18,11;18,19;19,11;21,2;21,3;22,3;22,9;"
     "22,12;23,5;23,7;23,13;25,5;26,1;26,12;27,15" },
   { "large-v3", 32, 1280, 128, FALSE, "7,0;10,17;12,18;13,12;16,1;17,14;19,11;21,4;24,1;25,6" },
-  /* large-v3-turbo: 4 decoder layers of width 1280 */
+  /* large-v3-turbo: 4 decoder layers of width 1280 (not in CTranslate2's
+   * table; the same set as g_aheads_large_v3_turbo in src/whisper.cpp of
+   * https://github.com/ggml-org/whisper.cpp) */
   { "turbo", 4, 1280, 128, FALSE, "2,4;2,11;3,3;3,6;3,11;3,14" },
 };
 
