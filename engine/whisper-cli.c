@@ -58,6 +58,9 @@ static double opt_language_detection_threshold = 0.5;
 static int opt_language_detection_segments = 1;
 static int opt_seed;
 static gboolean opt_greedy;
+static gboolean opt_word_timestamps;
+static char *opt_alignment_heads;
+static double opt_hallucination_silence = -1.0;
 
 static GOptionEntry entries[] = {
   { "model", 'm', 0, G_OPTION_ARG_FILENAME, &opt_model,
@@ -70,7 +73,16 @@ static GOptionEntry entries[] = {
     "take this channel (0 = left) instead of mixing all to mono", "N" },
   { "dump-pcm", 0, 0, G_OPTION_ARG_FILENAME, &opt_dump_pcm,
     "write the 16-kHz mono float32 samples to FILE and exit", "FILE" },
-  { "format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "segments, text, srt or json", "FMT" },
+  { "format", 'f', 0, G_OPTION_ARG_STRING, &opt_format,
+    "segments, text, srt, json or srt-words (one cue per word; implies --word-timestamps)",
+    "FMT" },
+  { "word-timestamps", 'w', 0, G_OPTION_ARG_NONE, &opt_word_timestamps,
+    "time every word (faster-whisper's word_timestamps=True): words in json, srt-words", NULL },
+  { "alignment-heads", 0, 0, G_OPTION_ARG_STRING, &opt_alignment_heads,
+    "cross-attention heads for word times, \"layer,head;...\" (default: the model's)", "LIST" },
+  { "hallucination-silence-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_hallucination_silence,
+    "with word timestamps: skip silence longer than this many seconds around a possible "
+    "hallucination (default: off)", "S" },
   { "no-condition", 0, 0, G_OPTION_ARG_NONE, &opt_no_condition,
     "do not condition each window on the previous text", NULL },
   { "no-speech-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_no_speech_threshold,
@@ -193,6 +205,7 @@ static void
 print_segments (GPtrArray *segments, double duration, const char *language, double probability)
 {
   const gboolean json = g_str_equal (opt_format, "json");
+  guint cue = 0;
   if (json) {
     printf ("{\"language\": ");
     print_json_string (language ? language : "");
@@ -208,6 +221,14 @@ print_segments (GPtrArray *segments, double duration, const char *language, doub
     char a[32], b[32];
     if (g_str_equal (opt_format, "text")) {
       printf ("%s", s->text);
+    } else if (g_str_equal (opt_format, "srt-words")) {
+      for (gsize k = 0; k < s->n_words; k++) {
+        const WhisperWord *w = &s->words[k];
+        format_time (a, sizeof a, MIN (w->start, duration), ',');
+        format_time (b, sizeof b, MIN (w->end, duration), ',');
+        g_autofree char *text = g_strstrip (g_strdup (w->text));
+        printf ("%u\n%s --> %s\n%s\n\n", ++cue, a, b, text);
+      }
     } else if (g_str_equal (opt_format, "srt")) {
       format_time (a, sizeof a, start, ',');
       format_time (b, sizeof b, end, ',');
@@ -223,7 +244,19 @@ print_segments (GPtrArray *segments, double duration, const char *language, doub
               s->no_speech_prob, s->compression_ratio);
       for (gsize k = 0; k < s->n_tokens; k++)
         printf ("%s%d", k ? ", " : "", s->tokens[k]);
-      printf ("]}%s\n", i + 1 < segments->len ? "," : "");
+      printf ("]");
+      if (s->words) {
+        printf (", \"words\": [");
+        for (gsize k = 0; k < s->n_words; k++) {
+          const WhisperWord *w = &s->words[k];
+          printf ("%s{\"word\": ", k ? ", " : "");
+          print_json_string (w->text);
+          printf (", \"start\": %.2f, \"end\": %.2f, \"probability\": %.6f}", w->start,
+                  w->end, w->probability);
+        }
+        printf ("]");
+      }
+      printf ("}%s\n", i + 1 < segments->len ? "," : "");
     } else {
       format_time (a, sizeof a, start, '.');
       format_time (b, sizeof b, end, '.');
@@ -264,8 +297,10 @@ main (int argc, char **argv)
     return 2;
   }
   if (!g_str_equal (opt_format, "segments") && !g_str_equal (opt_format, "text") &&
-      !g_str_equal (opt_format, "srt") && !g_str_equal (opt_format, "json")) {
-    g_printerr ("whisper-transcribe: --format: '%s' is not one of segments, text, srt, json\n",
+      !g_str_equal (opt_format, "srt") && !g_str_equal (opt_format, "json") &&
+      !g_str_equal (opt_format, "srt-words")) {
+    g_printerr ("whisper-transcribe: --format: '%s' is not one of segments, text, srt, json, "
+                "srt-words\n",
                 opt_format);
     return 2;
   }
@@ -299,6 +334,7 @@ main (int argc, char **argv)
   options.model_path = opt_model;
   options.n_threads = opt_threads;
   options.encoder_context = opt_encoder_context;
+  options.alignment_heads = opt_alignment_heads;
   if (!parse_device (opt_device, &options.device, &error)) {
     g_printerr ("whisper-transcribe: %s\n", error->message);
     return 2;
@@ -320,6 +356,8 @@ main (int argc, char **argv)
   decode.condition_on_previous_text = !opt_no_condition;
   decode.no_speech_threshold = opt_no_speech_threshold;
   decode.silence_threshold_db = opt_silence_threshold;
+  decode.word_timestamps = opt_word_timestamps || g_str_equal (opt_format, "srt-words");
+  decode.hallucination_silence_threshold = opt_hallucination_silence;
   if (opt_reference_rules) {
     decode.silence_threshold_db = WHISPER_SILENCE_THRESHOLD_OFF_DB;
     decode.strict_no_speech = FALSE;

@@ -2,6 +2,7 @@
  * (TextDecoder in https://github.com/openai/whisper/blob/main/whisper/model.py): token + positional embedding, pre-LN layers with causal
  * self-attention over the KV cache and cross-attention over the cached
  * encoder K/V, final LayerNorm, logits through the tied embedding. */
+#include "whisper-alignment.h"
 #include "whisper-engine-internal.h"
 
 #define LN_EPS 1e-5f
@@ -115,9 +116,11 @@ whisper_decoder_set_audio (WhisperDecoderState *st, WhisperEngine *e)
 }
 
 /* The second half of decoder layer l over n rows of st->x: cross-attention
- * over the shared cross K/V, then the MLP (both residual). */
+ * over the shared cross K/V, then the MLP (both residual). With `capture`,
+ * the alignment capture (st->capture, when set) sees the queries. */
 static void
-cross_attention_and_mlp (WhisperDecoderState *st, WhisperEngine *e, int l, int n)
+cross_attention_and_mlp (WhisperDecoderState *st, WhisperEngine *e, int l, int n,
+                         gboolean capture)
 {
   WhisperBackend *be = e->backend;
   const WhisperBackendOps *op = be->ops;
@@ -130,6 +133,9 @@ cross_attention_and_mlp (WhisperDecoderState *st, WhisperEngine *e, int l, int n
   op->attention (be, st->attn, d, st->q, d, st->cross_kv[l], st->cross_kv[l] + d, 2 * d, n,
                  st->cross_len, n_head, d_head, -1);
   st->last_cross_key_length = st->cross_len;
+  /* word timestamps: the alignment heads' attention (whisper-alignment.h) */
+  if (capture && st->capture)
+    st->capture->layer (st->capture, e, st, l, st->q, n);
   op->linear (be, st->x, d, st->attn, d, &L->cross_out.w, L->cross_out.bias, n,
               WHISPER_LINEAR_ACCUMULATE);
 
@@ -166,7 +172,7 @@ whisper_decoder_forward (WhisperDecoderState *st, WhisperEngine *e, const gint32
                 WHISPER_LINEAR_ACCUMULATE);
 
 
-    cross_attention_and_mlp (st, e, l, n);
+    cross_attention_and_mlp (st, e, l, n, TRUE);
   }
 
   for (int r = 0; r < n_rows; r++)
@@ -215,7 +221,7 @@ whisper_decoder_forward_rows (WhisperDecoderState *st, WhisperEngine *e, const g
                 WHISPER_LINEAR_ACCUMULATE);
 
 
-    cross_attention_and_mlp (st, e, l, n_rows);
+    cross_attention_and_mlp (st, e, l, n_rows, FALSE);
   }
   op->layer_norm (be, st->h, st->x, w->ln.gamma, w->ln.beta, n_rows, d, LN_EPS);
   op->linear (be, st->logits, e->n_vocab, st->h, d, &w->token_embedding, NULL, n_rows,

@@ -10,6 +10,17 @@
 
 G_BEGIN_DECLS
 
+/* Alignment heads of the decoder (whisper-alignment.h): n pairs, sorted by
+ * layer, with where they came from. */
+typedef struct {
+  int n;
+  int *layer;
+  int *head;
+  char *source;
+} WhisperAlignmentHeads;
+
+typedef struct _WhisperAlignCapture WhisperAlignCapture;
+
 /* Encoder work buffers (backend memory), sized once from the cached
  * maximum encoder length. Used under the engine's compute lock. */
 typedef struct {
@@ -48,6 +59,8 @@ struct _WhisperEngine {
 
   GMutex compute_lock;  /* one stream computes on the backend at a time */
   WhisperEncoderBuffers enc;
+
+  WhisperAlignmentHeads align_heads;  /* word timestamps (whisper-alignment.h) */
 };
 
 /* Decoder state of one stream: KV caches and work buffers, backend memory,
@@ -64,6 +77,10 @@ typedef struct {
   float *sel;                /* [2, d] rows whose logits are wanted */
   float *logits;             /* [max(2, n_slots), n_vocab] */
   int last_cross_key_length;
+  /* Word timestamps: when set, the decoder hands every layer's
+   * cross-attention queries to capture->layer(), i.e.
+   * whisper_align_capture_layer() (whisper-alignment.h). NULL by default. */
+  WhisperAlignCapture *capture;
 } WhisperDecoderState;
 
 gboolean whisper_encoder_buffers_init (WhisperEngine *engine, GError **error);

@@ -1,6 +1,7 @@
 /* whisper-engine.c: WhisperEngine: loads the model, resolves every per-model
  * constant once, uploads the weights once, sizes the encoder buffers. */
 #include "whisper-engine-private.h"
+#include "whisper-alignment.h"
 #include "whisper-engine-internal.h"
 #include "whisper-tokenizer.h"
 
@@ -262,6 +263,11 @@ whisper_engine_new (const WhisperEngineOptions *options, GError **error)
   e->tokens = g_new0 (GBytes *, e->n_tokens);
   for (int i = 0; i < MIN (model->n_tokens, e->n_tokens); i++)
     e->tokens[i] = model->tokens[i] ? g_bytes_ref (model->tokens[i]) : NULL;
+  /* word timestamps: the alignment heads (whisper-alignment.h) */
+  if (!whisper_alignment_heads_resolve (e, model, options->alignment_heads, error))
+    return NULL;
+  e->info.n_alignment_heads = e->align_heads.n;
+  e->info.alignment_heads_source = e->align_heads.source;
   if (!resolve_special_tokens (e, error))
     return NULL;
   e->max_token_bytes = longest_text_token (e);
@@ -313,6 +319,7 @@ whisper_engine_unref (WhisperEngine *e)
   g_free (e->tokens);
   whisper_bpe_free (e->bpe);
   g_free (e->suppress_ids);
+  whisper_alignment_heads_clear (&e->align_heads);
   g_free (e->model_path);
   g_free (e->device_name);
   g_mutex_clear (&e->compute_lock);

@@ -36,6 +36,11 @@ typedef struct {
   WhisperDevice device;
   int n_threads;           /* CPU threads; 0 = every core */
   int encoder_context;     /* encoder frames (1..n_audio_ctx); 0 = the model's n_audio_ctx */
+  const char *alignment_heads; /* word timestamps: the decoder's cross-attention heads
+                                  "layer,head;layer,head..." (e.g. "3,1;4,2"); NULL = the
+                                  model's config.json alignment_heads, else (ggml) OpenAI's
+                                  set for the model's dimensions, else every head of the
+                                  last half of the decoder layers */
 } WhisperEngineOptions;
 
 void whisper_engine_options_init (WhisperEngineOptions *options);
@@ -63,6 +68,8 @@ typedef struct {
       token_sot_prev, token_no_speech, token_no_timestamps, token_timestamp_begin;
   const char *device_name; /* "cpu" or "cuda" */
   const char *model_path;
+  int n_alignment_heads;   /* word timestamps: heads used */
+  const char *alignment_heads_source; /* where they came from (for messages) */
 } WhisperEngineInfo;
 
 const WhisperEngineInfo *whisper_engine_get_info (const WhisperEngine *engine);
@@ -81,6 +88,15 @@ GBytes *whisper_engine_token_bytes (const WhisperEngine *engine, gint32 id);
 
 /* ---------------------------------------------------------------------- */
 
+/* One word of a segment (word timestamps). */
+typedef struct {
+  char *text;               /* UTF-8, with its leading space and merged punctuation */
+  double start, end;        /* seconds, relative to the start of the audio given */
+  double probability;       /* mean probability of its tokens */
+  int first_token;          /* index of its first token in the segment's tokens */
+  int n_tokens;
+} WhisperWord;
+
 typedef struct {
   double start, end;        /* seconds, relative to the start of the audio given */
   char *text;               /* UTF-8, as the reference decodes it (leading space kept) */
@@ -92,6 +108,8 @@ typedef struct {
   double temperature;
   const char *language;     /* Whisper code of the language the window was decoded
                                in ("en", "de", ...; static string) */
+  WhisperWord *words;       /* word timestamps on: its words (may be none); else NULL */
+  gsize n_words;
 } WhisperSegment;
 
 void whisper_segment_free (WhisperSegment *segment);
@@ -110,6 +128,10 @@ typedef struct {
   double window_start;      /* seconds: start of the 30-s window being decoded */
   float logprob;            /* log probability of the token */
   int step;                 /* 0 for the first sampled token of the window */
+  double aligned_time;      /* word timestamps on, text tokens: seconds from the start
+                               of the audio given of the frame the alignment heads attend
+                               to most (mean over heads) in the step that chose the
+                               token; < 0 otherwise */
 } WhisperTokenEvent;
 
 /* Return FALSE to stop the transcription (it then fails with CANCELLED).
@@ -196,6 +218,14 @@ typedef struct {
                                            non-speech list (copied) */
   int n_suppress_tokens;
   guint32 seed;                         /* default 0: of the sampling at temperature > 0 */
+  gboolean word_timestamps;             /* default FALSE: TRUE gives every segment its words,
+                                           timed as faster-whisper's word_timestamps=True
+                                           (an alignment pass per window) */
+  const char *prepend_punctuations;     /* NULL = faster-whisper's "\"'“¿([{-" (copied) */
+  const char *append_punctuations;      /* NULL = faster-whisper's "\"'.。,，!！?？:：”)]}、" */
+  double hallucination_silence_threshold; /* seconds; default < 0 (off). With word
+                                           timestamps: skip silence longer than this
+                                           around a possible hallucination */
 } WhisperDecodeOptions;
 
 void whisper_decode_options_init (WhisperDecodeOptions *options);

@@ -1,6 +1,7 @@
 /* whisper-stream.c: WhisperStream: long-form transcription as faster-whisper
  * does it (generate_segments() in https://github.com/SYSTRAN/faster-whisper/blob/master/faster_whisper/transcribe.py),
  * greedy decoding of each window (https://github.com/openai/whisper/blob/main/whisper/decoding.py). */
+#include "whisper-alignment.h"
 #include "whisper-engine-internal.h"
 #include "whisper-languages.h"
 #include "whisper-logits.h"
@@ -8,6 +9,7 @@
 #include "whisper-search.h"
 #include "whisper-speech-gate.h"
 #include "whisper-tokenizer.h"
+#include "whisper-words.h"
 
 #include <gio/gio.h>
 #include <math.h>
@@ -57,6 +59,13 @@ struct _WhisperStream {
   WhisperPieceDecoder piece;
 
   WhisperStreamStats stats;
+
+  /* word timestamps (whisper-words.h) */
+  char *prepend_punctuations, *append_punctuations;  /* the options' copies */
+  double last_speech_timestamp;
+  gint32 sot_sequence[4];   /* the last window's start sequence */
+  int n_sot;
+  WhisperAlignCapture *step_capture;  /* per-step alignment-head attention */
 };
 
 /* Result of decoding one window. */
@@ -118,6 +127,10 @@ whisper_decode_options_set_search_defaults (WhisperDecodeOptions *o)
   o->n_temperatures = 6;
   for (int i = 0; i < 6; i++)
     o->temperatures[i] = 0.2 * i;
+  o->word_timestamps = FALSE;
+  o->prepend_punctuations = NULL;
+  o->append_punctuations = NULL;
+  o->hallucination_silence_threshold = -1.0;
 }
 
 /* TRUE when a speech region (sorted, WhisperVadSpeech) overlaps samples
@@ -142,6 +155,9 @@ whisper_segment_free (WhisperSegment *segment)
     return;
   g_free (segment->text);
   g_free (segment->tokens);
+  for (gsize i = 0; i < segment->n_words; i++)
+    g_free (segment->words[i].text);
+  g_free (segment->words);
   g_free (segment);
 }
 
@@ -387,6 +403,9 @@ whisper_stream_free (WhisperStream *s)
     g_rand_free (s->rand);
   whisper_search_buffers_free (s->search);
   whisper_piece_decoder_clear (&s->piece);
+  g_free (s->prepend_punctuations);
+  g_free (s->append_punctuations);
+  whisper_align_step_capture_free (s->step_capture, s->engine);
   whisper_engine_unref (s->engine);
   g_free (s);
 }
@@ -395,6 +414,17 @@ void
 whisper_stream_set_options (WhisperStream *s, const WhisperDecodeOptions *options)
 {
   s->options = *options;
+  /* word timestamps: the punctuation sets are copied */
+  g_free (s->prepend_punctuations);
+  g_free (s->append_punctuations);
+  s->prepend_punctuations = g_strdup (options->prepend_punctuations
+                                          ? options->prepend_punctuations
+                                          : WHISPER_DEFAULT_PREPEND_PUNCTUATIONS);
+  s->append_punctuations = g_strdup (options->append_punctuations
+                                         ? options->append_punctuations
+                                         : WHISPER_DEFAULT_APPEND_PUNCTUATIONS);
+  s->options.prepend_punctuations = s->prepend_punctuations;
+  s->options.append_punctuations = s->append_punctuations;
   apply_options (s);
 }
 
@@ -410,6 +440,7 @@ whisper_stream_reset (WhisperStream *s)
 {
   g_array_set_size (s->history, 0);
   s->prompt_reset_since = 0;
+  s->last_speech_timestamp = 0.0;
   s->language_detected = FALSE;
   s->n_language_probs = 0;
   s->initial_prompt_added = FALSE;
@@ -562,6 +593,10 @@ emit_token (WhisperStream *s, gint32 token, float logprob, int step, double wind
   ev.window_start = window_start;
   ev.logprob = logprob;
   ev.step = step;
+  ev.aligned_time = -1.0;
+  /* word timestamps: this step's alignment-head attention (whisper-words.h) */
+  if (s->dec.capture && token < e->info.token_eot)
+    ev.aligned_time = whisper_align_step_time (s->dec.capture, e, window_start);
   if (ev.is_timestamp) {
     *segment_time = window_start + (token - begin) * TIME_PRECISION;
     ev.time = *segment_time;
@@ -608,7 +643,8 @@ decode_step (WhisperStream *s, gint32 token, int pos, const WhisperLogitState *s
   WhisperEngine *e = s->engine;
   WhisperBackend *be = e->backend;
   const int row0 = 0;
-  const gboolean graph = s->step_graph && be->ops->logits_select;
+  /* (a step that captures alignment-head attention runs without a graph) */
+  const gboolean graph = s->step_graph && be->ops->logits_select && !s->dec.capture;
 
   if (graph && !be->ops->graph_begin (be, s->step_graph, error))
     return FALSE;
@@ -850,6 +886,18 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
   }
   int sot_index, n_forced;
   const int n_prompt = build_prompt (s, result->language, with_prefix, &sot_index, &n_forced);
+  /* word timestamps: the window's start sequence (SOT up to the prefix),
+   * and the per-step capture of greedy steps */
+  s->n_sot = e->info.is_multilingual ? 3 : 1;  /* <|startoftranscript|> [language, task] */
+  memcpy (s->sot_sequence, s->prompt + sot_index, s->n_sot * sizeof (gint32));
+  if (s->options.word_timestamps && s->token_func) {
+    if (!s->step_capture)
+      s->step_capture = whisper_align_step_capture_new (e, error);
+    if (!s->step_capture)
+      goto out;
+    whisper_align_step_capture_start (s->step_capture, n_frames);
+    s->dec.capture = s->step_capture;
+  }
   /* As CTranslate2 counts it: the prompt up to the last task token is
    * the context, that token is the first step's input, and the forced
    * prefix counts as steps; max_length = min(T / 2, T - context) with
@@ -977,6 +1025,7 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
   s->stats.decoder_seconds += elapsed_since (t0);
 
 out:
+  s->dec.capture = NULL;
   g_mutex_unlock (&e->compute_lock);
   return ok;
 }
@@ -1046,6 +1095,9 @@ segment_copy (const WhisperSegment *src)
   WhisperSegment *seg = g_memdup2 (src, sizeof *src);
   seg->text = g_strdup (src->text);
   seg->tokens = g_memdup2 (src->tokens, src->n_tokens * sizeof (gint32));
+  seg->words = src->n_words ? g_memdup2 (src->words, src->n_words * sizeof (WhisperWord)) : NULL;
+  for (gsize i = 0; i < src->n_words; i++)
+    seg->words[i].text = g_strdup (src->words[i].text);
   return seg;
 }
 
@@ -1078,7 +1130,7 @@ deliver_segment (WhisperStream *s, SegmentSink *sink, WhisperSegment *seg)
  * generate_segments() does) and
  * returns the number of frames to seek. */
 static int
-split_segments (WhisperStream *s, SegmentSink *sink, const WindowResult *wr, double time_offset,
+split_segments (WhisperStream *s, GPtrArray *sink, const WindowResult *wr, double time_offset,
                 int segment_size, double avg_logprob, double ratio)
 {
   const int begin = s->engine->info.token_timestamp_begin;
@@ -1099,7 +1151,7 @@ split_segments (WhisperStream *s, SegmentSink *sink, const WindowResult *wr, dou
     const int len = i - last_slice;
     const double start = time_offset + (slice[0] - begin) * TIME_PRECISION;
     const double end = time_offset + (slice[len - 1] - begin) * TIME_PRECISION;
-    deliver_segment (s, sink, segment_new (s, slice, len, start, end, wr, avg_logprob, ratio));
+    g_ptr_array_add (sink, segment_new (s, slice, len, start, end, wr, avg_logprob, ratio));
     last_slice = i;
   }
 
@@ -1116,8 +1168,8 @@ split_segments (WhisperStream *s, SegmentSink *sink, const WindowResult *wr, dou
         duration = (tok[i] - begin) * TIME_PRECISION;
       break;
     }
-  deliver_segment (s, sink, segment_new (s, tok, n, time_offset, time_offset + duration, wr,
-                                         avg_logprob, ratio));
+  g_ptr_array_add (sink, segment_new (s, tok, n, time_offset, time_offset + duration, wr,
+                                       avg_logprob, ratio));
   return segment_size;
 }
 
@@ -1172,6 +1224,14 @@ prepare_transcription (WhisperStream *s, GError **error)
   return ensure_search (s, error);
 }
 
+static void
+free_segments (GPtrArray *segments)
+{
+  for (guint i = 0; i < segments->len; i++)
+    whisper_segment_free (g_ptr_array_index (segments, i));
+  g_ptr_array_set_size (segments, 0);
+}
+
 gboolean
 whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
                            WhisperSegmentFunc segment_func, gpointer user_data,
@@ -1179,6 +1239,9 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
 {
   WhisperEngine *e = s->engine;
   g_atomic_int_set (&s->cancelled, 0);
+  /* word timestamps need alignment heads (whisper-alignment.h) */
+  if (s->options.word_timestamps && !whisper_alignment_heads_check (e, error))
+    return FALSE;
   if (n_samples > 0 && !pcm) {
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_AUDIO,
                  "no audio buffer given for %zu samples", n_samples);
@@ -1205,6 +1268,7 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
   }
 
   SegmentSink sink = { segment_func, user_data, NULL, FALSE };
+  s->last_speech_timestamp = 0.0;  /* word timestamps: per call, as the reference */
   if (segments_out)
     sink.out = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
 
@@ -1290,8 +1354,37 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
       seek += segment_size;
       continue;
     }
-    seek += split_segments (s, &sink, &wr, time_offset, segment_size, wr.avg_logprob,
+    const gsize previous_seek = seek;
+    g_autoptr (GPtrArray) window = g_ptr_array_new ();
+    seek += split_segments (s, window, &wr, time_offset, segment_size, wr.avg_logprob,
                             wr.compression_ratio);
+    /* ---- word timestamps (whisper-words.h) ---- */
+    gboolean skip_window = FALSE;
+    guint n_keep = window->len;
+    if (s->options.word_timestamps &&
+        !whisper_words_window (&s->dec, e, window, s->sampled, wr.n_sampled, s->sot_sequence,
+                               s->n_sot,
+                               wr.language >= 0 ? whisper_language_code (wr.language) : "en",
+                               time_offset, segment_size, previous_seek,
+                               content_frames, s->prepend_punctuations,
+                               s->append_punctuations,
+                               s->options.hallucination_silence_threshold,
+                               &s->last_speech_timestamp, &seek, &skip_window, &n_keep,
+                               error)) {
+      ok = FALSE;
+      free_segments (window);
+      break;
+    }
+    if (skip_window) {
+      free_segments (window);
+      continue;
+    }
+    for (guint i = n_keep; i < window->len; i++)
+      whisper_segment_free (g_ptr_array_index (window, i));
+    g_ptr_array_set_size (window, MIN (n_keep, window->len));
+    /* ---- */
+    for (guint i = 0; i < window->len; i++)
+      deliver_segment (s, &sink, g_ptr_array_index (window, i));
     if (!s->options.condition_on_previous_text ||
         wr.temperature > s->options.prompt_reset_on_temperature)
       s->prompt_reset_since = s->history->len;

@@ -196,6 +196,8 @@ post_message (GstWhisperOutput *o, const GstWhisperItem *item, GstClockTime pts,
       "granularity", G_TYPE_STRING, item->granularity,
       "decode-step", G_TYPE_INT, item->decode_step,
       "delay", G_TYPE_UINT64, delay, NULL);
+  if (item->words)
+    gst_structure_set_value (s, "words", item->words);
   gst_element_post_message (o->element,
       gst_message_new_element (GST_OBJECT (o->element), s));
 }

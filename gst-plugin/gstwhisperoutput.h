@@ -38,6 +38,8 @@ typedef struct {
   const gchar *granularity;   /* "segment" or "word" */
   gint decode_step;           /* decode step that completed a word; -1 for segments */
   gboolean push;              /* FALSE: bus message only */
+  const GValue *words;        /* word timestamps, segments: GST_TYPE_LIST of "word"
+                                 structures for the message's `words` field, or NULL */
 } GstWhisperItem;
 
 typedef struct {

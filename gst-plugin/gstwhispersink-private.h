@@ -57,6 +57,7 @@ struct _GstWhisperSink {
   gint channel;               /* -1: the mean of all channels */
   gdouble silence_threshold;  /* dBFS */
   gboolean strict_no_speech;
+  gboolean word_timestamps;   /* faster-whisper's word_timestamps=True */
   gboolean vad_gate;
   gchar *vad_model;           /* NULL: whisper_vad_default_path () */
   gdouble vad_threshold;

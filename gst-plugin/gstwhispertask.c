@@ -232,7 +232,29 @@ push_segment (CallContext *ctx, WhisperSegment *segment)
     item.granularity = "segment";
     item.decode_step = -1;
     item.push = ctx->output == GST_WHISPER_OUTPUT_SEGMENTS;
+    /* word timestamps: the segment's words, timed as the message */
+    GValue words = G_VALUE_INIT;
+    if (segment->words) {
+      g_value_init (&words, GST_TYPE_LIST);
+      for (gsize i = 0; i < segment->n_words; i++) {
+        const WhisperWord *sw = &segment->words[i];
+        GstClockTime ws = gst_whisper_output_time (&ctx->self->out, call_time (ctx, sw->start));
+        GstClockTime we = gst_whisper_output_time (&ctx->self->out, call_time (ctx, sw->end));
+        gchar *wt = g_strstrip (g_strdup (sw->text));
+        GValue v = G_VALUE_INIT;
+        g_value_init (&v, GST_TYPE_STRUCTURE);
+        g_value_take_boxed (&v, gst_structure_new ("word", "text", G_TYPE_STRING, wt,
+                "timestamp", G_TYPE_UINT64, ws, "duration", G_TYPE_UINT64,
+                we > ws ? we - ws : (GstClockTime) 0, "probability", G_TYPE_DOUBLE,
+                sw->probability, NULL));
+        gst_value_list_append_and_take_value (&words, &v);
+        g_free (wt);
+      }
+      item.words = &words;
+    }
     ctx->flow = gst_whisper_output_push_item (&ctx->self->out, &item);
+    if (G_IS_VALUE (&words))
+      g_value_unset (&words);
   }
   g_free (text);
   whisper_segment_free (segment);
@@ -438,6 +460,7 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   opts.condition_on_previous_text = self->condition_on_previous_text;
   opts.silence_threshold_db = self->silence_threshold;
   opts.strict_no_speech = self->strict_no_speech;
+  opts.word_timestamps = self->word_timestamps;
   opts.vad = self->vad;
   opts.vad_options.threshold = self->vad_threshold;
   opts.language = self->language_code;

@@ -29,6 +29,7 @@ reset_partial (GstWhisperWords *w)
   g_string_truncate (w->text, 0);
   w->logprob_sum = 0.0;
   w->n_tokens = 0;
+  w->aligned_start = -1.0;
 }
 
 void
@@ -86,12 +87,25 @@ complete_word (GstWhisperWords *w, const WhisperTokenEvent *ev, double closing_t
     return FALSE;
   }
 
-  start = w->seg_start + w->seg_words * w->sec_per_word;
-  start = MAX (start, w->last_end);
-  if (closing_time >= 0.0)
-    end = MAX (closing_time, start + MIN_WORD_SECONDS);
-  else
-    end = start + w->sec_per_word;
+  if (w->aligned_start >= 0.0) {
+    /* word timestamps: the alignment heads' attention of the step that
+     * chose the word's first token, and of the one that ended it */
+    start = MAX (w->aligned_start - GST_WHISPER_WORDS_ALIGNED_SHIFT, 0.0);
+    start = MAX (start, w->last_end);
+    if (closing_time >= 0.0)
+      end = MAX (closing_time, start + MIN_WORD_SECONDS);
+    else if (ev->aligned_time - GST_WHISPER_WORDS_ALIGNED_SHIFT > start)
+      end = ev->aligned_time - GST_WHISPER_WORDS_ALIGNED_SHIFT;
+    else
+      end = start + MIN_WORD_SECONDS;
+  } else {
+    start = w->seg_start + w->seg_words * w->sec_per_word;
+    start = MAX (start, w->last_end);
+    if (closing_time >= 0.0)
+      end = MAX (closing_time, start + MIN_WORD_SECONDS);
+    else
+      end = start + w->sec_per_word;
+  }
 
   w->seg_words++;
   w->last_end = end;
@@ -142,6 +156,8 @@ gst_whisper_words_feed (GstWhisperWords *w, const WhisperTokenEvent *ev,
       w->seg_start = ev->time;
       w->seg_has_text = TRUE;
     }
+    if (w->text->len == 0 || (w->n_tokens == 0 && w->aligned_start < 0.0))
+      w->aligned_start = ev->aligned_time;
     g_string_append (w->text, piece);
     w->logprob_sum += ev->logprob;
     w->n_tokens++;

@@ -40,9 +40,17 @@ typedef struct {
   gboolean window_seen;
   guint attempt_words;
   guint emitted_words;
+  double aligned_start;   /* word timestamps: the word's first token's aligned time, or < 0 */
 } GstWhisperWords;
 
 #define GST_WHISPER_WORDS_INITIAL_SEC_PER_WORD 0.35
+/* word-timestamps: a word starts this long before the frame its first
+ * token's decode step attends to most (WhisperTokenEvent.aligned_time). On
+ * the parity clips (tests/reference/test-words) that frame is on average
+ * 0.17 s (tiny.en) and 0.22 s (base) after the word's DTW start; shifted by
+ * 0.16 s the distance to the DTW start goes from mean 239 ms / p95 500 ms to
+ * 172 / 360 ms on base (the shift was read off tiny.en). */
+#define GST_WHISPER_WORDS_ALIGNED_SHIFT 0.16
 
 void gst_whisper_words_init (GstWhisperWords *w, gint32 token_eot);
 void gst_whisper_words_clear (GstWhisperWords *w);

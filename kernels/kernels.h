@@ -155,6 +155,17 @@ typedef struct {
 void wc_attn_split_plan (WcLaunch *l, const WcAttnSplitArgs *a);
 void wc_attn_combine_plan (WcLaunch *l, const WcAttnCombineArgs *a);
 
+/* ---- attention-probs.cu: one head's attention probabilities (word
+ * timestamps): probs[i, j] = softmax_j ((q_h[i] . k_h[j]) * scale), j < n_kv. */
+typedef struct {
+  float *probs;
+  const float *q, *k;
+  int probs_stride, q_stride, kv_stride;
+  int n_q, n_kv, head, d_head;
+  float scale; /* 1 / sqrt(d_head) */
+} WcAttnProbsArgs;
+void wc_attention_probs_plan (WcLaunch *l, const WcAttnProbsArgs *a);
+
 /* ---- copy-rows.cu: dst rows = src rows, n_rows x n_cols floats */
 typedef struct {
   float *dst;

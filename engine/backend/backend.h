@@ -25,7 +25,7 @@
 G_BEGIN_DECLS
 
 /* Bump when the table changes: the CUDA module checks it at load time. */
-#define WHISPER_BACKEND_ABI_VERSION 4
+#define WHISPER_BACKEND_ABI_VERSION 5
 
 typedef struct _WhisperBackend WhisperBackend;
 
@@ -196,6 +196,16 @@ typedef struct {
   gboolean (*graph_begin) (WhisperBackend *be, WhisperGraph *graph, GError **error);
   gboolean (*graph_end) (WhisperBackend *be, GError **error);
   void (*graph_free) (WhisperBackend *be, WhisperGraph *graph);
+
+  /* Word timestamps (optional; NULL: the engine copies the head's q and k
+   * slices back and computes the same on the host). One head's attention
+   * probabilities, softmax over the first n_kv keys of
+   * (q_h k_h^T) / sqrt(d_head): probs[n_q, n_kv] (probs_stride) from
+   * q[n_q, .] (q_stride) and k[n_kv, .] (kv_stride), head h's columns
+   * h*d_head .. (h+1)*d_head. Only these probabilities leave the op. */
+  void (*attention_probs) (WhisperBackend *be, float *probs, int probs_stride, const float *q,
+                           int q_stride, const float *k, int kv_stride, int n_q, int n_kv,
+                           int head, int d_head);
 } WhisperBackendOps;
 
 struct _WhisperBackend {

@@ -530,6 +530,20 @@ cpu_copy_rows (WhisperBackend *be, float *dst, int dst_stride, const float *src,
             n_cols * sizeof (float));
 }
 
+/* One head's attention probabilities (backend.h, word timestamps). */
+static void
+cpu_attention_probs (WhisperBackend *be, float *probs, int probs_stride, const float *q,
+                     int q_stride, const float *k, int kv_stride, int n_q, int n_kv, int head,
+                     int d_head)
+{
+  (void) be;
+  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, n_q, n_kv, d_head,
+               1.0f / sqrtf ((float) d_head), q + (size_t) head * d_head, q_stride,
+               k + (size_t) head * d_head, kv_stride, 0.0f, probs, probs_stride);
+  for (int i = 0; i < n_q; i++)
+    whisper_cpu_softmax (probs + (size_t) i * probs_stride, n_kv);
+}
+
 static const WhisperBackendOps cpu_ops = {
   .abi_version = WHISPER_BACKEND_ABI_VERSION,
   .name = "cpu",
@@ -548,6 +562,7 @@ static const WhisperBackendOps cpu_ops = {
   .embed = cpu_embed,
   .attention = cpu_attention,
   .copy_rows = cpu_copy_rows,
+  .attention_probs = cpu_attention_probs,
   .logits_select = NULL,
   .logits_release = NULL,
 };

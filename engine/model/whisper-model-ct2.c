@@ -1035,6 +1035,48 @@ read_id_list (JsonObject *root, const char *member, const char *file,
   return TRUE;
 }
 
+/* "alignment_heads": [[layer, head], ...] (CTranslate2's converter writes
+ * it: python/ctranslate2/converters/transformers.py in
+ * https://github.com/OpenNMT/CTranslate2). Ranges are checked by the engine,
+ * which knows the layer and head counts. */
+static gboolean
+read_alignment_heads (JsonObject *root, const char *file, WhisperModel *m, GError **error)
+{
+  const char *member = "alignment_heads";
+  if (!json_object_has_member (root, member))
+    return TRUE;
+  JsonNode *node = json_object_get_member (root, member);
+  if (!JSON_NODE_HOLDS_ARRAY (node)) {
+    g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
+                 "%s: '%s' is not a list", file, member);
+    return FALSE;
+  }
+  JsonArray *array = json_node_get_array (node);
+  guint n = json_array_get_length (array);
+  g_autofree int *pairs = g_new (int, 2 * MAX (n, 1));
+  for (guint i = 0; i < n; i++) {
+    JsonNode *element = json_array_get_element (array, i);
+    JsonArray *pair = JSON_NODE_HOLDS_ARRAY (element) ? json_node_get_array (element) : NULL;
+    gboolean ok = pair && json_array_get_length (pair) == 2;
+    for (guint k = 0; ok && k < 2; k++) {
+      JsonNode *v = json_array_get_element (pair, k);
+      ok = JSON_NODE_HOLDS_VALUE (v) && json_node_get_value_type (v) == G_TYPE_INT64 &&
+           json_node_get_int (v) >= 0 && json_node_get_int (v) < G_MAXINT;
+      if (ok)
+        pairs[2 * i + k] = (int) json_node_get_int (v);
+    }
+    if (!ok) {
+      g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
+                   "%s: %s[%u] is not a pair [layer, head] of non-negative integers", file,
+                   member, i);
+      return FALSE;
+    }
+  }
+  m->alignment_heads = g_steal_pointer (&pairs);
+  m->n_alignment_heads = (int) n;
+  return TRUE;
+}
+
 static gboolean
 ct2_config (Ct2Reader *r, GError **error)
 {
@@ -1058,7 +1100,8 @@ ct2_config (Ct2Reader *r, GError **error)
   return read_id_list (object, "suppress_ids", file, n_vocab, &m->suppress_ids,
                        &m->n_suppress_ids, error) &&
          read_id_list (object, "suppress_ids_begin", file, n_vocab,
-                       &m->suppress_ids_begin, &m->n_suppress_ids_begin, error);
+                       &m->suppress_ids_begin, &m->n_suppress_ids_begin, error) &&
+         read_alignment_heads (object, file, m, error);
 }
 
 /* Maps one vocabulary string to the token's raw bytes. */

@@ -154,6 +154,7 @@ whisper_model_free (WhisperModel *model)
   }
   g_free (model->suppress_ids);
   g_free (model->suppress_ids_begin);
+  g_free (model->alignment_heads);
   g_clear_pointer (&model->allocations, g_ptr_array_unref);
   g_clear_pointer (&model->mapped, g_mapped_file_unref);
   g_free (model->path);

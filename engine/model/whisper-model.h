@@ -123,6 +123,10 @@ struct _WhisperModel {
   int n_suppress_ids;
   int *suppress_ids_begin;
   int n_suppress_ids_begin;
+  /* config.json "alignment_heads": n_alignment_heads [layer, head] pairs
+   * (2 ints each); NULL when the file has none. */
+  int *alignment_heads;
+  int n_alignment_heads;
 
   /* Everything the weight pointers point into (freed with the model): the
    * mapped model file and the loaders' own buffers. */

@@ -312,6 +312,33 @@ out:
   UNLOCK (self);
 }
 
+/* word timestamps: attention-probs.cu */
+void
+wc_cuda_attention_probs (WhisperBackend *be, float *probs, int probs_stride, const float *q,
+                         int q_stride, const float *k, int kv_stride, int n_q, int n_kv,
+                         int head, int d_head)
+{
+  WcBackend *self = (WcBackend *) be;
+  if (n_q <= 0 || n_kv <= 0)
+    return;
+  LOCK (self);
+  WcAttnProbsArgs a;
+  memset (&a, 0, sizeof a);
+  a.probs = probs;
+  a.q = q;
+  a.k = k;
+  a.probs_stride = probs_stride;
+  a.q_stride = q_stride;
+  a.kv_stride = kv_stride;
+  a.n_q = n_q;
+  a.n_kv = n_kv;
+  a.head = head;
+  a.d_head = d_head;
+  a.scale = (float) (1.0 / sqrt ((double) d_head));
+  SUBMIT (self, wc_attention_probs_plan, a);
+  UNLOCK (self);
+}
+
 void
 wc_cuda_copy_rows (WhisperBackend *be, float *dst, int dst_stride, const float *src,
                    int src_stride, int n_rows, int n_cols)

@@ -169,6 +169,9 @@ void wc_cuda_attention (WhisperBackend *be, float *out, int out_stride, const fl
                         int n_kv, int n_head, int d_head, int causal);
 void wc_cuda_copy_rows (WhisperBackend *be, float *dst, int dst_stride, const float *src,
                         int src_stride, int n_rows, int n_cols);
+void wc_cuda_attention_probs (WhisperBackend *be, float *probs, int probs_stride,
+                              const float *q, int q_stride, const float *k, int kv_stride,
+                              int n_q, int n_kv, int head, int d_head);
 
 /* backend-cuda-logits.c */
 void wc_cuda_logits_select (WhisperBackend *be, float *logits, WhisperLogitConfig *config,

@@ -308,6 +308,7 @@ static const WhisperBackendOps cuda_ops = {
   .graph_begin = wc_cuda_graph_begin,
   .graph_end = wc_cuda_graph_end,
   .graph_free = wc_cuda_graph_free,
+  .attention_probs = wc_cuda_attention_probs,
 };
 
 static int

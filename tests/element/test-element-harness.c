@@ -522,6 +522,74 @@ GST_START_TEST (test_pts_duration_match_engine)
 }
 GST_END_TEST;
 
+/* word-timestamps=true: each segment message carries its words (the
+ * engine's DTW times, faster-whisper's: test-words), inside the segment and
+ * in order, whose texts make up the segment's; output=words buffers are
+ * timed by their steps' alignment-head attention and still go out. */
+GST_START_TEST (test_word_timestamps)
+{
+  GstHarness *h = wt_harness_new (FALSE, "word-timestamps=true");
+  GstBus *bus = attach_bus (h);
+  GPtrArray *texts = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *bufs, *msgs;
+  guint i, n_words = 0;
+
+  fail_unless_equals_int (wt_push_pcm (h, jfk, jfk_n, 0, MS100, TRUE), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  bufs = wt_pull_until_eos (h, texts);
+  msgs = wt_pop_text_messages (bus);
+  fail_unless_equals_int (msgs->len, bufs->len);
+  for (i = 0; i < msgs->len; i++) {
+    const GstStructure *st = gst_message_get_structure (g_ptr_array_index (msgs, i));
+    const GValue *words = gst_structure_get_value (st, "words");
+    guint64 ts, dur, last = 0;
+    GString *joined = g_string_new (NULL);
+    guint k;
+
+    fail_unless (words != NULL && GST_VALUE_HOLDS_LIST (words), "no words list in %s",
+        gst_structure_to_string (st));
+    fail_unless (gst_structure_get (st, "timestamp", G_TYPE_UINT64, &ts, "duration",
+            G_TYPE_UINT64, &dur, NULL));
+    fail_unless (gst_value_list_get_size (words) > 0);
+    for (k = 0; k < gst_value_list_get_size (words); k++) {
+      const GstStructure *w = gst_value_get_structure (gst_value_list_get_value (words, k));
+      guint64 wts, wdur;
+      gdouble p;
+
+      fail_unless (gst_structure_get (w, "timestamp", G_TYPE_UINT64, &wts, "duration",
+              G_TYPE_UINT64, &wdur, "probability", G_TYPE_DOUBLE, &p, NULL));
+      fail_unless (wts >= ts && wts + wdur <= ts + dur && wts >= last,
+          "word %u of message %u out of its segment or out of order", k, i);
+      fail_unless (p >= 0.0 && p <= 1.0);
+      last = wts + wdur;
+      g_string_append_printf (joined, "%s%s", k ? " " : "", gst_structure_get_string (w,
+              "text"));
+      n_words++;
+    }
+    fail_unless_equals_string (joined->str, gst_structure_get_string (st, "text"));
+    g_string_free (joined, TRUE);
+  }
+  fail_unless_equals_int (n_words, 22);  /* jfk.wav: test-words */
+  g_ptr_array_unref (msgs);
+  g_ptr_array_unref (bufs);
+  g_ptr_array_unref (texts);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+
+  /* output=words: the words go out, with word-timestamps' times */
+  h = wt_harness_new (FALSE, "output=words word-timestamps=true");
+  texts = g_ptr_array_new_with_free_func (g_free);
+  fail_unless_equals_int (wt_push_pcm (h, jfk, jfk_n, 0, MS100, TRUE), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  bufs = wt_pull_until_eos (h, texts);
+  fail_unless_equals_int (bufs->len, 22);
+  g_ptr_array_unref (bufs);
+  g_ptr_array_unref (texts);
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
 GST_START_TEST (test_nonzero_segment_start)
 {
   GstHarness *h = wt_harness_new (FALSE, NULL);
@@ -1414,6 +1482,7 @@ whispersink_harness_suite (void)
   tcase_add_test (tc, test_windowed_mode_long_input);
   tcase_add_test (tc, test_flush_mid_window);
   tcase_add_test (tc, test_words_before_last_step);
+  tcase_add_test (tc, test_word_timestamps);
   tcase_add_test (tc, test_live_chunks);
   tcase_add_test (tc, test_live_overload_drops_with_gap);
   return s;

@@ -17,6 +17,8 @@
  *   order);
  * - attention: |gpu - cpu| <= 2e-5 (1 + |cpu|), values in [-1, 1] (fp32
  *   softmax both sides, other summation order);
+ * - attention_probs (word timestamps): |gpu - cpu| <= 1e-6 (1 + |cpu|),
+ *   probabilities in [0, 1] (fp32 scores, other summation order);
  * - logits_select: the same token, log probability within 1e-5;
  * - weight_upload (read back through embed): exact.
  */
@@ -553,6 +555,51 @@ test_attention (void)
   }
 }
 
+/* ---- attention_probs (word timestamps) -------------------------------- */
+
+static void
+test_attention_probs (void)
+{
+  /* the alignment pass's shape: [sot, lang, task, no_timestamps, text..., eot]
+   * queries over a window's frames (num_frames / 2), one head of the
+   * decoder's cross K/V (q stride d, kv stride 2d); then one decode step
+   * with odd frames and an odd stride */
+  const struct { int n_q, n_kv, n_head, d_head, head, pad; } cases[] = {
+    { 40, 1500, 8, 64, 5, 0 }, { 1, 733, 6, 64, 0, 1 }, { 7, 31, 4, 80, 3, 3 },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
+    const int n_q = cases[i].n_q, n_head = cases[i].n_head, d_head = cases[i].d_head;
+    const int n_kv = quick ? MIN (cases[i].n_kv, 300) : cases[i].n_kv;
+    const int d = n_head * d_head, q_stride = d + cases[i].pad,
+              kv_stride = 2 * d + cases[i].pad, p_stride = n_kv + cases[i].pad;
+    g_autofree float *q = gpu_test_random ((size_t) n_q * q_stride, -2.0f, 2.0f);
+    g_autofree float *kv = gpu_test_random ((size_t) n_kv * kv_stride, -2.0f, 2.0f);
+    const size_t pn = (size_t) n_q * p_stride;
+    float *out[2];
+    WhisperBackend *bes[2] = { gpu, cpu };
+    for (int b = 0; b < 2; b++) {
+      WhisperBackend *be = bes[b];
+      g_autoptr (GError) error = NULL;
+      float *dq = gpu_test_put (be, q, (size_t) n_q * q_stride);
+      float *dkv = gpu_test_put (be, kv, (size_t) n_kv * kv_stride);
+      g_autofree float *zero = g_new0 (float, pn);
+      float *dp = gpu_test_put (be, zero, pn);
+      g_assert_nonnull (be->ops->attention_probs);
+      be->ops->attention_probs (be, dp, p_stride, dq, q_stride, dkv, kv_stride, n_q, n_kv,
+                                cases[i].head, d_head);
+      out[b] = gpu_test_get (be, dp, pn);
+      free_on (be, dq), free_on (be, dkv), free_on (be, dp);
+    }
+    /* tolerance: |gpu - cpu| <= 1e-6 (1 + |cpu|) over the whole buffer (the
+     * padding columns must stay untouched: 0 on both) */
+    g_autofree char *what = g_strdup_printf ("attention_probs (n_q %d, n_kv %d, head %d of %d "
+                                             "x %d)", n_q, n_kv, cases[i].head, n_head, d_head);
+    gpu_test_assert_close (what, out[0], out[1], NULL, pn, 1.0, 1e-6);
+    g_free (out[0]);
+    g_free (out[1]);
+  }
+}
+
 /* ---- logits ------------------------------------------------------------ */
 
 enum { V = 51864, EOT = 50256, SOT = 50257, NO_TS = 50362, TS_BEGIN = 50363, BLANK = 220 };
@@ -736,6 +783,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cuda/copy-rows", test_copy_rows);
   g_test_add_func ("/cuda/embed", test_embed);
   g_test_add_func ("/cuda/attention", test_attention);
+  g_test_add_func ("/cuda/attention-probs", test_attention_probs);
   g_test_add_func ("/cuda/logits-select", test_logits_select);
   const int rc = g_test_run ();
   whisper_backend_destroy (gpu_fast);
