@@ -117,6 +117,10 @@ whisper_decode_options_init (WhisperDecodeOptions *o)
   o->suppress_tokens = NULL;
   o->n_suppress_tokens = 0;
   o->seed = 0;
+  o->word_timestamps = FALSE;
+  o->prepend_punctuations = NULL;
+  o->append_punctuations = NULL;
+  o->hallucination_silence_threshold = -1.0;
 }
 
 void
@@ -127,10 +131,6 @@ whisper_decode_options_set_search_defaults (WhisperDecodeOptions *o)
   o->n_temperatures = 6;
   for (int i = 0; i < 6; i++)
     o->temperatures[i] = 0.2 * i;
-  o->word_timestamps = FALSE;
-  o->prepend_punctuations = NULL;
-  o->append_punctuations = NULL;
-  o->hallucination_silence_threshold = -1.0;
 }
 
 /* TRUE when a speech region (sorted, WhisperVadSpeech) overlaps samples
