@@ -199,6 +199,13 @@ apply_vad_filter_options (WhisperDecodeOptions *decode, const WhisperVad *vad)
   decode->vad_options.max_speech_duration_s = opt_vad_max_speech_s;
   decode->vad_options.min_silence_duration_ms = opt_vad_min_silence_ms;
   decode->vad_options.speech_pad_ms = opt_vad_speech_pad_ms;
+  /* checked now (no probabilities: only the options are looked at) */
+  g_autoptr (GArray) none = g_array_new (FALSE, FALSE, sizeof (WhisperVadSpeech));
+  g_autoptr (GError) error = NULL;
+  if (!whisper_vad_speech_from_probabilities (NULL, 0, 0, &decode->vad_options, none, &error)) {
+    g_printerr ("whisper-transcribe: the --vad-* flags: %s\n", error->message);
+    return FALSE;
+  }
   if (!opt_vad_filter)
     return TRUE;
   if (opt_no_vad) {
