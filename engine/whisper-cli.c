@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include <locale.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -160,6 +161,83 @@ static GOptionEntry entries[] = {
   { NULL }
 };
 
+/* --vad-filter and faster-whisper's VadOptions (whisper_vad_options_init()'s
+ * defaults, those WhisperModel.transcribe(vad_filter=True) uses); the
+ * VadOptions flags also set the options of the VAD gate. */
+static gboolean opt_vad_filter;
+static double opt_vad_threshold = 0.5;
+static double opt_vad_neg_threshold = -1.0;
+static int opt_vad_min_speech_ms = 0;
+static double opt_vad_max_speech_s = INFINITY;
+static int opt_vad_min_silence_ms = 2000;
+static int opt_vad_speech_pad_ms = 400;
+
+static GOptionEntry vad_filter_entries[] = {
+  { "vad-filter", 0, 0, G_OPTION_ARG_NONE, &opt_vad_filter,
+    "faster-whisper's vad_filter: transcribe only the speech the voice activity detector "
+    "finds (cut out, joined, times mapped back); needs the detector (--vad-model)", NULL },
+  { "vad-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_vad_threshold,
+    "speech probability from which a 32-ms chunk is speech (default 0.5)", "P" },
+  { "vad-neg-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_vad_neg_threshold,
+    "probability below which speech ends (default: threshold - 0.15, at least 0.01)", "P" },
+  { "vad-min-speech-ms", 0, 0, G_OPTION_ARG_INT, &opt_vad_min_speech_ms,
+    "drop speech shorter than this (default 0)", "MS" },
+  { "vad-max-speech-s", 0, 0, G_OPTION_ARG_DOUBLE, &opt_vad_max_speech_s,
+    "split speech longer than this (default inf)", "S" },
+  { "vad-min-silence-ms", 0, 0, G_OPTION_ARG_INT, &opt_vad_min_silence_ms,
+    "silence that ends speech (default 2000)", "MS" },
+  { "vad-speech-pad-ms", 0, 0, G_OPTION_ARG_INT, &opt_vad_speech_pad_ms,
+    "padding added to each side of speech (default 400)", "MS" },
+  { NULL }
+};
+
+static void
+add_vad_filter_group (GOptionContext *ctx)
+{
+  GOptionGroup *group = g_option_group_new ("vad", "Voice activity detection (VAD) options:",
+                                            "Show the VAD filter options", NULL, NULL);
+  g_option_group_add_entries (group, vad_filter_entries);
+  g_option_context_add_group (ctx, group);
+}
+
+/* The VAD options into `decode`; FALSE with a message naming the flag when
+ * the filter has no detector. */
+static gboolean
+apply_vad_filter_options (WhisperDecodeOptions *decode, const WhisperVad *vad)
+{
+  decode->vad_options.threshold = opt_vad_threshold;
+  decode->vad_options.neg_threshold = opt_vad_neg_threshold;
+  decode->vad_options.min_speech_duration_ms = opt_vad_min_speech_ms;
+  decode->vad_options.max_speech_duration_s = opt_vad_max_speech_s;
+  decode->vad_options.min_silence_duration_ms = opt_vad_min_silence_ms;
+  decode->vad_options.speech_pad_ms = opt_vad_speech_pad_ms;
+  /* checked now (no probabilities: only the options are looked at) */
+  g_autoptr (GArray) none = g_array_new (FALSE, FALSE, sizeof (WhisperVadSpeech));
+  g_autoptr (GError) error = NULL;
+  if (!whisper_vad_speech_from_probabilities (NULL, 0, 0, &decode->vad_options, none, &error)) {
+    g_printerr ("whisper-transcribe: the --vad-* flags: %s\n", error->message);
+    return FALSE;
+  }
+  if (!opt_vad_filter)
+    return TRUE;
+  if (opt_no_vad) {
+    g_printerr ("whisper-transcribe: --vad-filter needs the voice activity detector, which "
+                "--no-vad turns off\n");
+    return FALSE;
+  }
+  if (!vad) {
+    g_printerr ("whisper-transcribe: --vad-filter: no voice activity detector could be loaded "
+                "(see the note above; tools/fetch-model.sh silero-vad installs it)\n");
+    return FALSE;
+  }
+  if (opt_clip_timestamps)
+    g_printerr ("whisper-transcribe: note: --vad-filter is ignored with --clip-timestamps, "
+                "as faster-whisper ignores it\n");
+  decode->vad_filter = TRUE;
+  decode->vad = vad;
+  return TRUE;
+}
+
 static gboolean
 parse_device (const char *name, WhisperDevice *device, GError **error)
 {
@@ -283,6 +361,7 @@ main (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   g_autoptr (GOptionContext) ctx = g_option_context_new ("AUDIO-FILE - transcribe speech");
   g_option_context_add_main_entries (ctx, entries, NULL);
+  add_vad_filter_group (ctx);
   g_option_context_set_description (ctx,
       "Reads any format libsndfile reads (WAV, FLAC, Ogg, MP3, ...), resamples to 16 kHz mono\n"
       "and prints the segments with their times. Decodes as faster-whisper's transcribe() does\n"
@@ -363,7 +442,7 @@ main (int argc, char **argv)
     decode.strict_no_speech = FALSE;
   }
   g_autoptr (WhisperVad) vad = NULL;
-  if (!opt_no_vad && !opt_reference_rules) {
+  if (!opt_no_vad && (!opt_reference_rules || opt_vad_filter)) {
     g_autofree char *vad_path = opt_vad_model ? g_strdup (opt_vad_model) : whisper_vad_default_path ();
     vad = whisper_vad_new (vad_path, &error);
     if (!vad && opt_vad_model) {
@@ -377,7 +456,9 @@ main (int argc, char **argv)
       g_clear_error (&error);
     }
   }
-  decode.vad = vad;
+  decode.vad = opt_reference_rules ? NULL : vad;
+  if (!apply_vad_filter_options (&decode, vad))
+    return 2;
   decode.language = opt_language;
   if (g_str_equal (opt_task, "translate"))
     decode.task = WHISPER_TASK_TRANSLATE;

@@ -226,6 +226,16 @@ typedef struct {
   double hallucination_silence_threshold; /* seconds; default < 0 (off). With word
                                            timestamps: skip silence longer than this
                                            around a possible hallucination */
+
+  /* faster-whisper's transcribe(vad_filter=True) (whisper-vad-filter.h):
+   * the speech regions the detector (`vad`, required) finds with
+   * vad_options are cut out, concatenated and transcribed as one stream,
+   * and every time is mapped back to the input (rounded to 0.01 s, as
+   * faster-whisper's SpeechTimestampsMap does); the removed audio costs no
+   * encoder work. Without speech nothing is decoded. Ignored with
+   * clip_timestamps, as faster-whisper ignores it. For faster-whisper's
+   * VadOptions() keep whisper_vad_options_init()'s vad_options. */
+  gboolean vad_filter;                  /* default FALSE */
 } WhisperDecodeOptions;
 
 void whisper_decode_options_init (WhisperDecodeOptions *options);

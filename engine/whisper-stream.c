@@ -10,6 +10,7 @@
 #include "whisper-speech-gate.h"
 #include "whisper-tokenizer.h"
 #include "whisper-words.h"
+#include "whisper-vad-filter.h"
 
 #include <gio/gio.h>
 #include <math.h>
@@ -121,6 +122,7 @@ whisper_decode_options_init (WhisperDecodeOptions *o)
   o->prepend_punctuations = NULL;
   o->append_punctuations = NULL;
   o->hallucination_silence_threshold = -1.0;
+  o->vad_filter = FALSE;
 }
 
 void
@@ -1256,6 +1258,14 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
   pcm = whisper_pcm_sanitize (pcm, n_samples, &fixed, &fixes);
   s->stats.samples_non_finite += fixes.non_finite;
   s->stats.samples_clipped += fixes.clipped;
+
+  /* faster-whisper's vad_filter (whisper-vad-filter.h): transcribes the
+   * speech regions' concatenation by calling back into this function with
+   * vad_filter off, then maps the times back. */
+  if (s->options.vad_filter && !s->options.clip_timestamps)
+    return whisper_vad_filter_transcribe (s, &s->options, &s->token_func, &s->token_data,
+                                          whisper_stream_transcribe, pcm, n_samples,
+                                          segment_func, user_data, segments_out, error);
 
   /* The voice activity detector's speech regions of the whole input
    * (whisper-vad.h): about 0.2 % of real time on one core. */

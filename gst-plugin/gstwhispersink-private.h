@@ -61,6 +61,14 @@ struct _GstWhisperSink {
   gboolean vad_gate;
   gchar *vad_model;           /* NULL: whisper_vad_default_path () */
   gdouble vad_threshold;
+  /* vad-filter and faster-whisper's VadOptions (gstwhispersink.c, the
+   * "vad-filter" block); vad_threshold above is VadOptions.threshold. */
+  gboolean vad_filter;
+  gdouble vad_neg_threshold;  /* < 0: derived from vad_threshold */
+  gint vad_min_speech_ms;
+  gdouble vad_max_speech_s;   /* INFINITY: no limit */
+  gint vad_min_silence_ms;
+  gint vad_speech_pad_ms;
   guint max_gap_ms;           /* holes up to this are filled with silence */
   GstWhisperOfflineMode offline_mode;
   gint max_encoder_length;

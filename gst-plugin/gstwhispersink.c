@@ -29,6 +29,7 @@
 #include "gstwhisperdecoding.h"
 #include "whisper-languages.h"
 
+#include <math.h>
 #include <string.h>
 
 #define GST_CAT_DEFAULT gst_whisper_sink_debug
@@ -77,6 +78,13 @@ enum {
   PROP_VAD_MODEL,
   PROP_VAD_THRESHOLD,
   PROP_MAX_GAP,
+  /* vad-filter block */
+  PROP_VAD_FILTER,
+  PROP_VAD_NEG_THRESHOLD,
+  PROP_VAD_MIN_SPEECH_MS,
+  PROP_VAD_MAX_SPEECH_S,
+  PROP_VAD_MIN_SILENCE_MS,
+  PROP_VAD_SPEECH_PAD_MS,
   PROP_WORD_TIMESTAMPS,
   /* device=remote: gstwhispersinkremote.c's, a block of their own (later
    * blocks start at PROP_REMOTE_END) */
@@ -119,6 +127,162 @@ static gboolean gst_whisper_sink_src_activate_mode (GstPad *pad, GstObject *pare
     GstPadMode mode, gboolean active);
 static gboolean gst_whisper_sink_sink_activate_mode (GstPad *pad, GstObject *parent,
     GstPadMode mode, gboolean active);
+
+/* ------------------------------------------------------------------------ */
+/* vad-filter block: faster-whisper's vad_filter and its VadOptions */
+
+#define DEFAULT_VAD_MAX_SPEECH_S INFINITY
+
+static gboolean engine_property_writable (GstWhisperSink *self, GParamSpec *pspec,
+    const gchar **ignored);
+
+static void
+install_vad_filter_properties (GObjectClass *gobject_class)
+{
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+
+  /**
+   * GstWhisperSink:vad-filter:
+   *
+   * faster-whisper's `vad_filter=True`: the voice activity detector (the
+   * one of vad-model, loaded whatever vad-gate says) finds the speech
+   * regions of each call's audio with the VadOptions below (defaults:
+   * faster-whisper's VadOptions(), what WhisperModel.transcribe() uses), the
+   * regions are cut out, joined and transcribed as one stream, and every
+   * time is mapped back (to 0.01 s, as faster-whisper's SpeechTimestampsMap
+   * does). Audio outside the regions costs no encoder work and gives GAP
+   * events downstream, in files (offline-mode exact and windowed) and live.
+   * The text differs from the unfiltered one where the model decodes joined
+   * speech differently (there is no silence to condition across); without
+   * the detector's weights the change to READY fails. Changes take effect
+   * on the way to PAUSED, as the model's do.
+   */
+  g_object_class_install_property (gobject_class, PROP_VAD_FILTER,
+      g_param_spec_boolean ("vad-filter", "VAD filter",
+          "Transcribe only the speech the voice activity detector finds (faster-whisper's "
+          "vad_filter): the rest gives GAP events and costs no model run", FALSE,
+          rw | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstWhisperSink:vad-neg-threshold:
+   *
+   * VadOptions.neg_threshold: speech ends below this probability; negative
+   * (the default) means max(vad-threshold - 0.15, 0.01), as its None.
+   * Also used by vad-gate.
+   */
+  g_object_class_install_property (gobject_class, PROP_VAD_NEG_THRESHOLD,
+      g_param_spec_double ("vad-neg-threshold", "VAD negative threshold",
+          "Speech probability below which speech ends; negative: vad-threshold - 0.15 "
+          "(at least 0.01)", -1.0, 1.0, -1.0, rw | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstWhisperSink:vad-min-speech-ms:
+   *
+   * VadOptions.min_speech_duration_ms: speech shorter than this is dropped.
+   */
+  g_object_class_install_property (gobject_class, PROP_VAD_MIN_SPEECH_MS,
+      g_param_spec_int ("vad-min-speech-ms", "VAD minimum speech",
+          "Speech shorter than this (ms) is dropped", 0, G_MAXINT / 16, 0,
+          rw | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstWhisperSink:vad-max-speech-s:
+   *
+   * VadOptions.max_speech_duration_s: longer speech is split (at a pause of
+   * more than 98 ms where there is one); the default is no limit.
+   */
+  g_object_class_install_property (gobject_class, PROP_VAD_MAX_SPEECH_S,
+      g_param_spec_double ("vad-max-speech-s", "VAD maximum speech",
+          "Speech longer than this (s) is split; inf: no limit", 0.1, INFINITY,
+          DEFAULT_VAD_MAX_SPEECH_S, rw | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstWhisperSink:vad-min-silence-ms:
+   *
+   * VadOptions.min_silence_duration_ms: the silence that ends speech.
+   */
+  g_object_class_install_property (gobject_class, PROP_VAD_MIN_SILENCE_MS,
+      g_param_spec_int ("vad-min-silence-ms", "VAD minimum silence",
+          "Silence (ms) that ends speech", 0, G_MAXINT / 16, 2000,
+          rw | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstWhisperSink:vad-speech-pad-ms:
+   *
+   * VadOptions.speech_pad_ms: audio kept on each side of speech.
+   */
+  g_object_class_install_property (gobject_class, PROP_VAD_SPEECH_PAD_MS,
+      g_param_spec_int ("vad-speech-pad-ms", "VAD speech padding",
+          "Audio (ms) kept on each side of speech", 0, G_MAXINT / 16, 400,
+          rw | GST_PARAM_MUTABLE_PLAYING));
+}
+
+static void
+init_vad_filter_properties (GstWhisperSink *self)
+{
+  self->vad_filter = FALSE;
+  self->vad_neg_threshold = -1.0;
+  self->vad_min_speech_ms = 0;
+  self->vad_max_speech_s = DEFAULT_VAD_MAX_SPEECH_S;
+  self->vad_min_silence_ms = 2000;
+  self->vad_speech_pad_ms = 400;
+}
+
+/* Object lock held. TRUE when prop_id is one of the block's. */
+static gboolean
+set_vad_filter_property (GstWhisperSink *self, guint prop_id, const GValue *value,
+    GParamSpec *pspec, const gchar **ignored)
+{
+  switch (prop_id) {
+    case PROP_VAD_FILTER:
+      if (engine_property_writable (self, pspec, ignored))
+        self->vad_filter = g_value_get_boolean (value);
+      return TRUE;
+    case PROP_VAD_NEG_THRESHOLD:
+      self->vad_neg_threshold = g_value_get_double (value);
+      return TRUE;
+    case PROP_VAD_MIN_SPEECH_MS:
+      self->vad_min_speech_ms = g_value_get_int (value);
+      return TRUE;
+    case PROP_VAD_MAX_SPEECH_S:
+      self->vad_max_speech_s = g_value_get_double (value);
+      return TRUE;
+    case PROP_VAD_MIN_SILENCE_MS:
+      self->vad_min_silence_ms = g_value_get_int (value);
+      return TRUE;
+    case PROP_VAD_SPEECH_PAD_MS:
+      self->vad_speech_pad_ms = g_value_get_int (value);
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
+/* Object lock held. */
+static gboolean
+get_vad_filter_property (GstWhisperSink *self, guint prop_id, GValue *value)
+{
+  switch (prop_id) {
+    case PROP_VAD_FILTER:
+      g_value_set_boolean (value, self->vad_filter);
+      return TRUE;
+    case PROP_VAD_NEG_THRESHOLD:
+      g_value_set_double (value, self->vad_neg_threshold);
+      return TRUE;
+    case PROP_VAD_MIN_SPEECH_MS:
+      g_value_set_int (value, self->vad_min_speech_ms);
+      return TRUE;
+    case PROP_VAD_MAX_SPEECH_S:
+      g_value_set_double (value, self->vad_max_speech_s);
+      return TRUE;
+    case PROP_VAD_MIN_SILENCE_MS:
+      g_value_set_int (value, self->vad_min_silence_ms);
+      return TRUE;
+    case PROP_VAD_SPEECH_PAD_MS:
+      g_value_set_int (value, self->vad_speech_pad_ms);
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
+/* end of the vad-filter block */
+/* ------------------------------------------------------------------------ */
 
 static void
 gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
@@ -349,6 +513,7 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
           "Speech probability from which the voice activity detector counts a 32-ms chunk "
           "as speech (faster-whisper's VadOptions.threshold)", 0.0, 1.0, 0.5,
           rw | GST_PARAM_MUTABLE_PLAYING));
+  install_vad_filter_properties (gobject_class);
   /**
    * GstWhisperSink:max-gap:
    *
@@ -491,6 +656,7 @@ gst_whisper_sink_init (GstWhisperSink *self)
   self->strict_no_speech = TRUE;
   self->vad_gate = TRUE;
   self->vad_threshold = 0.5;
+  init_vad_filter_properties (self);
   self->offline_mode = DEFAULT_OFFLINE_MODE;
 
   self->max_gap_ms = DEFAULT_MAX_GAP_MS;
@@ -718,7 +884,8 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
       self->max_gap_ms = g_value_get_uint (value);
       break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!set_vad_filter_property (self, prop_id, value, pspec, &ignored))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (self);
@@ -864,7 +1031,8 @@ gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
       g_value_set_int (value, self->max_encoder_length);
       break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!get_vad_filter_property (self, prop_id, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (self);
@@ -888,16 +1056,17 @@ load_vad (GstWhisperSink *self, WhisperVad **vad)
 {
   g_autoptr (GError) err = NULL;
   g_autofree gchar *path = NULL;
-  gboolean gate, explicit_path;
+  gboolean gate, filter, explicit_path;
 
   GST_OBJECT_LOCK (self);
   gate = self->vad_gate;
+  filter = self->vad_filter;
   explicit_path = self->vad_model != NULL;
   path = explicit_path ? g_strdup (self->vad_model) : whisper_vad_default_path ();
   GST_OBJECT_UNLOCK (self);
 
   *vad = NULL;
-  if (!gate)
+  if (!gate && !filter)
     return TRUE;
   *vad = whisper_vad_new (path, &err);
   if (*vad) {
@@ -907,6 +1076,13 @@ load_vad (GstWhisperSink *self, WhisperVad **vad)
   if (explicit_path) {
     GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
         ("Could not load the voice activity detector \"%s\" (vad-model): %s", path,
+            err->message), (NULL));
+    return FALSE;
+  }
+  if (filter) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("vad-filter=true needs the voice activity detector \"%s\": %s "
+            "(tools/fetch-model.sh silero-vad installs it; or set vad-model)", path,
             err->message), (NULL));
     return FALSE;
   }

@@ -78,6 +78,8 @@ typedef struct {
   gsize n_samples;
   GstWhisperCarry carry;
   double next_window;        /* where the engine went on after its first window, s */
+  gboolean vad_filter;       /* window starts are times in the input, the first > 0 */
+  double first_window;       /* vad_filter: the first window start seen, s; < 0: none */
   WhisperSegment *held;      /* CARRY_LAST_SEGMENT: the latest segment, not out yet */
   GArray *held_words;        /* CARRY_LAST_SEGMENT: words of segments not out yet */
   GstFlowReturn flow;
@@ -311,7 +313,15 @@ on_token (const WhisperTokenEvent *event, gpointer user_data)
 
   if (is_cancelled (ctx->self) || ctx->flow != GST_FLOW_OK)
     return FALSE;
-  if (ctx->carry == GST_WHISPER_CARRY_AFTER_WINDOW && event->window_start > 0.0) {
+  if (ctx->carry == GST_WHISPER_CARRY_AFTER_WINDOW && ctx->vad_filter) {
+    /* vad-filter: the first window starts where the first speech does */
+    if (ctx->first_window < 0.0)
+      ctx->first_window = event->window_start;
+    else if (event->window_start > ctx->first_window) {
+      ctx->next_window = event->window_start;
+      return FALSE;
+    }
+  } else if (ctx->carry == GST_WHISPER_CARRY_AFTER_WINDOW && event->window_start > 0.0) {
     ctx->next_window = event->window_start;
     return FALSE;
   }
@@ -451,6 +461,7 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   ctx.n_samples = region->n_samples;
   ctx.carry = region->carry;
   ctx.next_window = -1.0;
+  ctx.first_window = -1.0;
   ctx.held_words = g_array_new (FALSE, TRUE, sizeof (GstWhisperWord));
   ctx.flow = GST_FLOW_OK;
 
@@ -461,8 +472,19 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   opts.silence_threshold_db = self->silence_threshold;
   opts.strict_no_speech = self->strict_no_speech;
   opts.word_timestamps = self->word_timestamps;
-  opts.vad = self->vad;
+  opts.vad = self->vad_gate ? self->vad : NULL;
   opts.vad_options.threshold = self->vad_threshold;
+  /* vad-filter (gstwhispersink.c): the engine transcribes the speech only */
+  opts.vad_options.neg_threshold = self->vad_neg_threshold;
+  opts.vad_options.min_speech_duration_ms = self->vad_min_speech_ms;
+  opts.vad_options.max_speech_duration_s = self->vad_max_speech_s;
+  opts.vad_options.min_silence_duration_ms = self->vad_min_silence_ms;
+  opts.vad_options.speech_pad_ms = self->vad_speech_pad_ms;
+  if (self->vad_filter && self->vad) {
+    opts.vad = self->vad;
+    opts.vad_filter = TRUE;
+  }
+  ctx.vad_filter = opts.vad_filter;
   opts.language = self->language_code;
   gst_whisper_decoding_fill (&self->decoding, self->out.live, &opts, suppress);
   /* The prompt history would hold the text of a carried segment, which is

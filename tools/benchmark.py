@@ -63,6 +63,13 @@ PYWHISPERCPP_PIN = "1.5.1"
 FASTER_WHISPER_PIN = "1.2.1"
 ALL_CONTENDERS = ["ours-cli", "ours-gst", "fw-float32", "fw-int8", "whispercpp"]
 PEERS = ["fw-float32", "fw-int8", "whispercpp"]
+# --vad: ours with the reference's rules (faster-whisper's tokens), without
+# and with the VAD filter, against faster-whisper float32 without and with
+# vad_filter=True
+VAD_OURS = {"ours-ref": ["--reference-rules"],
+            "ours-ref-vad": ["--reference-rules", "--vad-filter"]}
+VAD_PEERS = ["fw-float32-vad"]
+VAD_CONTENDERS = ["ours-ref", "ours-ref-vad", "fw-float32", "fw-float32-vad"]
 LABEL = {
     "ours-cli": "ours: whisper-transcribe",
     "ours-gst": "ours: gst-launch whispersink",
@@ -226,7 +233,8 @@ def worker_main(args):
             import ctranslate2
             import faster_whisper
             from faster_whisper import WhisperModel
-            compute_type = kind[3:]
+            compute_type = kind[3:].removesuffix("-vad")
+            vad_filter = kind.endswith("-vad")  # --vad: faster-whisper's vad_filter=True
             model = WhisperModel(args.model, device="cpu", compute_type=compute_type,
                                  cpu_threads=args.threads, num_workers=1)
             load_s = time.perf_counter() - t0
@@ -236,7 +244,7 @@ def worker_main(args):
             def transcribe():
                 segments, _info = model.transcribe(
                     pcm, language="en", task="transcribe", beam_size=args.beam_size, best_of=1,
-                    temperature=0.0, condition_on_previous_text=True, vad_filter=False,
+                    temperature=0.0, condition_on_previous_text=True, vad_filter=vad_filter,
                     without_timestamps=False, word_timestamps=False)
                 texts = [s.text for s in segments]  # the generator runs to completion
                 return " ".join(t.strip() for t in texts), {}
@@ -398,10 +406,10 @@ STATS_RE_2 = re.compile(r"mel ([\d.]+) s; encoder ([\d.]+) s per window \((\d+) 
                         r"decoder ([\d.]+) ms per step \((\d+) steps?\)")
 
 
-def run_ours_cli(cli, wav, args):
+def run_ours_cli(cli, wav, args, extra=()):
     cmd = [str(cli), "--model", args.model, "--threads", str(args.threads), "--device", "cpu",
            "--format", "json", "--stats", "--warmup", "1", "--beam-size", str(args.beam_size),
-           "--temperature", "0", "--language", "en", str(wav)]
+           "--temperature", "0", "--language", "en", *extra, str(wav)]
     rc, wall, rss, out, err = run_process(cmd)
     if rc != 0:
         raise RuntimeError(f"whisper-transcribe exited {rc}: {err.strip()[-1500:]}")
@@ -560,7 +568,7 @@ def bench_file(audio, contenders, args, cli, ggml, tmp, log):
     workers = {}
     active = list(contenders)
     for c in contenders:
-        if c in PEERS:
+        if c in PEERS or c in VAD_PEERS:
             log(f"  {c}: loading model in a worker process")
             try:
                 workers[c] = Worker(c, audio["npy"], args, ggml, Path(tmp) / f"{c}-{audio['name']}.log")
@@ -582,6 +590,8 @@ def bench_file(audio, contenders, args, cli, ggml, tmp, log):
                 try:
                     if c == "ours-cli":
                         r = run_ours_cli(cli, audio["wav"], args)
+                    elif c in VAD_OURS:
+                        r = run_ours_cli(cli, audio["wav"], args, VAD_OURS[c])
                     elif c == "ours-gst":
                         r = run_ours_gst(args.build_dir, audio["wav"], args, tmp)
                         if warm and not normalize_words(r["text"]):
@@ -759,6 +769,12 @@ def main():
     ap.add_argument("--from-json", metavar="FILE",
                     help="render the report again from the raw results of an earlier --json run")
     ap.add_argument("--keep-temp", action="store_true", help="keep the temp dir (audio, logs)")
+    ap.add_argument("--vad", action="store_true",
+                    help="the VAD case instead: a long recording with pauses (--vad-minutes, at "
+                         "least 30 %% without speech), ours without and with --vad-filter and "
+                         "faster-whisper float32 without and with vad_filter=True")
+    ap.add_argument("--vad-minutes", type=float, default=10.0,
+                    help="minimum length of the --vad recording (default 10)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--pcm", help=argparse.SUPPRESS)
     ap.add_argument("--ggml", help=argparse.SUPPRESS)
@@ -776,6 +792,10 @@ def main():
             Path(args.markdown).write_text(report)
         return 0
 
+    if args.vad:
+        args.model = args.model or default_model_dir()
+        args.build_dir = Path(args.build_dir).resolve()
+        return vad_main(args)
     if args.quick:
         args.runs = 1
         args.no_long = True
@@ -938,6 +958,108 @@ def main():
             log(f"temp dir kept: {tmp}")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------
+# --vad: faster-whisper's vad_filter against ours
+
+def build_pauses(cli, shared, tmp, min_seconds):
+    """The speech clips of long_sources() in turn, each followed by a pause
+    of 0.6 to 1.0 times its own length (at least 3 s): digital silence or
+    white noise at about -50 dBFS, alternately, so that at least 37.5 % of
+    the recording is inserted non-speech. Seeded: the same samples each run."""
+    import numpy as np
+    clips = []
+    for i, (path, channel, max_s) in enumerate(long_sources(shared)):
+        if path.exists():
+            x = dump_pcm(cli, path, Path(tmp) / f"vclip{i}.f32", channel)
+            clips.append((path.name, x[: int(max_s * SAMPLE_RATE)] if max_s else x))
+    if not clips:
+        raise RuntimeError("no speech clips found for the --vad recording")
+    rng = np.random.default_rng(20261202)
+    parts, total, pause, n = [], 0, 0, 0
+    while total < min_seconds * SAMPLE_RATE:
+        name, x = clips[n % len(clips)]
+        gap = max(3 * SAMPLE_RATE, int(rng.uniform(0.6, 1.0) * len(x)))
+        if n % 2:
+            parts.append((rng.standard_normal(gap) * 3e-3).astype(np.float32))
+        else:
+            parts.append(np.zeros(gap, dtype=np.float32))
+        parts.append(x)
+        total += gap + len(x)
+        pause += gap
+        n += 1
+    desc = (f"{n} clips ({len(clips)} distinct), each after a pause of 0.6-1.0x its length "
+            f"(>= 3 s; digital silence and -50 dBFS white noise in turn): "
+            f"{100 * pause / total:.0f} % inserted non-speech")
+    return np.concatenate(parts), desc
+
+
+def vad_main(args):
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+    cli = args.build_dir / "engine" / "whisper-transcribe"
+    if not cli.exists():
+        log(f"benchmark --vad: {cli} not found: build first")
+        return 2
+    if not Path(args.model, "model.bin").exists():
+        log(f"benchmark --vad: no CTranslate2 model at {args.model} (bash tools/fetch-model.sh)")
+        return 2
+    tmp = tempfile.mkdtemp(prefix="gstw-bench-vad-")
+    try:
+        pcm, desc = build_pauses(cli, args.shared_data, tmp, args.vad_minutes * 60)
+        audio = prepare_audio(cli, pcm, "pauses", tmp)
+        log(f"pauses: {audio['seconds']:.1f} s ({desc}), {args.runs} runs + 1 warm-up each, "
+            f"{args.threads} threads")
+        res = bench_file(audio, VAD_CONTENDERS, args, cli, None, tmp, log)
+    finally:
+        if not args.keep_temp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def wall(c):
+        runs = res[c]["runs"]
+        return [r["stats"]["transcribe_s"] if "stats" in r else r["wall_s"] for r in runs]
+    med = {c: statistics.median(wall(c)) for c in VAD_CONTENDERS if res[c]["runs"]}
+    low = {c: min(wall(c)) for c in VAD_CONTENDERS if res[c]["runs"]}
+    try:
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True).stdout.strip()
+    except OSError:
+        commit = "unknown"
+    lines = [f"# gst-whisper VAD benchmark (--vad)", "",
+             f"- date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}; "
+             f"{cpu_model()}, {os.cpu_count()} cores; load average at end {loadavg()[0]:.2f}; "
+             f"commit {commit}",
+             f"- audio: {audio['seconds']:.1f} s: {desc}",
+             f"- {args.threads} threads each, greedy, timestamps on, condition on previous text, "
+             f"{args.runs} timed runs after 1 warm-up; ours with --reference-rules (faster-whisper's "
+             f"tokens); VAD: faster-whisper's default VadOptions() for both", "",
+             "| contender | transcribe s, median (min) | text words | WER vs faster-whisper same mode |",
+             "|---|---|---|---|"]
+    ref = {"ours-ref": "fw-float32", "ours-ref-vad": "fw-float32-vad"}
+    for c in VAD_CONTENDERS:
+        if c not in med:
+            lines.append(f"| {c} | {res[c].get('note')} | | |")
+            continue
+        text = res[c]["texts"][0]
+        other = ref.get(c)
+        w = (f"{100 * wer(res[other]['texts'][0], text):.1f} %"
+             if other in med else "")
+        lines.append(f"| {c} | {med[c]:.2f} ({low[c]:.2f}) | {len(normalize_words(text))} | {w} |")
+    if "ours-ref-vad" in med and "fw-float32-vad" in med:
+        lines += ["", f"- ours with VAD / faster-whisper with VAD: "
+                  f"{med['ours-ref-vad'] / med['fw-float32-vad']:.2f} on medians "
+                  f"({low['ours-ref-vad'] / low['fw-float32-vad']:.2f} on minima)"]
+    if "ours-ref" in med and "ours-ref-vad" in med:
+        lines.append(f"- ours with VAD / ours without: {med['ours-ref-vad'] / med['ours-ref']:.2f}")
+    if "fw-float32" in med and "fw-float32-vad" in med:
+        lines.append(f"- faster-whisper with VAD / without: "
+                     f"{med['fw-float32-vad'] / med['fw-float32']:.2f}")
+    report = "\n".join(lines) + "\n"
+    print(report)
+    if args.markdown:
+        Path(args.markdown).write_text(report)
+    return 0
 
 
 def render(header_lines, audios, results, contenders, note_lines):

@@ -79,9 +79,10 @@ void whisper_vad_probabilities (const WhisperVad *vad, const float *pcm, gsize n
                                 GArray *out);
 
 /* faster-whisper's VadOptions; whisper_vad_options_init() sets its
- * defaults (those of VadOptions(), not the ones transcribe() passes: it
- * uses max_speech_duration_s = 30 (chunk_length) and
- * min_silence_duration_ms = 160 when given no vad_parameters). */
+ * defaults, those of VadOptions(), which WhisperModel.transcribe(vad_filter=
+ * True) uses when given no vad_parameters (BatchedInferencePipeline's
+ * transcribe() uses max_speech_duration_s = 30 (chunk_length) and
+ * min_silence_duration_ms = 160 instead). */
 typedef struct {
   /* chunks with a probability >= threshold are speech (default 0.5) */
   double threshold;
