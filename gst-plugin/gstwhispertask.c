@@ -437,6 +437,21 @@ finish_call (CallContext *ctx, const GstWhisperRegion *region)
   return done;
 }
 
+/* After a call on `region`: `done` samples are transcribed (counted), the
+ * window moves past them, and a GAP covers the time up to its new start. */
+static void
+advance_region (GstWhisperSink *self, const GstWhisperRegion *region, gsize done)
+{
+  GstWhisperWindow *w = &self->window;
+  guint64 given = w->given;
+
+  gst_whisper_window_advance (w, region->n_samples, done);
+  GST_OBJECT_LOCK (self);
+  self->audio_transcribed += w->given - given;
+  GST_OBJECT_UNLOCK (self);
+  gst_whisper_output_gap_until (&self->out, gst_whisper_window_time_at (w, w->seek));
+}
+
 static GstFlowReturn
 transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
     GstWhisperOutputMode output, double no_speech_threshold)
@@ -449,7 +464,6 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   g_autoptr (GError) err = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
   gsize done = 0;
-  guint64 given;
   gboolean ok;
 
   if (is_cancelled (self))
@@ -531,12 +545,7 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   if (ret != GST_FLOW_OK)
     return ret;
 
-  given = w->given;
-  gst_whisper_window_advance (w, region->n_samples, done);
-  GST_OBJECT_LOCK (self);
-  self->audio_transcribed += w->given - given;
-  GST_OBJECT_UNLOCK (self);
-  gst_whisper_output_gap_until (&self->out, gst_whisper_window_time_at (w, w->seek));
+  advance_region (self, region, done);
   return GST_FLOW_OK;
 }
 
@@ -588,7 +597,6 @@ transcribe_remote (GstWhisperSink *self, const GstWhisperRegion *region,
   GstFlowReturn ret = GST_FLOW_OK;
   gboolean block;
   gsize done = 0;
-  guint64 given;
 
   *later = FALSE;
   if (is_cancelled (self))
@@ -645,12 +653,7 @@ transcribe_remote (GstWhisperSink *self, const GstWhisperRegion *region,
   if (ret != GST_FLOW_OK || *later)
     return ret;
 
-  given = w->given;
-  gst_whisper_window_advance (w, region->n_samples, done);
-  GST_OBJECT_LOCK (self);
-  self->audio_transcribed += w->given - given;
-  GST_OBJECT_UNLOCK (self);
-  gst_whisper_output_gap_until (&self->out, gst_whisper_window_time_at (w, w->seek));
+  advance_region (self, region, done);
   return GST_FLOW_OK;
 }
 
