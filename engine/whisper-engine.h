@@ -289,6 +289,15 @@ gboolean whisper_stream_transcribe (WhisperStream *stream, const float *pcm, gsi
  * transcription detects it again). */
 void whisper_stream_reset (WhisperStream *stream);
 
+/* Replaces the prompt history with `ids` (token ids of text, e.g. from
+ * whisper_engine_encode_text(); only the last n_text_ctx / 2 - 1 are used):
+ * the next window is conditioned on them (when condition_on_previous_text)
+ * and not on what the stream decoded before. A live caller that decodes
+ * the same audio again sets the text it has committed, so that the text it
+ * has not committed yet is not in the prompt. The initial prompt is not
+ * added after this; the language stays. */
+void whisper_stream_set_history (WhisperStream *stream, const gint32 *ids, gsize n_ids);
+
 /* The language the stream decodes in: the one set, or the one detected
  * (with its probability; 1 when it was set); NULL before detection. */
 const char *whisper_stream_get_language (const WhisperStream *stream, double *probability);

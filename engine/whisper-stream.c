@@ -449,6 +449,17 @@ whisper_stream_reset (WhisperStream *s)
   s->windows_since_reset = 0;
 }
 
+void
+whisper_stream_set_history (WhisperStream *s, const gint32 *ids, gsize n_ids)
+{
+  g_array_set_size (s->history, 0);
+  if (n_ids > 0)
+    g_array_append_vals (s->history, ids, (guint) n_ids);
+  s->prompt_reset_since = 0;
+  /* the history now is the caller's: an initial prompt is not added to it */
+  s->initial_prompt_added = TRUE;
+}
+
 const double *
 whisper_stream_get_language_probabilities (const WhisperStream *s, int *n_languages)
 {

@@ -121,6 +121,21 @@ gst_whisper_output_gap_until (GstWhisperOutput *o, GstClockTime t)
   gap_to (o, gst_whisper_output_time (o, t));
 }
 
+void
+gst_whisper_output_append_word (const GstWhisperOutput *o, GValue *list, const gchar *text,
+    GstClockTime start, GstClockTime end, double probability)
+{
+  GstClockTime ws = gst_whisper_output_time (o, start), we = gst_whisper_output_time (o, end);
+  GValue v = G_VALUE_INIT;
+
+  g_value_init (&v, GST_TYPE_STRUCTURE);
+  g_value_take_boxed (&v, gst_structure_new ("word", "text", G_TYPE_STRING, text,
+          "timestamp", G_TYPE_UINT64, ws, "duration", G_TYPE_UINT64,
+          we > ws ? we - ws : (GstClockTime) 0, "probability", G_TYPE_DOUBLE, probability,
+          NULL));
+  gst_value_list_append_and_take_value (list, &v);
+}
+
 GstClockTime
 gst_whisper_output_get_max_delay (GstWhisperOutput *o)
 {
@@ -240,7 +255,9 @@ gst_whisper_output_push_item (GstWhisperOutput *o, const GstWhisperItem *item)
         GST_TIME_ARGS (pts), GST_TIME_ARGS (end - pts), item->text);
     ret = gst_whisper_out_queue_push_buffer (o->queue, buf);
     o->position = end;
-    delay = observe_delay (o, item->pts);
+    /* how long after the item's audio ended (live text is due latency
+     * after the words were spoken) */
+    delay = observe_delay (o, item->pts + item->duration);
   }
 
   post_message (o, item, pts, end - pts, delay);

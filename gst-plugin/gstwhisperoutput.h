@@ -81,6 +81,11 @@ void gst_whisper_output_gap_until (GstWhisperOutput *o, GstClockTime t);
  * Items never go back in time: an item that starts before the position is
  * moved to it. */
 GstFlowReturn gst_whisper_output_push_item (GstWhisperOutput *o, const GstWhisperItem *item);
+/* Appends a "word" structure (text, timestamp and duration in output
+ * time, probability) to `list` (GST_TYPE_LIST), the `words` field of an
+ * item's message; `start` and `end` are input times. */
+void gst_whisper_output_append_word (const GstWhisperOutput *o, GValue *list,
+    const gchar *text, GstClockTime start, GstClockTime end, double probability);
 /* Largest delay observed so far (takes the object lock). */
 GstClockTime gst_whisper_output_get_max_delay (GstWhisperOutput *o);
 

@@ -30,6 +30,7 @@
 #include "gstwhisperwords.h"
 #include "whisper-engine.h"
 #include "gstwhisperdecoding.h"
+#include "gstwhisperlive.h"
 
 G_BEGIN_DECLS
 
@@ -117,6 +118,7 @@ struct _GstWhisperSink {
   GstWhisperWindow window;
   GstWhisperOutput out;
   GstWhisperWords words;
+  GstWhisperLive live;        /* live input, local engine: the commit policy */
   gboolean seen_segment;
   gboolean caps_queued;
   gchar *announced_language;   /* the language last tagged downstream (task) */

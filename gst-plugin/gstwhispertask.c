@@ -59,6 +59,7 @@
 #include "whisper-languages.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GST_CAT_DEFAULT gst_whisper_sink_debug
@@ -82,6 +83,7 @@ typedef struct {
   double first_window;       /* vad_filter: the first window start seen, s; < 0: none */
   WhisperSegment *held;      /* CARRY_LAST_SEGMENT: the latest segment, not out yet */
   GArray *held_words;        /* CARRY_LAST_SEGMENT: words of segments not out yet */
+  GPtrArray *segments;       /* CARRY_COMMIT: the call's segments, for the commit policy */
   GstFlowReturn flow;
 } CallContext;
 
@@ -93,6 +95,7 @@ gst_whisper_sink_task_init (GstWhisperSink *self)
   gst_whisper_window_init (&self->window, WHISPER_SAMPLE_RATE);
   gst_whisper_output_init (&self->out, GST_ELEMENT (self), &self->outq);
   gst_whisper_words_init (&self->words, -1);
+  gst_whisper_live_init (&self->live, WHISPER_SAMPLE_RATE);
   g_rec_mutex_init (&self->task_lock);
   self->task = gst_task_new (task_loop, self, NULL);
   gst_task_set_lock (self->task, &self->task_lock);
@@ -105,6 +108,7 @@ gst_whisper_sink_task_finalize (GstWhisperSink *self)
   g_rec_mutex_clear (&self->task_lock);
   gst_whisper_window_clear (&self->window);
   gst_whisper_words_clear (&self->words);
+  gst_whisper_live_clear (&self->live);
 }
 
 gboolean
@@ -139,6 +143,7 @@ void
 gst_whisper_sink_task_reset (GstWhisperSink *self)
 {
   gst_whisper_window_reset (&self->window, GST_CLOCK_TIME_NONE);
+  gst_whisper_live_reset (&self->live);
   gst_whisper_output_reset (&self->out);
   gst_segment_init (&self->out.segment, GST_FORMAT_TIME);
   gst_segment_init (&self->out.out_segment, GST_FORMAT_TIME);
@@ -240,16 +245,9 @@ push_segment (CallContext *ctx, WhisperSegment *segment)
       g_value_init (&words, GST_TYPE_LIST);
       for (gsize i = 0; i < segment->n_words; i++) {
         const WhisperWord *sw = &segment->words[i];
-        GstClockTime ws = gst_whisper_output_time (&ctx->self->out, call_time (ctx, sw->start));
-        GstClockTime we = gst_whisper_output_time (&ctx->self->out, call_time (ctx, sw->end));
         gchar *wt = g_strstrip (g_strdup (sw->text));
-        GValue v = G_VALUE_INIT;
-        g_value_init (&v, GST_TYPE_STRUCTURE);
-        g_value_take_boxed (&v, gst_structure_new ("word", "text", G_TYPE_STRING, wt,
-                "timestamp", G_TYPE_UINT64, ws, "duration", G_TYPE_UINT64,
-                we > ws ? we - ws : (GstClockTime) 0, "probability", G_TYPE_DOUBLE,
-                sw->probability, NULL));
-        gst_value_list_append_and_take_value (&words, &v);
+        gst_whisper_output_append_word (&ctx->self->out, &words, wt,
+            call_time (ctx, sw->start), call_time (ctx, sw->end), sw->probability);
         g_free (wt);
       }
       item.words = &words;
@@ -313,6 +311,9 @@ on_token (const WhisperTokenEvent *event, gpointer user_data)
 
   if (is_cancelled (ctx->self) || ctx->flow != GST_FLOW_OK)
     return FALSE;
+  /* live commit policy: words go out once committed, after the call */
+  if (ctx->carry == GST_WHISPER_CARRY_COMMIT)
+    return TRUE;
   if (ctx->carry == GST_WHISPER_CARRY_AFTER_WINDOW && ctx->vad_filter) {
     /* vad-filter: the first window starts where the first speech does */
     if (ctx->first_window < 0.0)
@@ -347,6 +348,10 @@ on_segment (WhisperSegment *segment, gpointer user_data)
 
   announce_language (ctx->self, segment->language);
 
+  if (ctx->carry == GST_WHISPER_CARRY_COMMIT) {
+    g_ptr_array_add (ctx->segments, segment);
+    return TRUE;
+  }
   if (ctx->carry == GST_WHISPER_CARRY_LAST_SEGMENT) {
     if (ctx->held)
       push_segment (ctx, g_steal_pointer (&ctx->held));
@@ -388,8 +393,11 @@ read_policy (GstWhisperSink *self, GstWhisperWindowPolicy *policy,
     policy->offline = GST_WHISPER_OFFLINE_WINDOWED;
     policy->lookahead_samples = 0;
   }
+  policy->commit = policy->live && !self->remote;
   policy->chunk_samples = gst_whisper_window_chunk_for_latency (latency_ms,
       WHISPER_SAMPLE_RATE, policy->window_samples);
+  if (policy->commit && g_getenv ("XX_CHUNK_MS"))
+    policy->chunk_samples = atoi (g_getenv ("XX_CHUNK_MS")) * 16;
   self->out.budget = (GstClockTime) (latency_ms + lateness_ms) * GST_MSECOND;
   policy->budget_samples = gst_util_uint64_scale (self->out.budget, WHISPER_SAMPLE_RATE,
       GST_SECOND);
@@ -407,6 +415,8 @@ carry_name (GstWhisperCarry carry)
       return " (first window only)";
     case GST_WHISPER_CARRY_LAST_SEGMENT:
       return " (last segment carried)";
+    case GST_WHISPER_CARRY_COMMIT:
+      return " (commit policy)";
     default:
       return "";
   }
@@ -454,7 +464,8 @@ advance_region (GstWhisperSink *self, const GstWhisperRegion *region, gsize done
 
 static GstFlowReturn
 transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
-    GstWhisperOutputMode output, double no_speech_threshold)
+    const GstWhisperWindowPolicy *policy, gboolean drain, GstWhisperOutputMode output,
+    double no_speech_threshold)
 {
   GstWhisperWindow *w = &self->window;
   WhisperDecodeOptions opts;
@@ -463,6 +474,8 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   g_autoptr (GArray) suppress = g_array_new (FALSE, FALSE, sizeof (gint32));
   g_autoptr (GError) err = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
+  GstClockTime call_duration;
+  gint64 call_start_us;
   gsize done = 0;
   gboolean ok;
 
@@ -477,6 +490,7 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   ctx.next_window = -1.0;
   ctx.first_window = -1.0;
   ctx.held_words = g_array_new (FALSE, TRUE, sizeof (GstWhisperWord));
+  ctx.segments = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
   ctx.flow = GST_FLOW_OK;
 
   whisper_decode_options_init (&opts);
@@ -505,6 +519,15 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
    * decoded again: condition live calls on nothing. */
   if (region->carry == GST_WHISPER_CARRY_LAST_SEGMENT)
     opts.condition_on_previous_text = FALSE;
+  /* The commit policy compares the words of consecutive decodes, by their
+   * times: every call has word timestamps, and is conditioned on the text
+   * committed so far (not on the engine's own history, which holds text
+   * not committed). */
+  if (region->carry == GST_WHISPER_CARRY_COMMIT) {
+    opts.word_timestamps = TRUE;
+    gst_whisper_live_prepare (self, &self->live, self->stream,
+        opts.condition_on_previous_text);
+  }
   /* the options' strings are the properties': copied before unlocking */
   whisper_stream_set_options (self->stream, &opts);
   GST_OBJECT_UNLOCK (self);
@@ -515,8 +538,10 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   GST_DEBUG_OBJECT (self, "transcribing %" G_GSIZE_FORMAT " samples at %" GST_TIME_FORMAT
       "%s", region->n_samples, GST_TIME_ARGS (gst_whisper_window_time_at (w, w->seek)),
       carry_name (region->carry));
+  call_start_us = g_get_monotonic_time ();
   ok = whisper_stream_transcribe (self->stream, gst_whisper_window_data (w),
       region->n_samples, on_segment, &ctx, NULL, &err);
+  call_duration = (GstClockTime) (g_get_monotonic_time () - call_start_us) * GST_USECOND;
   whisper_stream_set_token_callback (self->stream, NULL, NULL);
   whisper_stream_get_stats (self->stream, &stats);
   GST_OBJECT_LOCK (self);
@@ -534,13 +559,20 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
       ret = GST_FLOW_FLUSHING;
     }
   }
-  if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK)
-    done = finish_call (&ctx, region);
+  if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK) {
+    if (region->carry == GST_WHISPER_CARRY_COMMIT)
+      done = gst_whisper_live_finish_call (self, &self->live, ctx.start, region->n_samples,
+          ctx.segments, drain, call_duration, gst_util_uint64_scale_int (policy->chunk_samples,
+              GST_SECOND, WHISPER_SAMPLE_RATE), self->out.budget, output, &ctx.flow);
+    else
+      done = finish_call (&ctx, region);
+  }
   if (ctx.flow != GST_FLOW_OK)
     ret = ctx.flow;
 
   drop_words (&ctx);
   g_array_unref (ctx.held_words);
+  g_ptr_array_unref (ctx.segments);
   g_clear_pointer (&ctx.held, whisper_segment_free);
   if (ret != GST_FLOW_OK)
     return ret;
@@ -690,12 +722,25 @@ drop_backlog_remote (GstWhisperSink *self, const GstWhisperWindowPolicy *policy,
 
 /* Live: drop what cannot be transcribed in time any more. */
 static void
-drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy)
+drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy,
+    GstWhisperOutputMode output)
 {
   GstWhisperWindow *w = &self->window;
   guint64 from = w->seek, given;
   gsize dropped, limit = gst_whisper_window_backlog_limit (policy);
 
+  if (policy->commit) {
+    /* The commit policy keeps committed audio up to a segment end in the
+     * buffer: behind means more new audio than the budget waits for a
+     * call. What is pending is committed as it stands, then the audio
+     * goes. */
+    gsize fresh = (gsize) (gst_whisper_window_end (w) - MAX (w->given, w->seek));
+    if (fresh <= MAX (policy->budget_samples, 2 * policy->chunk_samples))
+      return;
+    if (gst_whisper_live_flush (self, &self->live, output) != GST_FLOW_OK)
+      return;
+    limit = 0;
+  }
   /* device=remote: audio waits for the server up to server-queue. */
   if (self->remote)
     limit = MAX (limit, gst_whisper_remote_queue_samples (self->remote));
@@ -737,14 +782,19 @@ process (GstWhisperSink *self, gboolean drain)
   double threshold;
   GstFlowReturn ret;
 
-  if (gst_whisper_window_pending (&self->window) == 0)
+  if (gst_whisper_window_pending (&self->window) == 0
+      && !(drain && self->live.commit.pending->len > 0))
     return GST_FLOW_OK;
   read_policy (self, &policy, &output, &threshold);
   for (;;) {
     if (policy.live && !drain)
-      drop_backlog (self, &policy);
-    if (!gst_whisper_window_next_region (&self->window, &policy, drain, &region))
+      drop_backlog (self, &policy, output);
+    if (!gst_whisper_window_next_region (&self->window, &policy, drain, &region)) {
+      /* the commit policy: what is still pending is final now */
+      if (drain && policy.commit)
+        return gst_whisper_live_flush (self, &self->live, output);
       return GST_FLOW_OK;
+    }
     if (self->remote) {
       gboolean later;
       ret = transcribe_remote (self, &region, &policy, output, drain, &later);
@@ -754,7 +804,7 @@ process (GstWhisperSink *self, gboolean drain)
         return ret;
       continue;
     }
-    ret = transcribe (self, &region, output, threshold);
+    ret = transcribe (self, &region, &policy, drain, output, threshold);
     if (ret != GST_FLOW_OK)
       return ret;
   }
@@ -804,6 +854,7 @@ handle_event (GstWhisperSink *self, GstEvent *event)
         gst_whisper_remote_reset (self->remote);
       self->seen_segment = TRUE;
       gst_whisper_window_reset (&self->window, GST_CLOCK_TIME_NONE);
+      gst_whisper_live_reset (&self->live);
 
       GST_OBJECT_LOCK (self);
       lateness_ms = self->lateness_ms;
@@ -821,6 +872,7 @@ handle_event (GstWhisperSink *self, GstEvent *event)
       if (ret != GST_FLOW_OK)
         break;
       gst_whisper_window_reset (&self->window, GST_CLOCK_TIME_NONE);
+      gst_whisper_live_reset (&self->live);
       if (GST_CLOCK_TIME_IS_VALID (ts)) {
         gst_whisper_output_start_at (&self->out, ts);
         /* Saturated: a GAP may reach past the largest valid timestamp. */
@@ -862,6 +914,7 @@ handle_item (GstWhisperSink *self, GstWhisperQueueItem *item)
       if (ret == GST_FLOW_OK) {
         GST_DEBUG_OBJECT (self, "new run at %" GST_TIME_FORMAT, GST_TIME_ARGS (item->pts));
         gst_whisper_window_reset (&self->window, item->pts);
+        gst_whisper_live_reset (&self->live);
         gst_whisper_output_start_at (&self->out, item->pts);
       }
       break;

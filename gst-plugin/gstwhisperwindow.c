@@ -107,6 +107,17 @@ gst_whisper_window_next_region (const GstWhisperWindow *w,
   if (pending == 0)
     return FALSE;
 
+  if (p->live && p->commit) {
+    gsize fresh = (gsize) (end - MAX (w->given, w->seek));
+
+    /* A drain with nothing new commits what is pending without a call. */
+    if (drain ? fresh == 0 : (p->chunk_samples == 0 || fresh < p->chunk_samples))
+      return FALSE;
+    region->n_samples = MIN (pending, p->window_samples);
+    region->carry = GST_WHISPER_CARRY_COMMIT;
+    return TRUE;
+  }
+
   if (drain) {
     region->n_samples = pending;
     return TRUE;

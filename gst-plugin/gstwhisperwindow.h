@@ -32,6 +32,8 @@ typedef struct {
   gsize budget_samples;     /* live: latency + lateness; a call covers at most 3 chunks,
                                and no more than the budget less one chunk (the time
                                left for inference) */
+  gboolean commit;          /* live, local engine: the commit policy (gstwhisperlive.c):
+                               each call decodes the whole uncommitted buffer */
 } GstWhisperWindowPolicy;
 
 /* What happens to the end of the audio handed to the engine. */
@@ -41,6 +43,8 @@ typedef enum {
                                       from where it would seek next stays buffered */
   GST_WHISPER_CARRY_LAST_SEGMENT,  /* the last segment is not output; its audio stays
                                       buffered and is decoded again with what follows */
+  GST_WHISPER_CARRY_COMMIT,        /* live commit policy: what is committed goes out,
+                                      the buffer keeps what is not (gstwhisperlive.h) */
 } GstWhisperCarry;
 
 typedef struct {

@@ -256,6 +256,7 @@ main (int argc, char **argv)
   gint latency = 8000, encoder_context = 0, channel = -1;
   gboolean paced = FALSE;
   g_autofree gchar *model = NULL, *reference = NULL;
+  g_auto (GStrv) sets = NULL;
   GOptionEntry entries[] = {
     {"paced", 'p', 0, G_OPTION_ARG_NONE, &paced,
         "Push each buffer once the element has handled the previous one", NULL},
@@ -266,6 +267,8 @@ main (int argc, char **argv)
         "Channel of the file to transcribe (-1: the mean)", "C"},
     {"model", 'm', 0, G_OPTION_ARG_FILENAME, &model, "whispersink model", "PATH"},
     {"reference", 'r', 0, G_OPTION_ARG_STRING, &reference, "Expected transcript", "TEXT"},
+    {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+        "Set a whispersink property (repeatable)", "NAME=VALUE"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("SPEECH_FILE");
@@ -315,6 +318,14 @@ main (int argc, char **argv)
   }
   if (model)
     g_object_set (whisper, "model", model, NULL);
+  for (i = 0; sets && sets[i]; i++) {
+    g_auto (GStrv) kv = g_strsplit (sets[i], "=", 2);
+    if (!kv[0] || !kv[1]) {
+      g_printerr ("--set %s: expected NAME=VALUE\n", sets[i]);
+      return 2;
+    }
+    gst_util_set_object_arg (G_OBJECT (whisper), kv[0], kv[1]);
+  }
   g_mutex_init (&c.lock);
   c.text = g_string_new (NULL);
 

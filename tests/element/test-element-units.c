@@ -181,7 +181,7 @@ GST_START_TEST (test_window_policy)
   GstWhisperWindow w;
   /* latency=8000: 2-s chunks, an 8-s budget */
   GstWhisperWindowPolicy p = { FALSE, GST_WHISPER_OFFLINE_EXACT, 480000, RATE, 2 * RATE,
-    8 * RATE };
+    8 * RATE, FALSE };
   GstWhisperRegion r;
 
   gst_whisper_window_init (&w, RATE);
@@ -250,7 +250,7 @@ GST_START_TEST (test_live_policy_keeps_up)
   for (wi = 0; wi < G_N_ELEMENTS (windows); wi++) {
     for (li = 0; li < G_N_ELEMENTS (latencies); li++) {
       GstWhisperWindowPolicy p = { TRUE, GST_WHISPER_OFFLINE_EXACT, windows[wi], RATE, 0,
-        latencies[li] * (RATE / 1000) };
+        latencies[li] * (RATE / 1000), FALSE };
       GstWhisperWindow w;
       GstWhisperRegion r;
       gsize fed = 0, calls = 0, limit, during;

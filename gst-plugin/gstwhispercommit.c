@@ -1,0 +1,266 @@
+/* gstwhispercommit.c: LocalAgreement over timed words (see
+ * gstwhispercommit.h). */
+#include "gstwhispercommit.h"
+
+#include <string.h>
+
+/* A decode's word that starts before the committed end less this is audio
+ * already committed (whisper_streaming's HypothesisBuffer.insert: 0.1 s). */
+#define COMMITTED_OVERLAP_S 0.1
+/* The n-gram check applies when the decode's first word is this close to
+ * the committed end (the same code: 1 s). */
+#define NGRAM_WINDOW_S 1.0
+/* Two decodes' words agree when their texts match and their starts are
+ * at most this far apart (a repeated word elsewhere does not agree). */
+#define AGREE_WINDOW_S 1.0
+
+void
+gst_whisper_timed_word_clear (GstWhisperTimedWord *word)
+{
+  g_clear_pointer (&word->text, g_free);
+}
+
+static void
+timed_word_clear_func (gpointer data)
+{
+  gst_whisper_timed_word_clear (data);
+}
+
+GArray *
+gst_whisper_timed_words_new (void)
+{
+  GArray *a = g_array_new (FALSE, TRUE, sizeof (GstWhisperTimedWord));
+
+  g_array_set_clear_func (a, timed_word_clear_func);
+  return a;
+}
+
+void
+gst_whisper_commit_init (GstWhisperCommit *c, gint rate)
+{
+  memset (c, 0, sizeof (*c));
+  c->rate = rate;
+  c->pending = gst_whisper_timed_words_new ();
+  c->in_buffer = gst_whisper_timed_words_new ();
+  c->text = g_string_new (NULL);
+}
+
+static void
+clear_tail (GstWhisperCommit *c)
+{
+  for (guint i = 0; i < GST_WHISPER_COMMIT_NGRAM; i++)
+    g_clear_pointer (&c->tail[i], g_free);
+}
+
+void
+gst_whisper_commit_clear (GstWhisperCommit *c)
+{
+  clear_tail (c);
+  g_clear_pointer (&c->pending, g_array_unref);
+  g_clear_pointer (&c->in_buffer, g_array_unref);
+  if (c->text)
+    g_string_free (c->text, TRUE);
+  c->text = NULL;
+}
+
+void
+gst_whisper_commit_reset (GstWhisperCommit *c)
+{
+  clear_tail (c);
+  g_array_set_size (c->pending, 0);
+  g_array_set_size (c->in_buffer, 0);
+  g_string_truncate (c->text, 0);
+  c->committed_end = 0;
+  c->any_committed = FALSE;
+  c->n_committed = c->n_forced = 0;
+}
+
+gchar *
+gst_whisper_commit_normalise (const gchar *text)
+{
+  GString *s = g_string_new (NULL);
+
+  for (const gchar *p = text; p && *p; p = g_utf8_next_char (p)) {
+    gunichar ch = g_utf8_get_char_validated (p, -1);
+    if (ch == (gunichar) -1 || ch == (gunichar) -2)
+      break;
+    if (g_unichar_isalnum (ch))
+      g_string_append_unichar (s, g_unichar_tolower (ch));
+  }
+  return g_string_free (s, FALSE);
+}
+
+static guint64
+seconds_to_samples (const GstWhisperCommit *c, double s)
+{
+  return (guint64) (s * c->rate + 0.5);
+}
+
+/* The number of tail entries (the last committed words kept). */
+static guint
+tail_length (const GstWhisperCommit *c)
+{
+  guint n = 0;
+
+  while (n < GST_WHISPER_COMMIT_NGRAM && c->tail[GST_WHISPER_COMMIT_NGRAM - 1 - n])
+    n++;
+  return n;
+}
+
+static void
+remember_committed (GstWhisperCommit *c, const GstWhisperTimedWord *w)
+{
+  g_free (c->tail[0]);
+  memmove (c->tail, c->tail + 1, (GST_WHISPER_COMMIT_NGRAM - 1) * sizeof (gchar *));
+  c->tail[GST_WHISPER_COMMIT_NGRAM - 1] = gst_whisper_commit_normalise (w->text);
+
+  GstWhisperTimedWord copy = *w;
+  copy.text = g_strdup (w->text);
+  g_array_append_val (c->in_buffer, copy);
+}
+
+void
+gst_whisper_commit_trim (GstWhisperCommit *c, guint64 buffer_start)
+{
+  guint64 overlap = seconds_to_samples (c, COMMITTED_OVERLAP_S);
+  guint64 limit = buffer_start > G_MAXUINT64 - overlap ? G_MAXUINT64 : buffer_start + overlap;
+  guint n = 0;
+
+  while (n < c->in_buffer->len
+      && g_array_index (c->in_buffer, GstWhisperTimedWord, n).end <= limit) {
+    g_string_append (c->text, g_array_index (c->in_buffer, GstWhisperTimedWord, n).text);
+    n++;
+  }
+  g_array_remove_range (c->in_buffer, 0, n);
+  /* Keep the prompt's characters and a margin; cut at a character. */
+  if (c->text->len > 4 * GST_WHISPER_COMMIT_PROMPT_CHARS) {
+    const gchar *keep = g_utf8_find_next_char (c->text->str + c->text->len
+        - 2 * GST_WHISPER_COMMIT_PROMPT_CHARS - 1, NULL);
+    g_string_erase (c->text, 0, keep - c->text->str);
+  }
+}
+
+/* Moves word `w` (taken) to the committed words in `out`. */
+static void
+commit_word (GstWhisperCommit *c, GstWhisperTimedWord *w, gboolean forced, GArray *out)
+{
+  if (c->any_committed && w->start < c->committed_end)
+    w->start = c->committed_end;
+  if (w->end < w->start)
+    w->end = w->start;
+  remember_committed (c, w);
+  c->committed_end = w->end;
+  c->any_committed = TRUE;
+  c->n_committed++;
+  if (forced)
+    c->n_forced++;
+  g_array_append_vals (out, w, 1);
+  w->text = NULL;
+}
+
+/* Drops the words of `hyp` that are audio already committed: by time, then
+ * the first 1..GST_WHISPER_COMMIT_NGRAM words when they repeat the last
+ * committed ones. */
+static void
+drop_committed (GstWhisperCommit *c, GArray *hyp)
+{
+  guint64 overlap = seconds_to_samples (c, COMMITTED_OVERLAP_S);
+  guint64 from = c->committed_end > overlap ? c->committed_end - overlap : 0;
+  guint n_tail, i = 0;
+
+  if (!c->any_committed)
+    return;
+  while (i < hyp->len && g_array_index (hyp, GstWhisperTimedWord, i).start < from)
+    i++;
+  g_array_remove_range (hyp, 0, i);
+  if (hyp->len == 0)
+    return;
+
+  GstWhisperTimedWord *first = &g_array_index (hyp, GstWhisperTimedWord, 0);
+  guint64 near = seconds_to_samples (c, NGRAM_WINDOW_S);
+  if (first->start > c->committed_end + near)
+    return;
+  n_tail = tail_length (c);
+  for (guint n = MIN (n_tail, hyp->len); n >= 1; n--) {
+    gboolean same = TRUE;
+    for (guint k = 0; k < n && same; k++) {
+      g_autofree gchar *a = gst_whisper_commit_normalise (g_array_index (hyp,
+              GstWhisperTimedWord, k).text);
+      same = g_strcmp0 (a, c->tail[GST_WHISPER_COMMIT_NGRAM - n + k]) == 0;
+    }
+    if (same) {
+      g_array_remove_range (hyp, 0, n);
+      return;
+    }
+  }
+}
+
+static gboolean
+words_agree (const GstWhisperCommit *c, const GstWhisperTimedWord *a,
+    const GstWhisperTimedWord *b)
+{
+  guint64 apart = a->start > b->start ? a->start - b->start : b->start - a->start;
+  g_autofree gchar *na = NULL, *nb = NULL;
+
+  if (apart > seconds_to_samples (c, AGREE_WINDOW_S))
+    return FALSE;
+  na = gst_whisper_commit_normalise (a->text);
+  nb = gst_whisper_commit_normalise (b->text);
+  return strcmp (na, nb) == 0;
+}
+
+guint
+gst_whisper_commit_update (GstWhisperCommit *c, GArray *hyp, guint64 force_before,
+    gboolean final, GArray *out)
+{
+  guint agreed = 0, n = 0, i;
+
+  drop_committed (c, hyp);
+  while (agreed < hyp->len && agreed < c->pending->len
+      && words_agree (c, &g_array_index (c->pending, GstWhisperTimedWord, agreed),
+          &g_array_index (hyp, GstWhisperTimedWord, agreed)))
+    agreed++;
+
+  for (i = 0; i < hyp->len; i++) {
+    GstWhisperTimedWord *w = &g_array_index (hyp, GstWhisperTimedWord, i);
+    gboolean forced = i >= agreed;
+    if (forced && !final && !(w->end < force_before))
+      break;
+    commit_word (c, w, forced, out);
+    n++;
+  }
+  /* The rest waits for the next decode to agree. */
+  g_array_set_size (c->pending, 0);
+  for (; i < hyp->len; i++) {
+    GstWhisperTimedWord *w = &g_array_index (hyp, GstWhisperTimedWord, i);
+    g_array_append_vals (c->pending, w, 1);
+    w->text = NULL;
+  }
+  g_array_set_size (hyp, 0);
+  return n;
+}
+
+guint
+gst_whisper_commit_flush (GstWhisperCommit *c, GArray *out)
+{
+  guint n = c->pending->len;
+
+  for (guint i = 0; i < n; i++)
+    commit_word (c, &g_array_index (c->pending, GstWhisperTimedWord, i), TRUE, out);
+  g_array_set_size (c->pending, 0);
+  return n;
+}
+
+const gchar *
+gst_whisper_commit_prompt (const GstWhisperCommit *c)
+{
+  const gchar *p = c->text->str;
+
+  if (c->text->len > GST_WHISPER_COMMIT_PROMPT_CHARS) {
+    p = c->text->str + c->text->len - GST_WHISPER_COMMIT_PROMPT_CHARS;
+    /* from the next word start (a space), else the next character */
+    const gchar *space = strchr (p, ' ');
+    p = space ? space : g_utf8_find_next_char (p - 1, NULL);
+  }
+  return p;
+}

@@ -1,0 +1,91 @@
+/* gstwhispercommit.h: the live commit policy of whispersink, LocalAgreement
+ * over timed words.
+ *
+ * Live, the engine decodes the whole uncommitted buffer again with every
+ * chunk of new audio. A word is committed (sent downstream, never revised)
+ * once two consecutive decodes agree on it: the longest common prefix of
+ * the previous call's uncommitted words and this call's, compared by their
+ * text without case and punctuation and at most a second apart in time.
+ * That is LocalAgreement-2 of Macháček, Dabre and Bojar, "Turning Whisper
+ * into Real-Time Transcription System" (https://arxiv.org/abs/2307.14743;
+ * its code: https://github.com/ufal/whisper_streaming). Words a decode gives
+ * again for audio already committed are dropped by time (starting before
+ * the committed end less 0.1 s) and by text (the first 1 to 5 words when
+ * they repeat the last committed ones), as that code does. A word that
+ * would miss the latency budget (counted from its end) if it waited for
+ * one more decode is committed as it stands (`force_before`), and a drain
+ * commits everything.
+ *
+ * Pure bookkeeping, no GStreamer: times are run sample indices
+ * (gstwhisperwindow.h). Used by the inference task only. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+  gchar *text;          /* as Whisper writes it: leading space, punctuation merged */
+  guint64 start, end;   /* run sample indices */
+  double probability;
+  guint segment;        /* index of its segment within the call that decoded it */
+} GstWhisperTimedWord;
+
+void gst_whisper_timed_word_clear (GstWhisperTimedWord *word);
+/* A GArray of GstWhisperTimedWord that clears its elements. */
+GArray *gst_whisper_timed_words_new (void);
+
+/* Last committed words compared with a decode's first ones. */
+#define GST_WHISPER_COMMIT_NGRAM 5
+/* Committed text kept for the prompt (whisper_streaming keeps 200
+ * characters). */
+#define GST_WHISPER_COMMIT_PROMPT_CHARS 200
+
+typedef struct {
+  gint rate;
+  GArray *pending;         /* GstWhisperTimedWord: the last decode's words after the
+                              committed ones, not agreed on yet */
+  gchar *tail[GST_WHISPER_COMMIT_NGRAM];  /* normalised texts of the last committed
+                                             words, oldest first; NULL: none */
+  guint64 committed_end;   /* end of the last committed word (run index) */
+  gboolean any_committed;  /* since the last reset */
+  GArray *in_buffer;       /* GstWhisperTimedWord: committed words whose audio is
+                              still in the buffer (decoded again: not in the prompt) */
+  GString *text;           /* committed text before the buffer, since the last reset
+                              (the prompt's last GST_WHISPER_COMMIT_PROMPT_CHARS and a
+                              little more) */
+  guint64 n_committed;     /* words, since the last reset */
+  guint64 n_forced;        /* of which committed by the deadline or a drain */
+} GstWhisperCommit;
+
+void gst_whisper_commit_init (GstWhisperCommit *c, gint rate);
+void gst_whisper_commit_clear (GstWhisperCommit *c);
+/* A new run (new segment, GAP, flush): nothing pending, nothing committed. */
+void gst_whisper_commit_reset (GstWhisperCommit *c);
+
+/* Feeds one decode's words (`hyp`, in order, emptied: the words are moved
+ * out of it) and appends the words committed now to `out` (a
+ * gst_whisper_timed_words_new () array), in order, never starting before
+ * the previous committed end (moved to it). Words ending before
+ * `force_before` are committed without agreement (0: none); `final`
+ * commits every word. Returns how many were committed. */
+guint gst_whisper_commit_update (GstWhisperCommit *c, GArray *hyp, guint64 force_before,
+    gboolean final, GArray *out);
+/* Commits what is pending without a new decode (a drain with no new
+ * audio, or audio about to be dropped). */
+guint gst_whisper_commit_flush (GstWhisperCommit *c, GArray *out);
+
+/* The buffer now starts at run index `buffer_start`: the committed words
+ * that end there (or 0.1 s after) join the prompt text. */
+void gst_whisper_commit_trim (GstWhisperCommit *c, guint64 buffer_start);
+
+/* The committed text before the buffer, which the next decode is
+ * conditioned on: the last GST_WHISPER_COMMIT_PROMPT_CHARS characters,
+ * from a word start. (Committed text whose audio the decode sees again
+ * would make Whisper skip that audio: it continues after its prompt.) */
+const gchar *gst_whisper_commit_prompt (const GstWhisperCommit *c);
+
+/* Lower-cased letters and digits of a word (what agreement compares). */
+gchar *gst_whisper_commit_normalise (const gchar *text);
+
+G_END_DECLS

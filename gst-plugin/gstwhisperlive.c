@@ -1,0 +1,351 @@
+/* gstwhisperlive.c: the live commit path of whispersink's inference task
+ * (gstwhispertask.c calls it for local live input).
+ *
+ * Every chunk (`latency`/4, at least 0.5 s) of new audio the engine decodes
+ * the whole uncommitted buffer, with word timestamps, conditioned on the
+ * text committed so far. The commit policy (gstwhispercommit.h:
+ * LocalAgreement-2 over timed words) decides which words are stable; only
+ * those go downstream, once, in order:
+ *  - output=words: a buffer per committed word, timed by its DTW word
+ *    timestamps;
+ *  - output=segments: a buffer per run of committed words of one Whisper
+ *    segment (so a sentence may come in a few pieces, each as soon as it is
+ *    stable; `srtenc` makes a cue of each).
+ * Each committed item is also a `whisper-text` message with final=TRUE, and
+ * after each call the words not committed yet are one message with
+ * final=FALSE and granularity "interim" (they may still change).
+ *
+ * Deadline: a word that would reach downstream later than its end plus
+ * the budget (latency + lateness) if it waited for the next decode (one
+ * chunk and one call's duration from now, plus a margin) is committed as
+ * it stands. The budget therefore bounds the delay after the words were
+ * spoken, and agreement decides what it can within it. (A synchronised
+ * consumer waits latency after a buffer's PTS, the word's start: a word
+ * then arrives before its end is due, and is shown from then on.)
+ *
+ * Trimming: the buffer starts after the last Whisper segment whose words
+ * are all committed and that another segment follows (the next decode
+ * starts at a sentence boundary, with the committed text as prompt); after
+ * it the custom downstream event `rstranscribe/final-transcript` is sent
+ * (gst-plugins-rs' textaccumulate and tttocea608 drain or start a new row
+ * on it). When nothing is pending the audio up to the committed end, or
+ * all but the last second, is released (silence and noise: the engine's
+ * silence threshold, VAD gate and no-speech rule keep them from being
+ * text). A buffer longer than GST_WHISPER_LIVE_MAX_BUFFER_S is cut at the
+ * committed end. A drain (EOS, GAP, DISCONT, new segment) commits the last
+ * decode's words. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstwhisperlive.h"
+#include "gstwhispersink-private.h"
+
+#include <math.h>
+#include <string.h>
+
+#define GST_CAT_DEFAULT gst_whisper_sink_debug
+
+/* A word is committed by the deadline this long before it would be late
+ * (the time from the end of a call to the buffer reaching downstream, and
+ * the jitter of the call's duration). */
+#define DEADLINE_MARGIN_S 0.1
+/* With nothing pending, this much of the end of the buffer is kept (a
+ * word may be starting in it). */
+#define SILENCE_KEEP_S 1.0
+
+#define FINAL_TRANSCRIPT_EVENT "rstranscribe/final-transcript"
+
+void
+gst_whisper_live_init (GstWhisperLive *live, gint rate)
+{
+  memset (live, 0, sizeof (*live));
+  gst_whisper_commit_init (&live->commit, rate);
+  live->rate = rate;
+}
+
+void
+gst_whisper_live_clear (GstWhisperLive *live)
+{
+  gst_whisper_commit_clear (&live->commit);
+  g_clear_pointer (&live->prompt_set, g_free);
+  g_clear_pointer (&live->prompt_ids, g_free);
+}
+
+void
+gst_whisper_live_reset (GstWhisperLive *live)
+{
+  gst_whisper_commit_reset (&live->commit);
+  g_clear_pointer (&live->prompt_set, g_free);
+  g_clear_pointer (&live->prompt_ids, g_free);
+  live->n_prompt_ids = 0;
+  live->since_final = 0;
+}
+
+void
+gst_whisper_live_prepare (GstWhisperSink *self, GstWhisperLive *live, WhisperStream *stream,
+    gboolean condition)
+{
+  const gchar *prompt = condition ? gst_whisper_commit_prompt (&live->commit) : "";
+
+  /* Encoded when it changed; set before every call, as the engine adds
+   * what it decodes to the history. */
+  if (!live->prompt_set || strcmp (live->prompt_set, prompt) != 0) {
+    g_autoptr (GError) err = NULL;
+    gsize n = 0;
+    g_free (live->prompt_ids);
+    live->prompt_ids = NULL;
+    live->n_prompt_ids = 0;
+    if (*prompt) {
+      live->prompt_ids = whisper_engine_encode_text (self->engine, prompt, &n, &err);
+      if (live->prompt_ids)
+        live->n_prompt_ids = n;
+      else
+        GST_WARNING_OBJECT (self, "committed text not usable as a prompt: %s", err->message);
+    }
+    g_free (live->prompt_set);
+    live->prompt_set = g_strdup (prompt);
+  }
+  whisper_stream_set_history (stream, live->prompt_ids, live->n_prompt_ids);
+}
+
+/* The `words` list of a message: each word's text, timestamp, duration and
+ * probability (output times). */
+static void
+words_value (GstWhisperSink *self, const GArray *words, guint from, guint to, GValue *value)
+{
+  GstWhisperWindow *w = &self->window;
+
+  g_value_init (value, GST_TYPE_LIST);
+  for (guint i = from; i < to; i++) {
+    const GstWhisperTimedWord *tw = &g_array_index (words, GstWhisperTimedWord, i);
+    gchar *text = g_strstrip (g_strdup (tw->text));
+    gst_whisper_output_append_word (&self->out, value, text,
+        gst_whisper_window_time_at (w, tw->start), gst_whisper_window_time_at (w, tw->end),
+        tw->probability);
+    g_free (text);
+  }
+}
+
+/* One item of words [from, to): text joined, times of the first start and
+ * the last end. */
+static GstFlowReturn
+push_words (GstWhisperSink *self, const GArray *words, guint from, guint to,
+    gboolean final, const gchar *granularity, double avg_logprob, double no_speech_prob)
+{
+  GstWhisperWindow *w = &self->window;
+  const GstWhisperTimedWord *first = &g_array_index (words, GstWhisperTimedWord, from);
+  const GstWhisperTimedWord *last = &g_array_index (words, GstWhisperTimedWord, to - 1);
+  GstWhisperItem item = { 0, };
+  GString *text = g_string_new (NULL);
+  GValue list = G_VALUE_INIT;
+  GstClockTime start = gst_whisper_window_time_at (w, first->start);
+  GstClockTime end = gst_whisper_window_time_at (w, last->end);
+  GstFlowReturn ret;
+
+  for (guint i = from; i < to; i++)
+    g_string_append (text, g_array_index (words, GstWhisperTimedWord, i).text);
+  g_strstrip (text->str);
+  if (text->str[0] == '\0') {
+    g_string_free (text, TRUE);
+    return GST_FLOW_OK;
+  }
+  words_value (self, words, from, to, &list);
+  item.text = text->str;
+  item.pts = start;
+  item.duration = end > start ? end - start : GST_MSECOND;
+  item.avg_logprob = avg_logprob;
+  item.no_speech_prob = no_speech_prob;
+  item.final = final;
+  item.granularity = granularity;
+  item.decode_step = -1;
+  item.push = final;
+  item.words = &list;
+  ret = gst_whisper_output_push_item (&self->out, &item);
+  g_value_unset (&list);
+  g_string_free (text, TRUE);
+  return ret;
+}
+
+/* The committed words go downstream: one item each (words), or one per
+ * run of words of one segment (segments). */
+static GstFlowReturn
+push_committed (GstWhisperSink *self, const GArray *committed, const GPtrArray *segments,
+    GstWhisperOutputMode output)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  guint i = 0;
+
+  while (i < committed->len && ret == GST_FLOW_OK) {
+    const GstWhisperTimedWord *tw = &g_array_index (committed, GstWhisperTimedWord, i);
+    const WhisperSegment *seg = segments && tw->segment < segments->len
+        ? g_ptr_array_index (segments, tw->segment) : NULL;
+    double avg_logprob = seg ? seg->avg_logprob : NAN;
+    double no_speech = seg ? seg->no_speech_prob : NAN;
+    guint j = i + 1;
+
+    if (output == GST_WHISPER_OUTPUT_WORDS) {
+      ret = push_words (self, committed, i, j, TRUE, "word", log (MAX (tw->probability,
+                  1e-12)), NAN);
+    } else {
+      while (j < committed->len
+          && g_array_index (committed, GstWhisperTimedWord, j).segment == tw->segment)
+        j++;
+      ret = push_words (self, committed, i, j, TRUE, "segment", avg_logprob, no_speech);
+    }
+    i = j;
+  }
+  return ret;
+}
+
+static void
+final_transcript (GstWhisperSink *self, GstWhisperLive *live)
+{
+  if (live->since_final == 0)
+    return;
+  live->since_final = 0;
+  GST_LOG_OBJECT (self, "final transcript");
+  gst_whisper_out_queue_push_event (&self->outq,
+      gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+          gst_structure_new_empty (FINAL_TRANSCRIPT_EVENT)));
+}
+
+/* The call's words, in run sample indices, each with its segment. */
+static GArray *
+hypothesis_of (const GstWhisperWindow *w, guint64 call_start, gsize n_samples,
+    const GPtrArray *segments)
+{
+  GArray *hyp = gst_whisper_timed_words_new ();
+  guint64 call_end = call_start + n_samples;
+
+  for (guint s = 0; s < segments->len; s++) {
+    const WhisperSegment *seg = g_ptr_array_index (segments, s);
+    for (gsize k = 0; k < seg->n_words; k++) {
+      const WhisperWord *ww = &seg->words[k];
+      GstWhisperTimedWord tw = { 0, };
+      tw.text = g_strdup (ww->text);
+      tw.start = MIN (call_start + (guint64) llround (MAX (ww->start, 0.0) * w->rate),
+          call_end);
+      tw.end = MIN (call_start + (guint64) llround (MAX (ww->end, 0.0) * w->rate), call_end);
+      tw.probability = ww->probability;
+      tw.segment = s;
+      g_array_append_val (hyp, tw);
+    }
+  }
+  return hyp;
+}
+
+/* Where the buffer may start after this call: the end of the last segment
+ * all of whose words are committed and that another segment with words
+ * follows; 0 when there is none. */
+static guint64
+segment_trim_point (const GstWhisperLive *live, guint64 call_start, gsize n_samples,
+    const GPtrArray *segments, gint rate)
+{
+  guint64 trim = 0;
+  gint last_with_words = -1;
+
+  for (guint s = 0; s < segments->len; s++)
+    if (((WhisperSegment *) g_ptr_array_index (segments, s))->n_words > 0)
+      last_with_words = s;
+  for (gint s = 0; s < last_with_words; s++) {
+    const WhisperSegment *seg = g_ptr_array_index (segments, s);
+    if (seg->n_words == 0)
+      continue;
+    guint64 last_end = call_start + (guint64) llround (MAX (seg->words[seg->n_words - 1].end,
+            0.0) * rate);
+    guint64 seg_end = call_start + (guint64) llround (MAX (seg->end, 0.0) * rate);
+    if (!live->commit.any_committed || last_end > live->commit.committed_end)
+      break;
+    /* Whisper's closing timestamp: DTW word ends reach into the next word */
+    trim = MIN (seg_end, call_start + n_samples);
+  }
+  return trim;
+}
+
+gsize
+gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live, guint64 call_start,
+    gsize n_samples, GPtrArray *segments, gboolean drain, GstClockTime call_duration,
+    GstClockTime chunk, GstClockTime budget, GstWhisperOutputMode output,
+    GstFlowReturn *flow)
+{
+  GstWhisperWindow *w = &self->window;
+  g_autoptr (GArray) hyp = hypothesis_of (w, call_start, n_samples, segments);
+  g_autoptr (GArray) committed = gst_whisper_timed_words_new ();
+  guint64 call_end = call_start + n_samples, force_before = 0, trim;
+  GstClockTime wait = chunk + call_duration + (GstClockTime) (DEADLINE_MARGIN_S * GST_SECOND);
+
+  /* Committed now, a word reaches downstream by about now; at the next
+   * decode, `wait` later. Late then: its end + budget < call end + wait. */
+  if (budget < wait)
+    force_before = call_end + gst_util_uint64_scale (wait - budget, w->rate, GST_SECOND);
+  else if (call_end > gst_util_uint64_scale (budget - wait, w->rate, GST_SECOND))
+    force_before = call_end - gst_util_uint64_scale (budget - wait, w->rate, GST_SECOND);
+
+  if (G_UNLIKELY (gst_debug_category_get_threshold (GST_CAT_DEFAULT) >= GST_LEVEL_DEBUG)) {
+    GString *t = g_string_new (NULL);
+    for (guint i = 0; i < hyp->len; i++) {
+      const GstWhisperTimedWord *tw = &g_array_index (hyp, GstWhisperTimedWord, i);
+      g_string_append_printf (t, "%s%s[%.2f-%.2f]", i > 0 && tw->segment != (tw - 1)->segment
+          ? " |" : "", tw->text, tw->start / (double) w->rate, tw->end / (double) w->rate);
+    }
+    GST_DEBUG_OBJECT (self, "decode of %.2f-%.2f s: %s", call_start / (double) w->rate,
+        call_end / (double) w->rate, t->str);
+    g_string_free (t, TRUE);
+  }
+  gst_whisper_commit_update (&live->commit, hyp, force_before, drain, committed);
+  live->since_final += committed->len;
+  *flow = push_committed (self, committed, segments, output);
+  if (*flow != GST_FLOW_OK)
+    return 0;
+
+  /* What may change: a message, no buffer. */
+  if (live->commit.pending->len > 0)
+    *flow = push_words (self, live->commit.pending, 0, live->commit.pending->len, FALSE,
+        "interim", NAN, NAN);
+  if (*flow != GST_FLOW_OK)
+    return 0;
+
+  if (drain) {
+    gst_whisper_commit_trim (&live->commit, G_MAXUINT64);
+    final_transcript (self, live);
+    return n_samples;
+  }
+  trim = segment_trim_point (live, call_start, n_samples, segments, w->rate);
+  if (trim > call_start)
+    final_transcript (self, live);
+  if (live->commit.pending->len == 0) {
+    /* Nothing waits for agreement: keep a second for a word starting at
+     * the edge, or from the committed end. */
+    guint64 keep = (guint64) (SILENCE_KEEP_S * w->rate);
+    guint64 silent_from = call_end > keep ? call_end - keep : 0;
+    if (live->commit.any_committed)
+      silent_from = MIN (MAX (silent_from, live->commit.committed_end), call_end);
+    trim = MAX (trim, silent_from);
+    final_transcript (self, live);
+  } else if (call_end - MAX (trim, call_start)
+      > (guint64) (GST_WHISPER_LIVE_MAX_BUFFER_S * w->rate) && live->commit.any_committed) {
+    trim = MAX (trim, MIN (live->commit.committed_end, call_end));
+  }
+  gst_whisper_commit_trim (&live->commit, MAX (trim, call_start));
+  GST_DEBUG_OBJECT (self, "committed %u words (to %.2f s), %u pending, buffer from %.2f s, "
+      "%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " forced", committed->len, live->commit.committed_end / (double) w->rate,
+      live->commit.pending->len, MAX (trim, call_start) / (double) w->rate,
+      live->commit.n_forced, live->commit.n_committed);
+  return trim > call_start ? (gsize) (trim - call_start) : 0;
+}
+
+GstFlowReturn
+gst_whisper_live_flush (GstWhisperSink *self, GstWhisperLive *live,
+    GstWhisperOutputMode output)
+{
+  g_autoptr (GArray) committed = gst_whisper_timed_words_new ();
+  GstFlowReturn ret;
+
+  gst_whisper_commit_flush (&live->commit, committed);
+  gst_whisper_commit_trim (&live->commit, G_MAXUINT64);
+  live->since_final += committed->len;
+  ret = push_committed (self, committed, NULL, output);
+  final_transcript (self, live);
+  return ret;
+}
