@@ -489,6 +489,10 @@ pass_setup (Pass *ps, const Options *o)
   }
   ps->appsrc = gst_bin_get_by_name (GST_BIN (ps->pipeline), "src");
   ps->whisper = gst_bin_get_by_name (GST_BIN (ps->pipeline), "w");
+  /* before the properties: setting latency may post a warning */
+  bus = gst_element_get_bus (ps->pipeline);
+  gst_bus_set_sync_handler (bus, on_message, ps, NULL);
+  gst_object_unref (bus);
   if (!configure_whisper (ps->whisper, o, ps->live))
     return FALSE;
   tsink = gst_bin_get_by_name (GST_BIN (ps->pipeline), "tsink");
@@ -496,9 +500,6 @@ pass_setup (Pass *ps, const Options *o)
   gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, on_text_buffer, ps, NULL);
   gst_object_unref (pad);
   gst_object_unref (tsink);
-  bus = gst_element_get_bus (ps->pipeline);
-  gst_bus_set_sync_handler (bus, on_message, ps, NULL);
-  gst_object_unref (bus);
   return TRUE;
 }
 
@@ -682,6 +683,18 @@ count_repeats (GArray *items, const gchar *pass)
     }
     reach = MAX (reach, end);
   }
+  return n;
+}
+
+/* Items with a zero DURATION: word times the element could not place
+ * (clamped onto the end of the audio it had). */
+static guint
+count_zero_duration (GArray *items)
+{
+  guint i, n = 0;
+
+  for (i = 0; i < items->len; i++)
+    n += g_array_index (items, Item, i).dur == 0;
   return n;
 }
 
@@ -872,6 +885,8 @@ report (const Options *o, const Programme *p, Pass *live, Pass *offline)
   row ("WER vs published (%)", fig (wer_live, "%.1f"), fig (wer_offline, "%.1f"));
   row ("WER live vs offline (%)", fig (wer_lo, "%.1f"), NULL);
   row ("live - offline (points)", fig (wer_live - wer_offline, "%+.1f"), NULL);
+  row ("zero-duration items", fig_u (live != NULL, live ? count_zero_duration (live->items) : 0),
+      fig_u (offline != NULL, offline ? count_zero_duration (offline->items) : 0));
   row ("repeated items", fig_u (live != NULL, repeats), fig_u (offline != NULL, off_repeats));
   row ("items in silence", fig_u (live != NULL, silence), fig_u (offline != NULL, off_silence));
   if (live) {
