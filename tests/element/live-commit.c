@@ -55,6 +55,7 @@
 #define REPEAT_SLACK (200 * GST_MSECOND)     /* estimated word times may overlap */
 #define SILENCE_MARGIN (300 * GST_MSECOND)   /* from the clips around a gap */
 #define CLIP_MARGIN (500 * GST_MSECOND)      /* a clip's words for its own WER */
+#define SQUEEZED (20 * GST_MSECOND)         /* shorter than a spoken word */
 #define MAX_LISTED 10
 #define WORST_CLIPS 5
 
@@ -647,7 +648,8 @@ plain (const gchar *text)
 static void
 print_item (const gchar *what, const Item *it)
 {
-  g_print ("  %s %8.2f-%8.2f s", what, secs (it->pts), secs (it->pts + it->dur));
+  g_print ("  %s %8.2f-%8.2f s (%4" G_GUINT64_FORMAT " ms)", what, secs (it->pts),
+      secs (it->pts + it->dur), it->dur / GST_MSECOND);
   if (GST_CLOCK_TIME_IS_VALID (it->arrival))
     g_print (" (at %8.2f s)", secs (it->arrival));
   g_print (" \"%s\"\n", it->text);
@@ -686,15 +688,16 @@ count_repeats (GArray *items, const gchar *pass)
   return n;
 }
 
-/* Items with a zero DURATION: word times the element could not place
- * (clamped onto the end of the audio it had). */
+/* Items shorter than any spoken word: times the element could not place
+ * (a word's estimated span clamped onto the end of the audio it had gets
+ * the output's minimum DURATION, 1 ms). */
 static guint
-count_zero_duration (GArray *items)
+count_squeezed (GArray *items)
 {
   guint i, n = 0;
 
   for (i = 0; i < items->len; i++)
-    n += g_array_index (items, Item, i).dur == 0;
+    n += g_array_index (items, Item, i).dur < SQUEEZED;
   return n;
 }
 
@@ -885,8 +888,8 @@ report (const Options *o, const Programme *p, Pass *live, Pass *offline)
   row ("WER vs published (%)", fig (wer_live, "%.1f"), fig (wer_offline, "%.1f"));
   row ("WER live vs offline (%)", fig (wer_lo, "%.1f"), NULL);
   row ("live - offline (points)", fig (wer_live - wer_offline, "%+.1f"), NULL);
-  row ("zero-duration items", fig_u (live != NULL, live ? count_zero_duration (live->items) : 0),
-      fig_u (offline != NULL, offline ? count_zero_duration (offline->items) : 0));
+  row ("items under 20 ms", fig_u (live != NULL, live ? count_squeezed (live->items) : 0),
+      fig_u (offline != NULL, offline ? count_squeezed (offline->items) : 0));
   row ("repeated items", fig_u (live != NULL, repeats), fig_u (offline != NULL, off_repeats));
   row ("items in silence", fig_u (live != NULL, silence), fig_u (offline != NULL, off_silence));
   if (live) {
