@@ -28,9 +28,10 @@
  * of the live and the offline text (buffers in PTS order) against the
  * published text and of the live text against the offline one; repeated
  * items (a span starting more than 0.2 s before the end of the items
- * committed before it, or the same word again over an overlapping span);
- * items wholly inside a noise gap, more than 0.3 s from both neighbouring
- * clips; the audio the element dropped (stats), its dropped-audio and
+ * committed before it, the same word again over an overlapping span, or a
+ * phrase of 3 or more words committed twice in a row); items wholly inside
+ * a noise gap, more than 0.3 s from both neighbouring clips; items under
+ * 20 ms (times the element clamped); the audio the element dropped (stats), its dropped-audio and
  * excessive-delay warnings and its max-observed-delay; the five clip
  * instances with the worst live word error rate. Then one line
  *   RESULT latency=.. p50=.. p95=.. max=.. (s) wer_live_pub=.. wer_offline_pub=..
@@ -56,6 +57,8 @@
 #define SILENCE_MARGIN (300 * GST_MSECOND)   /* from the clips around a gap */
 #define CLIP_MARGIN (500 * GST_MSECOND)      /* a clip's words for its own WER */
 #define SQUEEZED (20 * GST_MSECOND)         /* shorter than a spoken word */
+#define MIN_PHRASE_WORDS 3                   /* a phrase said twice in a row */
+#define MAX_PHRASE_ITEMS 64
 #define MAX_LISTED 10
 #define WORST_CLIPS 5
 
@@ -637,51 +640,99 @@ delay_stats (GArray *items)
   return d;
 }
 
-/* The word for comparison: wer_words ()'s form, joined. */
-static gchar *
-plain (const gchar *text)
-{
-  g_auto (GStrv) w = wer_words (text);
-  return g_strjoinv (" ", w);
-}
-
 static void
 print_item (const gchar *what, const Item *it)
 {
-  g_print ("  %s %8.2f-%8.2f s (%4" G_GUINT64_FORMAT " ms)", what, secs (it->pts),
+  g_print ("  %-7s %8.2f-%8.2f s (%4" G_GUINT64_FORMAT " ms)", what, secs (it->pts),
       secs (it->pts + it->dur), it->dur / GST_MSECOND);
   if (GST_CLOCK_TIME_IS_VALID (it->arrival))
     g_print (" (at %8.2f s)", secs (it->arrival));
   g_print (" \"%s\"\n", it->text);
 }
 
+/* The reasons an item counts as repeated (see count_repeats ()). */
+typedef enum {
+  REPEAT_NONE,
+  REPEAT_EARLY,     /* starts well before the end of what was committed */
+  REPEAT_SAME,      /* the word before again, over an overlapping span */
+  REPEAT_PHRASE,    /* the phrase before again, word for word */
+} RepeatKind;
+
+static const gchar *const repeat_names[] = { "", "early", "same", "phrase" };
+
+/* The items' texts in wer_words ()'s form, and their numbers of words. */
+static gchar **
+plain_texts (GArray *items, guint **n_words)
+{
+  gchar **t = g_new0 (gchar *, items->len + 1);
+  guint i;
+
+  *n_words = g_new0 (guint, items->len);
+  for (i = 0; i < items->len; i++) {
+    g_auto (GStrv) w = wer_words (g_array_index (items, Item, i).text);
+    t[i] = g_strjoinv (" ", w);
+    (*n_words)[i] = g_strv_length (w);
+  }
+  return t;
+}
+
+/* The number of items from `i` on that repeat the same number of items
+ * just before `i`, text for text, when those hold at least
+ * MIN_PHRASE_WORDS words; 0 when none do. The longest such run. */
+static guint
+phrase_repeat (gchar **t, const guint *n_words, guint n, guint i)
+{
+  guint k, best = 0;
+
+  for (k = 1; k <= i && i + k <= n && k <= MAX_PHRASE_ITEMS; k++) {
+    guint j, words = 0;
+    for (j = 0; j < k && strcmp (t[i + j], t[i - k + j]) == 0; j++)
+      words += n_words[i + j];
+    if (j == k && words >= MIN_PHRASE_WORDS)
+      best = k;
+  }
+  return best;
+}
+
 /* Items, in commit (arrival) order, that give audio already given: one
  * starting more than REPEAT_SLACK before the end of the items committed
  * before it (the latest end so far, so that a whole phrase output again
- * counts word by word, not only its first word), or the same word as the
- * one before over an overlapping span. */
+ * counts word by word, not only its first word); the same word as the one
+ * before over an overlapping span; or a phrase of MIN_PHRASE_WORDS or more
+ * words committed again right after itself, whatever its times (the
+ * element keeps word times from going backwards: a phrase decoded again
+ * comes out clamped onto the end of its first copy). */
 static guint
 count_repeats (GArray *items, const gchar *pass)
 {
+  g_autofree guint *n_words = NULL;
+  g_auto (GStrv) t = plain_texts (items, &n_words);
   GstClockTime reach = 0;
-  guint i, n = 0;
+  guint i, n = 0, phrase_left = 0;
 
   for (i = 0; i < items->len; i++) {
     const Item *it = &g_array_index (items, Item, i);
+    const Item *prev = i > 0 ? &g_array_index (items, Item, i - 1) : NULL;
     GstClockTime end = it->pts + it->dur;
-    gboolean repeat = FALSE;
+    RepeatKind kind = REPEAT_NONE;
 
-    if (i > 0) {
-      const Item *prev = &g_array_index (items, Item, i - 1);
-      g_autofree gchar *a = plain (prev->text), *b = plain (it->text);
-      repeat = it->pts + REPEAT_SLACK < reach
-          || (*a && strcmp (a, b) == 0 && it->pts < prev->pts + prev->dur && end > prev->pts);
+    if (phrase_left == 0)
+      phrase_left = phrase_repeat (t, n_words, items->len, i);
+    if (phrase_left > 0) {
+      kind = REPEAT_PHRASE;
+      phrase_left--;
+    } else if (prev && it->pts + REPEAT_SLACK < reach) {
+      kind = REPEAT_EARLY;
+    } else if (prev && *t[i] && strcmp (t[i], t[i - 1]) == 0
+        && it->pts < prev->pts + prev->dur && end > prev->pts) {
+      kind = REPEAT_SAME;
     }
-    if (repeat && n++ < MAX_LISTED) {
+    if (kind != REPEAT_NONE && n++ < MAX_LISTED) {
       if (n == 1)
-        g_print ("%s: repeated (start, end, arrival, text; after the committed text reaching "
-            "%.2f s):\n", pass, secs (reach));
-      print_item ("repeat", it);
+        g_print ("%s: repeated items (early: starts before the end of the text committed "
+            "before it; same: the word before again; phrase: the phrase before again):\n",
+            pass);
+      print_item (repeat_names[kind], it);
     }
     reach = MAX (reach, end);
   }
