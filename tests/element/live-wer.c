@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "whisper-engine.h"
+#include "wer-util.h"
 #include "wt-util.h"
 
 #define BUF_SAMPLES (WHISPER_SAMPLE_RATE / 10)
@@ -79,57 +80,6 @@ on_message (GstBus *bus, GstMessage *m, gpointer data)
   (void) bus;
   collect_message (data, m);
   return GST_BUS_PASS;
-}
-
-/* Lower-cased words: runs of letters, digits and apostrophes. */
-static gchar **
-normalise_words (const gchar *text)
-{
-  GString *s = g_string_new (NULL);
-  const gchar *p;
-
-  for (p = text; *p; p++) {
-    gchar ch = g_ascii_tolower (*p);
-    g_string_append_c (s, g_ascii_isalnum (ch) || ch == '\'' ? ch : ' ');
-  }
-  {
-    gchar **raw = g_strsplit (s->str, " ", -1);
-    GPtrArray *out = g_ptr_array_new ();
-    guint i;
-
-    for (i = 0; raw[i]; i++)
-      if (*raw[i] != '\0')
-        g_ptr_array_add (out, g_strdup (raw[i]));
-    g_ptr_array_add (out, NULL);
-    g_strfreev (raw);
-    g_string_free (s, TRUE);
-    return (gchar **) g_ptr_array_free (out, FALSE);
-  }
-}
-
-/* Word-level edit distance between the reference and the hypothesis. */
-static guint
-word_errors (gchar **ref, gchar **hyp)
-{
-  guint n = g_strv_length (ref), m = g_strv_length (hyp), i, j;
-  guint *prev = g_new (guint, m + 1), *cur = g_new (guint, m + 1), *tmp, d;
-
-  for (j = 0; j <= m; j++)
-    prev[j] = j;
-  for (i = 1; i <= n; i++) {
-    cur[0] = i;
-    for (j = 1; j <= m; j++) {
-      guint sub = prev[j - 1] + (strcmp (ref[i - 1], hyp[j - 1]) != 0);
-      cur[j] = MIN (sub, MIN (prev[j] + 1, cur[j - 1] + 1));
-    }
-    tmp = prev;
-    prev = cur;
-    cur = tmp;
-  }
-  d = prev[m];
-  g_free (prev);
-  g_free (cur);
-  return d;
 }
 
 static GstBuffer *
@@ -336,8 +286,8 @@ main (int argc, char **argv)
   if (stats)
     gst_structure_get_uint64 (stats, "audio-dropped", &dropped);
   if (reference) {
-    gchar **ref = normalise_words (reference), **hyp = normalise_words (c.text->str);
-    errors = word_errors (ref, hyp);
+    gchar **ref = wer_words (reference), **hyp = wer_words (c.text->str);
+    errors = wer_errors (ref, hyp);
     ref_words = g_strv_length (ref);
     g_strfreev (ref);
     g_strfreev (hyp);

@@ -1,0 +1,1073 @@
+/* live-commit: what a live-subtitling user sees from whispersink.
+ *
+ *   live-commit [--minutes M] [--latency MS] [--model PATH] [--set PROP=VALUE]...
+ *               [--output words|segments] [--playback] [--live-only | --offline-only]
+ *               [--seed N] [--verbose] SHARED_DATA_DIR LIBRIVOX_DIR
+ *
+ * The programme: real speech with published transcripts (jfk.wav, the left
+ * channel of stereo_diarization.wav, the LibriVox clips of LIBRIVOX_DIR's
+ * `transcription` file in file order), each clip followed by 1.0-2.0 s
+ * (seeded random) of white noise at about -70 dBFS (N(0, 3e-4) floats),
+ * looped until at least M minutes (10) of audio.
+ *
+ * Live pass:
+ *   appsrc (live, 100-ms F32LE buffers, each pushed when its capture would
+ *           end on the pipeline clock)
+ *     [! tee ! queue (latency + 2 s) ! fakesink sync=true   (--playback)
+ *        tee ! queue]
+ *     ! whispersink latency=L output=words ! fakesink sync=true
+ * A buffer probe on the last fakesink's sink pad records every text
+ * buffer's text, PTS, DURATION and the running time at which it arrived.
+ * Offline pass: the same samples through a non-live appsrc (block=true, as
+ * fast as the element takes them) ! whispersink ! fakesink, the same model
+ * and --set properties.
+ *
+ * Reported: per committed item (one word with output=words, one phrase with
+ * segments) the delay, arrival - (PTS + DURATION), as p50 / p95 / max; the
+ * word error rate (wer-util.c: lower-cased, letters, digits and apostrophes)
+ * of the live and the offline text (buffers in PTS order) against the
+ * published text and of the live text against the offline one; repeated
+ * items (a span starting more than 0.2 s before the end of the items
+ * committed before it, the same word again over an overlapping span, or a
+ * phrase of 3 or more words committed twice in a row); items wholly inside
+ * a noise gap, more than 0.3 s from both neighbouring clips; items under
+ * 20 ms (times the element clamped); the audio the element dropped (stats), its dropped-audio and
+ * excessive-delay warnings and its max-observed-delay; the five clip
+ * instances with the worst live word error rate. Then one line
+ *   RESULT latency=.. p50=.. p95=.. max=.. (s) wer_live_pub=.. wer_offline_pub=..
+ *          wer_live_offline=.. (%) repeats=.. in_silence=.. dropped_s=.. ...
+ * ("na" for a pass not run). It reports, it does not judge: exit 0, 1 on an
+ * error message or a pass that did not reach EOS in time, 2 on bad usage
+ * or missing files. Used by live-commit.sh. */
+#include <gst/gst.h>
+#include <gst/app/gstappsrc.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "wer-util.h"
+#include "whisper-engine.h"
+
+#define RATE WHISPER_SAMPLE_RATE
+#define BUF_SAMPLES (RATE / 10)
+#define CAPS "audio/x-raw,format=F32LE,rate=16000,channels=1,layout=interleaved"
+#define NOISE_SIGMA 3e-4                     /* about -70 dBFS */
+#define REPEAT_SLACK (200 * GST_MSECOND)     /* estimated word times may overlap */
+#define SILENCE_MARGIN (300 * GST_MSECOND)   /* from the clips around a gap */
+#define CLIP_MARGIN (500 * GST_MSECOND)      /* a clip's words for its own WER */
+#define SQUEEZED (20 * GST_MSECOND)         /* shorter than a spoken word */
+#define MIN_PHRASE_WORDS 3                   /* a phrase said twice in a row */
+#define MAX_PHRASE_ITEMS 64
+#define MAX_LISTED 10
+#define WORST_CLIPS 5
+
+/* The published transcripts of the shared clips (../shared/data/README.md). */
+#define JFK_TEXT "And so my fellow Americans, ask not what your country can do for you, " \
+  "ask what you can do for your country."
+#define STEREO_LEFT_TEXT "He began a confused complaint against the wizard, who had " \
+  "vanished behind the curtain on the left."
+
+typedef struct {
+  gchar *name;   /* short, for the tables */
+  gchar *text;   /* published */
+  float *pcm;
+  gsize n;
+} Clip;
+
+/* One clip instance of the programme. */
+typedef struct {
+  guint clip;           /* index into Programme.clips */
+  gsize start, end;     /* samples */
+} ClipSpan;
+
+typedef struct {
+  GPtrArray *clips;     /* Clip */
+  GArray *spans;        /* ClipSpan, in programme order */
+  float *pcm;
+  gsize n;
+} Programme;
+
+/* One text buffer as it reached the text fakesink. */
+typedef struct {
+  gchar *text;
+  GstClockTime pts, dur;
+  GstClockTime arrival; /* running time; GST_CLOCK_TIME_NONE offline */
+} Item;
+
+typedef struct {
+  gdouble minutes;
+  gint latency;
+  gchar *model;
+  gchar **sets;
+  gchar *output;
+  gboolean playback, live_only, offline_only, verbose;
+  gint seed;
+} Options;
+
+/* One pass (live or offline) and what it collected. */
+typedef struct {
+  gboolean live;
+  const Programme *prog;
+  GstElement *pipeline, *appsrc, *whisper;
+  GThread *feeder;
+  gint stop;
+  GMutex lock;
+  GArray *items;        /* Item, in arrival order */
+  gint warnings, dropped_warnings, late_warnings, errors, interim, final;
+  gboolean eos;
+  guint64 audio_dropped;
+  guint max_observed_delay;
+} Pass;
+
+static GstClockTime
+sample_time (gsize n)
+{
+  return gst_util_uint64_scale_int (n, GST_SECOND, RATE);
+}
+
+static double
+secs (GstClockTime t)
+{
+  return (double) t / GST_SECOND;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The programme */
+
+static Clip *
+clip_load (const gchar *path, gint channel, const gchar *name, const gchar *text,
+    GError **error)
+{
+  gsize n;
+  float *pcm = whisper_audio_load_file (path, channel, &n, error);
+  Clip *c;
+
+  if (!pcm)
+    return NULL;
+  c = g_new0 (Clip, 1);
+  c->name = g_strdup (name);
+  c->text = g_strdup (text);
+  c->pcm = pcm;
+  c->n = n;
+  return c;
+}
+
+static void
+clip_free (gpointer data)
+{
+  Clip *c = data;
+
+  g_free (c->name);
+  g_free (c->text);
+  g_free (c->pcm);
+  g_free (c);
+}
+
+/* One line of a CMU Sphinx transcription file, "<s> words </s> (id)":
+ * the words in `text`, the id in `id`. */
+static gboolean
+parse_transcription_line (const gchar *line, gchar **text, gchar **id)
+{
+  const gchar *open = strrchr (line, '('), *close = strrchr (line, ')');
+  g_autofree gchar *words = NULL;
+  g_autoptr (GString) s = NULL;
+
+  if (!open || !close || close < open)
+    return FALSE;
+  *id = g_strstrip (g_strndup (open + 1, close - open - 1));
+  words = g_strndup (line, open - line);
+  s = g_string_new (words);
+  g_string_replace (s, "<s>", " ", 0);
+  g_string_replace (s, "</s>", " ", 0);
+  *text = g_strstrip (g_strdup (s->str));
+  return **id != '\0';
+}
+
+static gint
+cmp_strings (gconstpointer a, gconstpointer b)
+{
+  return g_strcmp0 (*(const gchar **) a, *(const gchar **) b);
+}
+
+/* The LibriVox clips of `dir`'s transcription file, in file (id) order. */
+static gboolean
+load_librivox (GPtrArray *clips, const gchar *dir, GError **error)
+{
+  g_autofree gchar *path = g_build_filename (dir, "transcription", NULL);
+  g_autofree gchar *contents = NULL;
+  g_auto (GStrv) lines = NULL;
+  g_autoptr (GPtrArray) ids = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GHashTable) texts = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
+  guint i;
+
+  if (!g_file_get_contents (path, &contents, NULL, error))
+    return FALSE;
+  lines = g_strsplit (contents, "\n", -1);
+  for (i = 0; lines[i]; i++) {
+    gchar *text, *id;
+    if (!parse_transcription_line (lines[i], &text, &id))
+      continue;
+    g_ptr_array_add (ids, id);
+    g_hash_table_replace (texts, id, text);
+  }
+  g_ptr_array_sort (ids, cmp_strings);
+  for (i = 0; i < ids->len; i++) {
+    const gchar *id = g_ptr_array_index (ids, i);
+    g_autofree gchar *wav = g_strconcat (id, ".wav", NULL);
+    g_autofree gchar *file = g_build_filename (dir, wav, NULL);
+    const gchar *tail = strrchr (id, '-');
+    Clip *c = clip_load (file, -1, tail ? tail + 1 : id, g_hash_table_lookup (texts, id),
+        error);
+    if (!c)
+      return FALSE;
+    g_ptr_array_add (clips, c);
+  }
+  if (ids->len == 0) {
+    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: no transcripts", path);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+load_clips (GPtrArray *clips, const gchar *data_dir, const gchar *librivox_dir,
+    GError **error)
+{
+  g_autofree gchar *jfk = g_build_filename (data_dir, "jfk.wav", NULL);
+  g_autofree gchar *stereo = g_build_filename (data_dir, "stereo_diarization.wav", NULL);
+  Clip *c;
+
+  if (!(c = clip_load (jfk, -1, "jfk", JFK_TEXT, error)))
+    return FALSE;
+  g_ptr_array_add (clips, c);
+  if (!(c = clip_load (stereo, 0, "stereo-L", STEREO_LEFT_TEXT, error)))
+    return FALSE;
+  g_ptr_array_add (clips, c);
+  return load_librivox (clips, librivox_dir, error);
+}
+
+/* A standard normal deviate (Box-Muller). */
+static double
+gaussian (GRand *r)
+{
+  double u = g_rand_double_range (r, DBL_MIN, 1.0), v = g_rand_double (r);
+  return sqrt (-2.0 * log (u)) * cos (2.0 * G_PI * v);
+}
+
+/* Every clip in turn, each followed by 1.0-2.0 s of quiet white noise,
+ * until the programme holds at least `minutes` of audio. */
+static void
+build_programme (Programme *p, gdouble minutes, gint seed)
+{
+  GArray *pcm = g_array_new (FALSE, FALSE, sizeof (float));
+  GRand *r = g_rand_new_with_seed ((guint32) seed);
+  const gsize want = (gsize) (minutes * 60 * RATE);
+  guint k = 0;
+
+  p->spans = g_array_new (FALSE, FALSE, sizeof (ClipSpan));
+  while (pcm->len < want || k == 0) {
+    const Clip *c = g_ptr_array_index (p->clips, k % p->clips->len);
+    ClipSpan sp = { k % p->clips->len, pcm->len, pcm->len + c->n };
+    gsize gap = (gsize) (g_rand_double_range (r, 1.0, 2.0) * RATE), i;
+
+    g_array_append_vals (pcm, c->pcm, c->n);
+    g_array_append_val (p->spans, sp);
+    for (i = 0; i < gap; i++) {
+      float x = (float) (NOISE_SIGMA * gaussian (r));
+      g_array_append_val (pcm, x);
+    }
+    k++;
+  }
+  g_rand_free (r);
+  p->n = pcm->len;
+  p->pcm = (float *) g_array_free (pcm, FALSE);
+}
+
+/* The published text of the whole programme, clip after clip. */
+static gchar *
+programme_text (const Programme *p)
+{
+  GString *s = g_string_new (NULL);
+  guint i;
+
+  for (i = 0; i < p->spans->len; i++) {
+    const ClipSpan *sp = &g_array_index (p->spans, ClipSpan, i);
+    const Clip *c = g_ptr_array_index (p->clips, sp->clip);
+    if (s->len)
+      g_string_append_c (s, ' ');
+    g_string_append (s, c->text);
+  }
+  return g_string_free (s, FALSE);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A pass: pipeline, feeder, probe, bus */
+
+/* Pushes the programme once in 100-ms buffers, then EOS. Live: each buffer
+ * when its capture would end on the pipeline clock; otherwise as fast as
+ * appsrc (block=true) takes them. */
+static gpointer
+feed (gpointer data)
+{
+  Pass *ps = data;
+  const Programme *p = ps->prog;
+  GstClock *clock = NULL;
+  GstClockTime base = 0;
+  gsize off;
+
+  if (ps->live) {
+    while (!g_atomic_int_get (&ps->stop) && !(clock = gst_element_get_clock (ps->pipeline)))
+      g_usleep (10000);
+    if (!clock)
+      return NULL;
+    base = gst_element_get_base_time (ps->pipeline);
+  }
+  for (off = 0; off < p->n && !g_atomic_int_get (&ps->stop); off += BUF_SAMPLES) {
+    gsize len = MIN (BUF_SAMPLES, p->n - off);
+    GstBuffer *buf = gst_buffer_new_memdup (p->pcm + off, len * sizeof (float));
+
+    if (clock) {
+      GstClockID id = gst_clock_new_single_shot_id (clock, base + sample_time (off + len));
+      gst_clock_id_wait (id, NULL);
+      gst_clock_id_unref (id);
+    }
+    GST_BUFFER_PTS (buf) = sample_time (off);
+    GST_BUFFER_DURATION (buf) = sample_time (off + len) - sample_time (off);
+    if (gst_app_src_push_buffer (GST_APP_SRC (ps->appsrc), buf) != GST_FLOW_OK)
+      break;
+  }
+  gst_app_src_end_of_stream (GST_APP_SRC (ps->appsrc));
+  g_clear_object (&clock);
+  return NULL;
+}
+
+/* Records each text buffer and, live, the running time it arrived at. */
+static GstPadProbeReturn
+on_text_buffer (GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  Pass *ps = data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  Item it = { NULL, GST_BUFFER_PTS (buf), GST_BUFFER_DURATION (buf), GST_CLOCK_TIME_NONE };
+  GstMapInfo map;
+
+  (void) pad;
+  if (ps->live) {
+    GstClock *clock = gst_element_get_clock (ps->pipeline);
+    if (clock) {
+      GstClockTime now = gst_clock_get_time (clock), base = gst_element_get_base_time (ps->pipeline);
+      it.arrival = now > base ? now - base : 0;
+      gst_object_unref (clock);
+    }
+  }
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
+    return GST_PAD_PROBE_OK;
+  it.text = g_strstrip (g_strndup ((const gchar *) map.data, map.size));
+  gst_buffer_unmap (buf, &map);
+  if (!GST_CLOCK_TIME_IS_VALID (it.dur))
+    it.dur = 0;
+  g_mutex_lock (&ps->lock);
+  g_array_append_val (ps->items, it);
+  g_mutex_unlock (&ps->lock);
+  return GST_PAD_PROBE_OK;
+}
+
+static void
+on_warning (Pass *ps, GstMessage *m)
+{
+  g_autoptr (GError) err = NULL;
+  const GstStructure *details = NULL;
+  const gchar *reason = NULL;
+
+  gst_message_parse_warning (m, &err, NULL);
+  gst_message_parse_warning_details (m, &details);
+  if (details)
+    reason = gst_structure_get_string (details, "reason");
+  g_printerr ("%s warning (%s): %s\n", ps->live ? "live" : "offline",
+      reason ? reason : "no reason", err->message);
+  g_atomic_int_inc (&ps->warnings);
+  if (g_strcmp0 (reason, "dropped-audio") == 0)
+    g_atomic_int_inc (&ps->dropped_warnings);
+  else if (g_strcmp0 (reason, "excessive-delay") == 0)
+    g_atomic_int_inc (&ps->late_warnings);
+}
+
+/* Counts and prints in the posting thread; only EOS and ERROR reach the
+ * main thread. */
+static GstBusSyncReply
+on_message (GstBus *bus, GstMessage *m, gpointer data)
+{
+  Pass *ps = data;
+  g_autoptr (GError) err = NULL;
+
+  (void) bus;
+  switch (GST_MESSAGE_TYPE (m)) {
+    case GST_MESSAGE_ELEMENT:
+      if (gst_message_has_name (m, "whisper-text")) {
+        gboolean final = FALSE;
+        gst_structure_get_boolean (gst_message_get_structure (m), "final", &final);
+        g_atomic_int_inc (final ? &ps->final : &ps->interim);
+      }
+      return GST_BUS_DROP;
+    case GST_MESSAGE_WARNING:
+      on_warning (ps, m);
+      return GST_BUS_DROP;
+    case GST_MESSAGE_ERROR:
+      gst_message_parse_error (m, &err, NULL);
+      g_printerr ("%s error: %s\n", ps->live ? "live" : "offline", err->message);
+      g_atomic_int_inc (&ps->errors);
+      return GST_BUS_PASS;
+    case GST_MESSAGE_EOS:
+      return GST_BUS_PASS;
+    default:
+      return GST_BUS_DROP;
+  }
+}
+
+/* The pass's pipeline description (whispersink's own settings come from
+ * configure_whisper ()). */
+static gchar *
+pipeline_description (const Options *o, gboolean live)
+{
+  if (!live)
+    return g_strdup ("appsrc name=src is-live=false format=time block=true caps=\"" CAPS "\" "
+        "! whispersink name=w ! fakesink name=tsink");
+  if (!o->playback)
+    return g_strdup ("appsrc name=src is-live=true format=time min-latency=100000000 "
+        "caps=\"" CAPS "\" ! whispersink name=w ! fakesink name=tsink sync=true");
+  /* a synced audio sink waits out the pipeline latency, whispersink's
+   * included: its queue holds that much (as live-soak.c's) */
+  return g_strdup_printf ("appsrc name=src is-live=true format=time min-latency=100000000 "
+      "caps=\"" CAPS "\" ! tee name=t "
+      "t. ! queue max-size-time=%" G_GUINT64_FORMAT " max-size-buffers=0 max-size-bytes=0 "
+      "! fakesink name=asink sync=true "
+      "t. ! queue ! whispersink name=w ! fakesink name=tsink sync=true",
+      (guint64) (o->latency + 2000) * GST_MSECOND);
+}
+
+/* output, model and the --set properties (both passes), latency (live). */
+static gboolean
+configure_whisper (GstElement *w, const Options *o, gboolean live)
+{
+  guint i;
+
+  gst_util_set_object_arg (G_OBJECT (w), "output", o->output);
+  if (o->model)
+    g_object_set (w, "model", o->model, NULL);
+  for (i = 0; o->sets && o->sets[i]; i++) {
+    g_auto (GStrv) kv = g_strsplit (o->sets[i], "=", 2);
+    if (!kv[0] || !kv[1] || !g_object_class_find_property (G_OBJECT_GET_CLASS (w), kv[0])) {
+      g_printerr ("--set %s: not a whispersink property=value\n", o->sets[i]);
+      return FALSE;
+    }
+    gst_util_set_object_arg (G_OBJECT (w), kv[0], kv[1]);
+  }
+  if (live) {
+    guint set = 0;
+    g_object_set (w, "latency", (guint) o->latency, NULL);
+    g_object_get (w, "latency", &set, NULL);
+    if (set != (guint) o->latency) {
+      g_printerr ("latency=%d refused (the element keeps %u)\n", o->latency, set);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* Builds the pass's pipeline. FALSE (after a message) on bad settings. */
+static gboolean
+pass_setup (Pass *ps, const Options *o)
+{
+  g_autofree gchar *desc = pipeline_description (o, ps->live);
+  g_autoptr (GError) err = NULL;
+  GstElement *tsink;
+  GstPad *pad;
+  GstBus *bus;
+
+  ps->items = g_array_new (FALSE, FALSE, sizeof (Item));
+  g_mutex_init (&ps->lock);
+  ps->pipeline = gst_parse_launch (desc, &err);
+  if (!ps->pipeline) {
+    g_printerr ("%s\n", err->message);
+    return FALSE;
+  }
+  ps->appsrc = gst_bin_get_by_name (GST_BIN (ps->pipeline), "src");
+  ps->whisper = gst_bin_get_by_name (GST_BIN (ps->pipeline), "w");
+  /* before the properties: setting latency may post a warning */
+  bus = gst_element_get_bus (ps->pipeline);
+  gst_bus_set_sync_handler (bus, on_message, ps, NULL);
+  gst_object_unref (bus);
+  if (!configure_whisper (ps->whisper, o, ps->live))
+    return FALSE;
+  tsink = gst_bin_get_by_name (GST_BIN (ps->pipeline), "tsink");
+  pad = gst_element_get_static_pad (tsink, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, on_text_buffer, ps, NULL);
+  gst_object_unref (pad);
+  gst_object_unref (tsink);
+  return TRUE;
+}
+
+/* Runs the pass to EOS (or an error, or `timeout`), then reads the
+ * element's counters. FALSE when it did not reach EOS. */
+static gboolean
+pass_run (Pass *ps, GstClockTime timeout)
+{
+  GstBus *bus = gst_element_get_bus (ps->pipeline);
+  GstMessage *m = NULL;
+  GstStructure *stats = NULL;
+
+  if (gst_element_set_state (ps->pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+    g_printerr ("%s: cannot start the pipeline\n", ps->live ? "live" : "offline");
+    /* the error message says why */
+    m = gst_bus_timed_pop_filtered (bus, 0, GST_MESSAGE_ERROR);
+  } else {
+    ps->feeder = g_thread_new ("feeder", feed, ps);
+    m = gst_bus_timed_pop_filtered (bus, timeout, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  }
+  ps->eos = m && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS;
+  if (!m && ps->feeder)
+    g_printerr ("%s: no EOS within %.0f s\n", ps->live ? "live" : "offline", secs (timeout));
+  g_clear_pointer (&m, gst_message_unref);
+  gst_object_unref (bus);
+
+  g_object_get (ps->whisper, "stats", &stats, "max-observed-delay", &ps->max_observed_delay,
+      NULL);
+  if (stats) {
+    gst_structure_get_uint64 (stats, "audio-dropped", &ps->audio_dropped);
+    gst_structure_free (stats);
+  }
+  /* NULL unblocks a feeder waiting on the clock or on a full appsrc */
+  g_atomic_int_set (&ps->stop, 1);
+  gst_element_set_state (ps->pipeline, GST_STATE_NULL);
+  if (ps->feeder)
+    g_thread_join (ps->feeder);
+  ps->feeder = NULL;
+  return ps->eos;
+}
+
+static void
+pass_clear (Pass *ps)
+{
+  guint i;
+
+  if (ps->items) {
+    for (i = 0; i < ps->items->len; i++)
+      g_free (g_array_index (ps->items, Item, i).text);
+    g_array_free (ps->items, TRUE);
+    g_mutex_clear (&ps->lock);
+  }
+  g_clear_object (&ps->appsrc);
+  g_clear_object (&ps->whisper);
+  g_clear_object (&ps->pipeline);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Measurements */
+
+static gint
+by_pts (gconstpointer a, gconstpointer b)
+{
+  const Item *x = *(const Item **) a, *y = *(const Item **) b;
+  return x->pts < y->pts ? -1 : x->pts > y->pts;
+}
+
+/* The items in PTS order (arrival order among equal PTS). */
+static GPtrArray *
+items_by_pts (GArray *items)
+{
+  GPtrArray *v = g_ptr_array_sized_new (items->len);
+  guint i;
+
+  for (i = 0; i < items->len; i++)
+    g_ptr_array_add (v, &g_array_index (items, Item, i));
+  g_ptr_array_sort (v, by_pts);   /* g_ptr_array_sort is stable */
+  return v;
+}
+
+static gchar *
+joined_text (GArray *items)
+{
+  g_autoptr (GPtrArray) v = items_by_pts (items);
+  GString *s = g_string_new (NULL);
+  guint i;
+
+  for (i = 0; i < v->len; i++) {
+    const Item *it = g_ptr_array_index (v, i);
+    if (!*it->text)
+      continue;
+    if (s->len)
+      g_string_append_c (s, ' ');
+    g_string_append (s, it->text);
+  }
+  return g_string_free (s, FALSE);
+}
+
+static gint
+cmp_gint64 (gconstpointer a, gconstpointer b)
+{
+  gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct {
+  guint n;
+  double p50, p95, max;   /* s */
+} Delays;
+
+/* Nearest-rank percentiles of arrival - (PTS + DURATION). */
+static Delays
+delay_stats (GArray *items)
+{
+  Delays d = { 0, NAN, NAN, NAN };
+  g_autoptr (GArray) v = g_array_new (FALSE, FALSE, sizeof (gint64));
+  guint i;
+
+  for (i = 0; i < items->len; i++) {
+    const Item *it = &g_array_index (items, Item, i);
+    gint64 delay;
+    if (!GST_CLOCK_TIME_IS_VALID (it->arrival) || !GST_CLOCK_TIME_IS_VALID (it->pts))
+      continue;
+    delay = (gint64) it->arrival - (gint64) (it->pts + it->dur);
+    g_array_append_val (v, delay);
+  }
+  if (v->len == 0)
+    return d;
+  g_array_sort (v, cmp_gint64);
+  d.n = v->len;
+  d.p50 = g_array_index (v, gint64, (guint) ceil (0.50 * v->len) - 1) / 1e9;
+  d.p95 = g_array_index (v, gint64, (guint) ceil (0.95 * v->len) - 1) / 1e9;
+  d.max = g_array_index (v, gint64, v->len - 1) / 1e9;
+  return d;
+}
+
+static void
+print_item (const gchar *what, const Item *it)
+{
+  g_print ("  %-7s %8.2f-%8.2f s (%4" G_GUINT64_FORMAT " ms)", what, secs (it->pts),
+      secs (it->pts + it->dur), it->dur / GST_MSECOND);
+  if (GST_CLOCK_TIME_IS_VALID (it->arrival))
+    g_print (" (at %8.2f s)", secs (it->arrival));
+  g_print (" \"%s\"\n", it->text);
+}
+
+/* The reasons an item counts as repeated (see count_repeats ()). */
+typedef enum {
+  REPEAT_NONE,
+  REPEAT_EARLY,     /* starts well before the end of what was committed */
+  REPEAT_SAME,      /* the word before again, over an overlapping span */
+  REPEAT_PHRASE,    /* the phrase before again, word for word */
+} RepeatKind;
+
+static const gchar *const repeat_names[] = { "", "early", "same", "phrase" };
+
+/* The items' texts in wer_words ()'s form, and their numbers of words. */
+static gchar **
+plain_texts (GArray *items, guint **n_words)
+{
+  gchar **t = g_new0 (gchar *, items->len + 1);
+  guint i;
+
+  *n_words = g_new0 (guint, items->len);
+  for (i = 0; i < items->len; i++) {
+    g_auto (GStrv) w = wer_words (g_array_index (items, Item, i).text);
+    t[i] = g_strjoinv (" ", w);
+    (*n_words)[i] = g_strv_length (w);
+  }
+  return t;
+}
+
+/* The number of items from `i` on that repeat the same number of items
+ * just before `i`, text for text, when those hold at least
+ * MIN_PHRASE_WORDS words; 0 when none do. The longest such run. */
+static guint
+phrase_repeat (gchar **t, const guint *n_words, guint n, guint i)
+{
+  guint k, best = 0;
+
+  for (k = 1; k <= i && i + k <= n && k <= MAX_PHRASE_ITEMS; k++) {
+    guint j, words = 0;
+    for (j = 0; j < k && strcmp (t[i + j], t[i - k + j]) == 0; j++)
+      words += n_words[i + j];
+    if (j == k && words >= MIN_PHRASE_WORDS)
+      best = k;
+  }
+  return best;
+}
+
+/* Items, in commit (arrival) order, that give audio already given: one
+ * starting more than REPEAT_SLACK before the end of the items committed
+ * before it (the latest end so far, so that a whole phrase output again
+ * counts word by word, not only its first word); the same word as the one
+ * before over an overlapping span; or a phrase of MIN_PHRASE_WORDS or more
+ * words committed again right after itself, whatever its times (the
+ * element keeps word times from going backwards: a phrase decoded again
+ * comes out clamped onto the end of its first copy). */
+static guint
+count_repeats (GArray *items, const gchar *pass)
+{
+  g_autofree guint *n_words = NULL;
+  g_auto (GStrv) t = plain_texts (items, &n_words);
+  GstClockTime reach = 0;
+  guint i, n = 0, phrase_left = 0;
+
+  for (i = 0; i < items->len; i++) {
+    const Item *it = &g_array_index (items, Item, i);
+    const Item *prev = i > 0 ? &g_array_index (items, Item, i - 1) : NULL;
+    GstClockTime end = it->pts + it->dur;
+    RepeatKind kind = REPEAT_NONE;
+
+    if (phrase_left == 0)
+      phrase_left = phrase_repeat (t, n_words, items->len, i);
+    if (phrase_left > 0) {
+      kind = REPEAT_PHRASE;
+      phrase_left--;
+    } else if (prev && it->pts + REPEAT_SLACK < reach) {
+      kind = REPEAT_EARLY;
+    } else if (prev && *t[i] && strcmp (t[i], t[i - 1]) == 0
+        && it->pts < prev->pts + prev->dur && end > prev->pts) {
+      kind = REPEAT_SAME;
+    }
+    if (kind != REPEAT_NONE && n++ < MAX_LISTED) {
+      if (n == 1)
+        g_print ("%s: repeated items (early: starts before the end of the text committed "
+            "before it; same: the word before again; phrase: the phrase before again):\n",
+            pass);
+      print_item (repeat_names[kind], it);
+    }
+    reach = MAX (reach, end);
+  }
+  return n;
+}
+
+/* Items shorter than any spoken word: times the element could not place
+ * (a word's estimated span clamped onto the end of the audio it had gets
+ * the output's minimum DURATION, 1 ms). */
+static guint
+count_squeezed (GArray *items)
+{
+  guint i, n = 0;
+
+  for (i = 0; i < items->len; i++)
+    n += g_array_index (items, Item, i).dur < SQUEEZED;
+  return n;
+}
+
+static GstClockTime
+span_start (const Programme *p, guint i)
+{
+  return sample_time (g_array_index (p->spans, ClipSpan, i).start);
+}
+
+static GstClockTime
+span_end (const Programme *p, guint i)
+{
+  return sample_time (g_array_index (p->spans, ClipSpan, i).end);
+}
+
+/* TRUE when [a, b) lies inside the noise after some clip, more than
+ * SILENCE_MARGIN from it and from the next clip (if any). */
+static gboolean
+in_silence (const Programme *p, GstClockTime a, GstClockTime b)
+{
+  guint i;
+
+  for (i = 0; i < p->spans->len; i++) {
+    GstClockTime gap_start = span_end (p, i);
+    gboolean last = i + 1 == p->spans->len;
+    if (a < gap_start + SILENCE_MARGIN)
+      continue;
+    if (!last && a >= span_start (p, i + 1))
+      continue;
+    return last || b + SILENCE_MARGIN <= span_start (p, i + 1);
+  }
+  return FALSE;
+}
+
+static guint
+count_in_silence (const Programme *p, GArray *items, const gchar *pass)
+{
+  guint i, n = 0;
+
+  for (i = 0; i < items->len; i++) {
+    const Item *it = &g_array_index (items, Item, i);
+    if (*it->text && in_silence (p, it->pts, it->pts + it->dur) && n++ < MAX_LISTED) {
+      if (n == 1)
+        g_print ("%s: in the noise between clips (start, end, arrival, text):\n", pass);
+      print_item ("silence", it);
+    }
+  }
+  return n;
+}
+
+typedef struct {
+  guint span;
+  double wer;
+  gchar *text;
+} ClipScore;
+
+static gint
+worse_first (gconstpointer a, gconstpointer b)
+{
+  const ClipScore *x = a, *y = b;
+  return x->wer > y->wer ? -1 : x->wer < y->wer;
+}
+
+/* The clip instance whose span, widened by CLIP_MARGIN, holds `t`, or -1. */
+static gint
+clip_at (const Programme *p, GstClockTime t)
+{
+  guint i;
+
+  for (i = 0; i < p->spans->len; i++)
+    if (t + CLIP_MARGIN >= span_start (p, i) && t < span_end (p, i) + CLIP_MARGIN)
+      return (gint) i;
+  return -1;
+}
+
+/* Each item goes to the clip instance at its midpoint; prints the
+ * WORST_CLIPS instances with the highest word error rate. */
+static void
+print_worst_clips (const Programme *p, GArray *items, const gchar *pass)
+{
+  g_autoptr (GPtrArray) v = items_by_pts (items);
+  GString **texts = g_new0 (GString *, p->spans->len);
+  g_autoptr (GArray) scores = g_array_new (FALSE, FALSE, sizeof (ClipScore));
+  guint i, outside = 0;
+
+  for (i = 0; i < p->spans->len; i++)
+    texts[i] = g_string_new (NULL);
+  for (i = 0; i < v->len; i++) {
+    const Item *it = g_ptr_array_index (v, i);
+    gint c = clip_at (p, it->pts + it->dur / 2);
+    if (c < 0) {
+      outside++;
+      continue;
+    }
+    if (texts[c]->len)
+      g_string_append_c (texts[c], ' ');
+    g_string_append (texts[c], it->text);
+  }
+  for (i = 0; i < p->spans->len; i++) {
+    const Clip *c = g_ptr_array_index (p->clips, g_array_index (p->spans, ClipSpan, i).clip);
+    ClipScore s = { i, wer_percent (c->text, texts[i]->str, NULL, NULL),
+      g_string_free (texts[i], FALSE) };
+    g_array_append_val (scores, s);
+  }
+  g_free (texts);
+  g_array_sort (scores, worse_first);
+  g_print ("%s: worst clip instances (%u items outside every clip):\n", pass, outside);
+  for (i = 0; i < scores->len; i++) {
+    ClipScore *s = &g_array_index (scores, ClipScore, i);
+    const Clip *c = g_ptr_array_index (p->clips, g_array_index (p->spans, ClipSpan, s->span).clip);
+    if (i < WORST_CLIPS)
+      g_print ("  #%-3u %-8s %7.2f-%7.2f s  WER %5.1f %%  \"%s\"\n", s->span, c->name,
+          secs (span_start (p, s->span)), secs (span_end (p, s->span)), s->wer, s->text);
+    g_free (s->text);
+  }
+}
+
+static void
+print_items (GArray *items, const gchar *pass)
+{
+  guint i;
+
+  g_print ("%s: every item in commit order:\n", pass);
+  for (i = 0; i < items->len; i++)
+    print_item ("item", &g_array_index (items, Item, i));
+}
+
+/* A figure for the RESULT line: "na" when not measured. */
+static gchar *
+fig (double x, const gchar *format)
+{
+  return isnan (x) ? g_strdup ("na") : g_strdup_printf (format, x);
+}
+
+/* A count for the RESULT line: "na" when not measured. */
+static gchar *
+fig_u (gboolean measured, guint n)
+{
+  return measured ? g_strdup_printf ("%u", n) : g_strdup ("na");
+}
+
+/* One row of the table; takes the cells ("na" printed as "-"). */
+static void
+row (const gchar *what, gchar *live, gchar *offline)
+{
+  g_print ("%-34s %10s %10s\n", what, g_strcmp0 (live, "na") ? live : "-",
+      offline && strcmp (offline, "na") ? offline : (offline ? "-" : ""));
+  g_free (live);
+  g_free (offline);
+}
+
+/* The table and the RESULT line. */
+static void
+report (const Options *o, const Programme *p, Pass *live, Pass *offline)
+{
+  g_autofree gchar *published = programme_text (p);
+  g_autofree gchar *live_text = live ? joined_text (live->items) : NULL;
+  g_autofree gchar *offline_text = offline ? joined_text (offline->items) : NULL;
+  double wer_live = NAN, wer_offline = NAN, wer_lo = NAN, dropped_s = NAN;
+  guint ref_words = 0, repeats = 0, silence = 0, off_repeats = 0, off_silence = 0;
+  Delays d = { 0, NAN, NAN, NAN };
+  gchar *f[14] = { NULL, };
+
+  if (live) {
+    wer_live = wer_percent (published, live_text, NULL, &ref_words);
+    d = delay_stats (live->items);
+    repeats = count_repeats (live->items, "live");
+    silence = count_in_silence (p, live->items, "live");
+    dropped_s = live->audio_dropped / 1e9;
+    print_worst_clips (p, live->items, "live");
+  }
+  if (offline) {
+    wer_offline = wer_percent (published, offline_text, NULL, &ref_words);
+    off_repeats = count_repeats (offline->items, "offline");
+    off_silence = count_in_silence (p, offline->items, "offline");
+    if (!live)
+      print_worst_clips (p, offline->items, "offline");
+  }
+  if (live && offline)
+    wer_lo = wer_percent (offline_text, live_text, NULL, NULL);
+
+  g_print ("\n# live-commit: %.1f s of programme (%u clip instances, %u words published), "
+      "output=%s, model %s, seed %d\n", secs (sample_time (p->n)), p->spans->len, ref_words,
+      o->output, o->model ? o->model : "(default)", o->seed);
+  g_print ("%-34s %10s %10s\n", "", "live", "offline");
+  row ("items", fig_u (live != NULL, live ? live->items->len : 0),
+      fig_u (offline != NULL, offline ? offline->items->len : 0));
+  row ("WER vs published (%)", fig (wer_live, "%.1f"), fig (wer_offline, "%.1f"));
+  row ("WER live vs offline (%)", fig (wer_lo, "%.1f"), NULL);
+  row ("live - offline (points)", fig (wer_live - wer_offline, "%+.1f"), NULL);
+  row ("items under 20 ms", fig_u (live != NULL, live ? count_squeezed (live->items) : 0),
+      fig_u (offline != NULL, offline ? count_squeezed (offline->items) : 0));
+  row ("repeated items", fig_u (live != NULL, repeats), fig_u (offline != NULL, off_repeats));
+  row ("items in silence", fig_u (live != NULL, silence), fig_u (offline != NULL, off_silence));
+  if (live) {
+    g_print ("%-34s %d ms\n", "latency", o->latency);
+    g_print ("%-34s %.2f / %.2f / %.2f s (%u items)\n", "delay p50 / p95 / max", d.p50, d.p95,
+        d.max, d.n);
+    g_print ("%-34s %.2f s\n", "audio dropped", dropped_s);
+    g_print ("%-34s %d dropped-audio, %d excessive-delay, %d in all\n", "warnings",
+        live->dropped_warnings, live->late_warnings, live->warnings);
+    g_print ("%-34s %u ms\n", "max-observed-delay", live->max_observed_delay);
+    g_print ("%-34s %d interim, %d final\n", "whisper-text messages", live->interim,
+        live->final);
+  }
+  f[0] = fig (d.p50, "%.2f");
+  f[1] = fig (d.p95, "%.2f");
+  f[2] = fig (d.max, "%.2f");
+  f[3] = fig (wer_live, "%.1f");
+  f[4] = fig (wer_offline, "%.1f");
+  f[5] = fig (wer_lo, "%.1f");
+  f[6] = fig (dropped_s, "%.2f");
+  f[7] = fig_u (live != NULL, live ? live->max_observed_delay : 0);
+  f[8] = fig_u (live != NULL, repeats);
+  f[9] = fig_u (live != NULL, silence);
+  f[10] = fig_u (live != NULL, live ? live->dropped_warnings : 0);
+  f[11] = fig_u (live != NULL, live ? live->late_warnings : 0);
+  f[12] = fig_u (live != NULL, live ? live->items->len : 0);
+  f[13] = fig_u (offline != NULL, offline ? offline->items->len : 0);
+  g_print ("RESULT latency=%d p50=%s p95=%s max=%s wer_live_pub=%s wer_offline_pub=%s "
+      "wer_live_offline=%s repeats=%s in_silence=%s dropped_s=%s dropped_warnings=%s "
+      "late_warnings=%s max_observed_delay_ms=%s items=%s offline_items=%s "
+      "programme_s=%.1f output=%s\n", o->latency, f[0], f[1], f[2], f[3], f[4], f[5],
+      f[8], f[9], f[6], f[10], f[11], f[7], f[12], f[13],
+      secs (sample_time (p->n)), o->output);
+  for (guint i = 0; i < G_N_ELEMENTS (f); i++)
+    g_free (f[i]);
+}
+
+/* ---------------------------------------------------------------------- */
+
+/* One pass from setup to teardown of its pipeline; the items stay in `ps`.
+ * Returns 0, 1 (error message or no EOS) or 2 (bad settings). */
+static gint
+run_pass (Pass *ps, const Options *o, const Programme *p, GstClockTime timeout)
+{
+  ps->prog = p;
+  if (!pass_setup (ps, o))
+    return 2;
+  if (!pass_run (ps, timeout) || g_atomic_int_get (&ps->errors) > 0)
+    return 1;
+  if (o->verbose)
+    print_items (ps->items, ps->live ? "live" : "offline");
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  Options o = { 10.0, 8000, NULL, NULL, NULL, FALSE, FALSE, FALSE, FALSE, 1 };
+  GOptionEntry entries[] = {
+    {"minutes", 'M', 0, G_OPTION_ARG_DOUBLE, &o.minutes,
+        "Minutes of programme at least (10)", "M"},
+    {"latency", 'l', 0, G_OPTION_ARG_INT, &o.latency, "whispersink latency (8000)", "MS"},
+    {"model", 'm', 0, G_OPTION_ARG_FILENAME, &o.model, "whispersink model", "PATH"},
+    {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o.sets,
+        "Another whispersink property, both passes (repeatable)", "PROP=VALUE"},
+    {"output", 'o', 0, G_OPTION_ARG_STRING, &o.output, "words (default) or segments",
+        "words|segments"},
+    {"playback", 'p', 0, G_OPTION_ARG_NONE, &o.playback,
+        "Live: a tee with a synced playback branch", NULL},
+    {"live-only", 0, 0, G_OPTION_ARG_NONE, &o.live_only, "No offline pass", NULL},
+    {"offline-only", 0, 0, G_OPTION_ARG_NONE, &o.offline_only, "No live pass", NULL},
+    {"seed", 0, 0, G_OPTION_ARG_INT, &o.seed, "Seed of the noise gaps (1)", "N"},
+    {"verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose, "Print every item", NULL},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("SHARED_DATA_DIR LIBRIVOX_DIR");
+  g_autoptr (GError) err = NULL;
+  Programme p = { 0, };
+  Pass live = { 0, }, offline = { 0, };
+  GstClockTime length;
+  gint rc = 0;
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_add_group (ctx, gst_init_get_option_group ());
+  if (!g_option_context_parse (ctx, &argc, &argv, &err) || argc != 3
+      || (o.live_only && o.offline_only) || o.minutes <= 0) {
+    g_printerr ("usage: live-commit [--minutes M] [--latency MS] [--model PATH] "
+        "[--set PROP=VALUE]... [--output words|segments] [--playback] "
+        "[--live-only|--offline-only] [--seed N] [--verbose] SHARED_DATA_DIR LIBRIVOX_DIR\n");
+    return 2;
+  }
+  if (!o.output)
+    o.output = g_strdup ("words");
+  if (strcmp (o.output, "words") != 0 && strcmp (o.output, "segments") != 0) {
+    g_printerr ("--output: words or segments\n");
+    return 2;
+  }
+  p.clips = g_ptr_array_new_with_free_func (clip_free);
+  if (!load_clips (p.clips, argv[1], argv[2], &err)) {
+    g_printerr ("%s\n", err->message);
+    return 2;
+  }
+  build_programme (&p, o.minutes, o.seed);
+  length = sample_time (p.n);
+  g_print ("# programme: %.1f s, %u clip instances of %u clips\n", secs (length),
+      p.spans->len, p.clips->len);
+
+  live.live = TRUE;
+  if (!o.offline_only) {
+    g_print ("# live pass (real time, about %.0f s)\n", secs (length));
+    rc = run_pass (&live, &o, &p, length + 300 * GST_SECOND);
+  }
+  if (rc == 0 && !o.live_only) {
+    g_print ("# offline pass\n");
+    rc = run_pass (&offline, &o, &p, length + 600 * GST_SECOND);
+  }
+  if (rc != 2)
+    report (&o, &p, o.offline_only ? NULL : &live, o.live_only || !offline.items ? NULL
+        : &offline);
+
+  pass_clear (&live);
+  pass_clear (&offline);
+  g_ptr_array_free (p.clips, TRUE);
+  g_array_free (p.spans, TRUE);
+  g_free (p.pcm);
+  g_free (o.model);
+  g_free (o.output);
+  g_strfreev (o.sets);
+  return rc;
+}
