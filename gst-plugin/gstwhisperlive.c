@@ -84,9 +84,11 @@ gst_whisper_live_reset (GstWhisperLive *live)
 
 void
 gst_whisper_live_prepare (GstWhisperSink *self, GstWhisperLive *live, WhisperStream *stream,
-    gboolean condition)
+    const gchar *initial_prompt, gboolean committed)
 {
-  const gchar *prompt = condition ? gst_whisper_commit_prompt (&live->commit) : "";
+  g_autofree gchar *prompt = g_strconcat (initial_prompt ? " " : "",
+      initial_prompt ? initial_prompt : "",
+      committed ? gst_whisper_commit_prompt (&live->commit) : "", NULL);
 
   /* Encoded when it changed; set before every call, as the engine adds
    * what it decodes to the history. */
@@ -315,18 +317,21 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live, guint6
   if (trim > call_start)
     final_transcript (self, live);
   if (live->commit.pending->len == 0) {
-    /* Nothing waits for agreement: keep a second for a word starting at
-     * the edge, or from the committed end. */
+    /* Nothing waits for agreement. When no word was decoded in the last
+     * SILENCE_KEEP_S either, the speech has stopped: the buffer keeps
+     * that last stretch only (a word may be starting in it). While words
+     * keep coming the buffer stays, as the decode needs what was said
+     * before (cut at the committed end, "ask" alone became "Like"). */
     guint64 keep = (guint64) (SILENCE_KEEP_S * w->rate);
     guint64 silent_from = call_end > keep ? call_end - keep : 0;
-    if (live->commit.any_committed)
-      silent_from = MIN (MAX (silent_from, live->commit.committed_end), call_end);
-    trim = MAX (trim, silent_from);
-    final_transcript (self, live);
-  } else if (call_end - MAX (trim, call_start)
-      > (guint64) (GST_WHISPER_LIVE_MAX_BUFFER_S * w->rate) && live->commit.any_committed) {
-    trim = MAX (trim, MIN (live->commit.committed_end, call_end));
+    if (!live->commit.any_committed || live->commit.committed_end <= silent_from) {
+      trim = MAX (trim, silent_from);
+      final_transcript (self, live);
+    }
   }
+  if (call_end - MAX (trim, call_start) > (guint64) (GST_WHISPER_LIVE_MAX_BUFFER_S * w->rate)
+      && live->commit.any_committed)
+    trim = MAX (trim, MIN (live->commit.committed_end, call_end));
   gst_whisper_commit_trim (&live->commit, MAX (trim, call_start));
   GST_DEBUG_OBJECT (self, "committed %u words (to %.2f s), %u pending, buffer from %.2f s, "
       "%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " forced", committed->len, live->commit.committed_end / (double) w->rate,

@@ -28,10 +28,11 @@ void gst_whisper_live_init (GstWhisperLive *live, gint rate);
 void gst_whisper_live_clear (GstWhisperLive *live);
 /* A new run: nothing committed, nothing pending. */
 void gst_whisper_live_reset (GstWhisperLive *live);
-/* Before a call: the stream's prompt history becomes the committed text
- * (`condition`), or nothing. */
+/* Before a call: the stream's prompt history becomes the initial prompt
+ * (may be NULL) followed by the committed text before the buffer
+ * (`committed`), or nothing. */
 void gst_whisper_live_prepare (GstWhisperSink *self, GstWhisperLive *live,
-    WhisperStream *stream, gboolean condition);
+    WhisperStream *stream, const gchar *initial_prompt, gboolean committed);
 /* After a call on `n_samples` from run index `call_start` that gave
  * `segments` (with words): commits, pushes and posts, and returns how many
  * samples from call_start the buffer may release. `call_duration` is how

@@ -55,6 +55,7 @@ struct _GstWhisperSink {
   gboolean latency_warn;          /* the same for latency */
   gdouble no_speech_threshold;
   gboolean condition_on_previous_text;
+  gboolean live_prompt;       /* live: condition on the committed text */
   gint channel;               /* -1: the mean of all channels */
   gdouble silence_threshold;  /* dBFS */
   gboolean strict_no_speech;

@@ -59,7 +59,6 @@
 #include "whisper-languages.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define GST_CAT_DEFAULT gst_whisper_sink_debug
@@ -394,10 +393,10 @@ read_policy (GstWhisperSink *self, GstWhisperWindowPolicy *policy,
     policy->lookahead_samples = 0;
   }
   policy->commit = policy->live && !self->remote;
-  policy->chunk_samples = gst_whisper_window_chunk_for_latency (latency_ms,
-      WHISPER_SAMPLE_RATE, policy->window_samples);
-  if (policy->commit && g_getenv ("XX_CHUNK_MS"))
-    policy->chunk_samples = atoi (g_getenv ("XX_CHUNK_MS")) * 16;
+  policy->chunk_samples = policy->commit
+      ? gst_whisper_window_commit_chunk (latency_ms, WHISPER_SAMPLE_RATE, policy->window_samples)
+      : gst_whisper_window_chunk_for_latency (latency_ms, WHISPER_SAMPLE_RATE,
+      policy->window_samples);
   self->out.budget = (GstClockTime) (latency_ms + lateness_ms) * GST_MSECOND;
   policy->budget_samples = gst_util_uint64_scale (self->out.budget, WHISPER_SAMPLE_RATE,
       GST_SECOND);
@@ -525,8 +524,15 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
    * not committed). */
   if (region->carry == GST_WHISPER_CARRY_COMMIT) {
     opts.word_timestamps = TRUE;
-    gst_whisper_live_prepare (self, &self->live, self->stream,
-        opts.condition_on_previous_text);
+    opts.condition_on_previous_text = TRUE;
+    /* Only the speech: trailing noise made "Thank you." (the detector is
+     * loaded with vad-gate, the default, or vad-filter) */
+    if (self->vad) {
+      opts.vad = self->vad;
+      opts.vad_filter = TRUE;
+    }
+    gst_whisper_live_prepare (self, &self->live, self->stream, self->decoding.initial_prompt,
+        self->live_prompt);
   }
   /* the options' strings are the properties': copied before unlocking */
   whisper_stream_set_options (self->stream, &opts);

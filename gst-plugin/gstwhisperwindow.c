@@ -65,6 +65,19 @@ gst_whisper_window_chunk_for_latency (guint latency_ms, gint rate, gsize window_
   return MIN (MAX (chunk, min), window_samples);
 }
 
+/* The commit policy (gstwhisperlive.c) commits a word once two decodes
+ * agree on it, or at its deadline: the more decodes fit in the budget, the
+ * more words agree before it (tiny.en, latency 3000, paced clips: 11.8 %
+ * word errors with 0.5-s chunks, 12.7 % with 0.75-s ones; greedy). */
+gsize
+gst_whisper_window_commit_chunk (guint latency_ms, gint rate, gsize window_samples)
+{
+  gsize chunk = gst_util_uint64_scale_int (latency_ms / 6, rate, 1000);
+  gsize min = gst_util_uint64_scale_int (GST_WHISPER_MIN_CHUNK_MS, rate, 1000);
+
+  return MIN (MAX (chunk, min), window_samples);
+}
+
 /* A sample waits for the call that outputs it at most as long as a call
  * covers (the limit below), and that call takes up to a chunk when inference
  * keeps up: with the limit at 3 chunks and the budget at 4 or more, text is

@@ -87,6 +87,9 @@ gboolean gst_whisper_window_next_region (const GstWhisperWindow *w,
 #define GST_WHISPER_MIN_CHUNK_MS 500
 gsize gst_whisper_window_chunk_for_latency (guint latency_ms, gint rate,
     gsize window_samples);
+/* Live, the commit policy: the new audio that triggers a decode of the
+ * buffer, a sixth of the budget, at least 0.5 s, at most a window. */
+gsize gst_whisper_window_commit_chunk (guint latency_ms, gint rate, gsize window_samples);
 /* Live: the most audio a call may cover and still hold back its last
  * segment (see gstwhisperwindow.c). */
 gsize gst_whisper_window_carry_limit (const GstWhisperWindowPolicy *policy);
