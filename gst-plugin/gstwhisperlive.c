@@ -114,7 +114,8 @@ gst_whisper_live_prepare (GstWhisperSink *self, GstWhisperLive *live, WhisperStr
 /* The `words` list of a message: each word's text, timestamp, duration and
  * probability (output times). */
 static void
-words_value (GstWhisperSink *self, const GArray *words, guint from, guint to, GValue *value)
+words_value (GstWhisperSink *self, GstWhisperOutput *out, const GArray *words, guint from,
+    guint to, GValue *value)
 {
   GstWhisperWindow *w = &self->window;
 
@@ -122,7 +123,7 @@ words_value (GstWhisperSink *self, const GArray *words, guint from, guint to, GV
   for (guint i = from; i < to; i++) {
     const GstWhisperTimedWord *tw = &g_array_index (words, GstWhisperTimedWord, i);
     gchar *text = g_strstrip (g_strdup (tw->text));
-    gst_whisper_output_append_word (&self->out, value, text,
+    gst_whisper_output_append_word (out, value, text,
         gst_whisper_window_time_at (w, tw->start), gst_whisper_window_time_at (w, tw->end),
         tw->probability);
     g_free (text);
@@ -132,8 +133,9 @@ words_value (GstWhisperSink *self, const GArray *words, guint from, guint to, GV
 /* One item of words [from, to): text joined, times of the first start and
  * the last end. */
 static GstFlowReturn
-push_words (GstWhisperSink *self, const GArray *words, guint from, guint to,
-    gboolean final, const gchar *granularity, double avg_logprob, double no_speech_prob)
+push_words (GstWhisperSink *self, GstWhisperOutput *out, const GArray *words, guint from,
+    guint to, gboolean final, const gchar *granularity, double avg_logprob,
+    double no_speech_prob)
 {
   GstWhisperWindow *w = &self->window;
   const GstWhisperTimedWord *first = &g_array_index (words, GstWhisperTimedWord, from);
@@ -152,7 +154,7 @@ push_words (GstWhisperSink *self, const GArray *words, guint from, guint to,
     g_string_free (text, TRUE);
     return GST_FLOW_OK;
   }
-  words_value (self, words, from, to, &list);
+  words_value (self, out, words, from, to, &list);
   item.text = text->str;
   item.pts = start;
   item.duration = end > start ? end - start : GST_MSECOND;
@@ -163,7 +165,7 @@ push_words (GstWhisperSink *self, const GArray *words, guint from, guint to,
   item.decode_step = -1;
   item.push = final;
   item.words = &list;
-  ret = gst_whisper_output_push_item (&self->out, &item);
+  ret = gst_whisper_output_push_item (out, &item);
   g_value_unset (&list);
   g_string_free (text, TRUE);
   return ret;
@@ -172,8 +174,8 @@ push_words (GstWhisperSink *self, const GArray *words, guint from, guint to,
 /* The committed words go downstream: one item each (words), or one per
  * run of words of one segment (segments). */
 static GstFlowReturn
-push_committed (GstWhisperSink *self, const GArray *committed, const GPtrArray *segments,
-    GstWhisperOutputMode output)
+push_committed (GstWhisperSink *self, GstWhisperOutput *out, const GArray *committed,
+    const GPtrArray *segments, GstWhisperOutputMode output)
 {
   GstFlowReturn ret = GST_FLOW_OK;
   guint i = 0;
@@ -187,13 +189,13 @@ push_committed (GstWhisperSink *self, const GArray *committed, const GPtrArray *
     guint j = i + 1;
 
     if (output == GST_WHISPER_OUTPUT_WORDS) {
-      ret = push_words (self, committed, i, j, TRUE, "word", log (MAX (tw->probability,
+      ret = push_words (self, out, committed, i, j, TRUE, "word", log (MAX (tw->probability,
                   1e-12)), NAN);
     } else {
       while (j < committed->len
           && g_array_index (committed, GstWhisperTimedWord, j).segment == tw->segment)
         j++;
-      ret = push_words (self, committed, i, j, TRUE, "segment", avg_logprob, no_speech);
+      ret = push_words (self, out, committed, i, j, TRUE, "segment", avg_logprob, no_speech);
     }
     i = j;
   }
@@ -201,13 +203,13 @@ push_committed (GstWhisperSink *self, const GArray *committed, const GPtrArray *
 }
 
 static void
-final_transcript (GstWhisperSink *self, GstWhisperLive *live)
+final_transcript (GstWhisperSink *self, GstWhisperLive *live, GstWhisperOutput *out)
 {
   if (live->since_final == 0)
     return;
   live->since_final = 0;
   GST_LOG_OBJECT (self, "final transcript");
-  gst_whisper_out_queue_push_event (&self->outq,
+  gst_whisper_out_queue_push_event (out->queue,
       gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
           gst_structure_new_empty (FINAL_TRANSCRIPT_EVENT)));
 }
@@ -266,7 +268,8 @@ segment_trim_point (const GstWhisperLive *live, guint64 call_start, gsize n_samp
 }
 
 gsize
-gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live, guint64 call_start,
+gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
+    GstWhisperOutput *out, guint64 call_start,
     gsize n_samples, GPtrArray *segments, gboolean drain, GstClockTime call_duration,
     GstClockTime chunk, GstClockTime budget, GstWhisperOutputMode output,
     GstFlowReturn *flow)
@@ -297,25 +300,25 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live, guint6
   }
   gst_whisper_commit_update (&live->commit, hyp, force_before, drain, committed);
   live->since_final += committed->len;
-  *flow = push_committed (self, committed, segments, output);
+  *flow = push_committed (self, out, committed, segments, output);
   if (*flow != GST_FLOW_OK)
     return 0;
 
   /* What may change: a message, no buffer. */
   if (live->commit.pending->len > 0)
-    *flow = push_words (self, live->commit.pending, 0, live->commit.pending->len, FALSE,
+    *flow = push_words (self, out, live->commit.pending, 0, live->commit.pending->len, FALSE,
         "interim", NAN, NAN);
   if (*flow != GST_FLOW_OK)
     return 0;
 
   if (drain) {
     gst_whisper_commit_trim (&live->commit, G_MAXUINT64);
-    final_transcript (self, live);
+    final_transcript (self, live, out);
     return n_samples;
   }
   trim = segment_trim_point (live, call_start, n_samples, segments, w->rate);
   if (trim > call_start)
-    final_transcript (self, live);
+    final_transcript (self, live, out);
   if (live->commit.pending->len == 0) {
     /* Nothing waits for agreement. When no word was decoded in the last
      * SILENCE_KEEP_S either, the speech has stopped: the buffer keeps
@@ -326,7 +329,7 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live, guint6
     guint64 silent_from = call_end > keep ? call_end - keep : 0;
     if (!live->commit.any_committed || live->commit.committed_end <= silent_from) {
       trim = MAX (trim, silent_from);
-      final_transcript (self, live);
+      final_transcript (self, live, out);
     }
   }
   if (call_end - MAX (trim, call_start) > (guint64) (GST_WHISPER_LIVE_MAX_BUFFER_S * w->rate)
@@ -341,7 +344,7 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live, guint6
 }
 
 GstFlowReturn
-gst_whisper_live_flush (GstWhisperSink *self, GstWhisperLive *live,
+gst_whisper_live_flush (GstWhisperSink *self, GstWhisperLive *live, GstWhisperOutput *out,
     GstWhisperOutputMode output)
 {
   g_autoptr (GArray) committed = gst_whisper_timed_words_new ();
@@ -350,7 +353,7 @@ gst_whisper_live_flush (GstWhisperSink *self, GstWhisperLive *live,
   gst_whisper_commit_flush (&live->commit, committed);
   gst_whisper_commit_trim (&live->commit, G_MAXUINT64);
   live->since_final += committed->len;
-  ret = push_committed (self, committed, NULL, output);
-  final_transcript (self, live);
+  ret = push_committed (self, out, committed, NULL, output);
+  final_transcript (self, live, out);
   return ret;
 }

@@ -7,6 +7,7 @@
 #include "gstwhispercommit.h"
 #include "gstwhispersink.h"
 #include "gstwhisperenums.h"
+#include "gstwhisperoutput.h"
 #include "whisper-engine.h"
 
 G_BEGIN_DECLS
@@ -34,17 +35,17 @@ void gst_whisper_live_reset (GstWhisperLive *live);
 void gst_whisper_live_prepare (GstWhisperSink *self, GstWhisperLive *live,
     WhisperStream *stream, const gchar *initial_prompt, gboolean committed);
 /* After a call on `n_samples` from run index `call_start` that gave
- * `segments` (with words): commits, pushes and posts, and returns how many
+ * `segments` (with words): commits, pushes to `out` and posts, and returns how many
  * samples from call_start the buffer may release. `call_duration` is how
  * long the call took, `chunk` the new audio that triggers the next one,
  * `budget` latency + lateness. *flow: the output queue's answer. */
 gsize gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
-    guint64 call_start, gsize n_samples, GPtrArray *segments, gboolean drain,
+    GstWhisperOutput *out, guint64 call_start, gsize n_samples, GPtrArray *segments, gboolean drain,
     GstClockTime call_duration, GstClockTime chunk, GstClockTime budget,
     GstWhisperOutputMode output, GstFlowReturn *flow);
 /* Commits and pushes what is pending without a decode (a drain without new
  * audio, or before audio is dropped). */
 GstFlowReturn gst_whisper_live_flush (GstWhisperSink *self, GstWhisperLive *live,
-    GstWhisperOutputMode output);
+    GstWhisperOutput *out, GstWhisperOutputMode output);
 
 G_END_DECLS

@@ -210,7 +210,8 @@ post_message (GstWhisperOutput *o, const GstWhisperItem *item, GstClockTime pts,
       "final", G_TYPE_BOOLEAN, item->final,
       "granularity", G_TYPE_STRING, item->granularity,
       "decode-step", G_TYPE_INT, item->decode_step,
-      "delay", G_TYPE_UINT64, delay, NULL);
+      "delay", G_TYPE_UINT64, delay,
+      "pad", G_TYPE_STRING, o->pad_name ? o->pad_name : "src", NULL);
   if (item->words)
     gst_structure_set_value (s, "words", item->words);
   gst_element_post_message (o->element,

@@ -45,6 +45,8 @@ typedef struct {
 typedef struct {
   GstElement *element;
   GstWhisperOutQueue *queue;
+  const gchar *pad_name;       /* the src pad the items go to ("src", "translate_src_0"):
+                                 the messages' `pad` field */
   GstSegment segment;          /* the input segment: running and stream time of items */
   GstSegment out_segment;      /* the output segment before the lateness shift */
   GstClockTime position;       /* end of what was pushed (buffers and GAPs), output time */

@@ -31,9 +31,19 @@
 #include "whisper-engine.h"
 #include "gstwhisperdecoding.h"
 #include "gstwhisperlive.h"
+#include "gstwhispertranslate.h"
 
 G_BEGIN_DECLS
 
+/* A src pad and what its task pushes (gstwhispersrc.c): the src pad's,
+ * and each translate_src_%u pad's (gstwhispertranslate.c). */
+typedef struct {
+  GstWhisperSink *self;
+  GstPad *pad;
+  GstWhisperOutQueue *outq;
+  GstClockTime position;      /* end of what was pushed (src pad task) */
+  gboolean post_eos;          /* the element's EOS message goes with this pad's EOS */
+} GstWhisperSrcLane;
 
 struct _GstWhisperSink {
   GstElement parent;
@@ -49,6 +59,7 @@ struct _GstWhisperSink {
   GstWhisperDecoding decoding;    /* task, search, prompts (gstwhisperdecoding.h) */
   guint latency_ms;
   guint lateness_ms;
+  guint translate_latency_ms; /* translate_src_%u pads: added to their LATENCY answer */
   GstWhisperOutputMode output;
   gint encoder_context;
   gboolean encoder_context_warn;  /* set below the useful minimum, not warned yet */
@@ -120,6 +131,7 @@ struct _GstWhisperSink {
   GstWhisperOutput out;
   GstWhisperWords words;
   GstWhisperLive live;        /* live input, local engine: the commit policy */
+  GstClockTime translate_duration;  /* the last call's translation (translate_src pads) */
   gboolean seen_segment;
   gboolean caps_queued;
   gchar *announced_language;   /* the language last tagged downstream (task) */
@@ -127,8 +139,8 @@ struct _GstWhisperSink {
   /* From the inference task to the src pad task (its own lock). */
   GstWhisperOutQueue outq;
 
-  /* Src side. */
-  GstClockTime src_position;  /* end of what was pushed */
+  /* Src side: the src pad's task. */
+  GstWhisperSrcLane src;
 
   /* device=remote (gstwhispersinkremote.c): properties (object lock) and
    * the client, made at NULL->READY in place of the engine, freed at
@@ -139,7 +151,17 @@ struct _GstWhisperSink {
   guint server_timeout_ms;
   guint server_queue_ms;
   GstWhisperRemote *remote;
+
+  /* translate_src_%u (gstwhispertranslate.c): their lanes, changed under
+   * the object lock while the inference task is paused. */
+  GPtrArray *translate_lanes;
+  guint translate_next;
 };
+
+/* gstwhispersink.c: the LATENCY answer of a src pad: upstream's, plus
+ * latency and `extra` when upstream is live. */
+gboolean gst_whisper_sink_answer_latency (GstWhisperSink *self, GstQuery *query,
+    GstClockTime extra);
 
 /* gstwhispertask.c: the inference task */
 void gst_whisper_sink_task_init (GstWhisperSink *self);
@@ -170,7 +192,8 @@ void gst_whisper_sink_remote_close (GstWhisperSink *self);
 
 /* gstwhispersrc.c: the src pad task */
 /* Forgets the output position (task stopped). */
-void gst_whisper_src_reset (GstWhisperSink *self);
+void gst_whisper_src_reset (GstWhisperSrcLane *lane);
+/* The task of lane->pad; user_data is the lane. */
 void gst_whisper_src_loop (gpointer user_data);
 
 G_END_DECLS

@@ -63,6 +63,7 @@ enum {
   PROP_LANGUAGE_CODE,
   PROP_LATENCY,
   PROP_LATENESS,
+  PROP_TRANSLATE_LATENCY,
   PROP_OUTPUT,
   PROP_ENCODER_CONTEXT,
   PROP_NO_SPEECH_THRESHOLD,
@@ -354,6 +355,19 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
           "Live upstream: extra ms by which output may be late before audio is dropped "
           "and a warning posted; the output segment is shifted by it",
           0, G_MAXUINT / 2, DEFAULT_LATENESS_MS, rw | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstWhisperSink:translate-latency:
+   *
+   * Added to the LATENCY answer of the translate_src_%u pads (as
+   * transcriberbin sets it on transcribers that translate). The translation
+   * is a second decode of each call's audio, run right after the first, so
+   * its text is ready about as soon; raise it on a machine where the two
+   * decodes of a call take longer than a chunk.
+   */
+  g_object_class_install_property (gobject_class, PROP_TRANSLATE_LATENCY,
+      g_param_spec_uint ("translate-latency", "Translate latency",
+          "Live upstream: extra ms of latency of the translate_src_%u pads", 0, G_MAXUINT / 2,
+          0, rw | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_OUTPUT,
       g_param_spec_enum ("output", "Output", "Granularity of the text buffers",
           GST_TYPE_WHISPER_OUTPUT_MODE, DEFAULT_OUTPUT, rw | GST_PARAM_MUTABLE_PLAYING));
@@ -605,6 +619,7 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
   /* device=remote: server-url, server-model, server-api-key, server-timeout,
    * server-queue */
   gst_whisper_sink_remote_install_properties (gobject_class, PROP_REMOTE_FIRST);
+  gst_whisper_translate_class_init (element_class);
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -682,8 +697,13 @@ gst_whisper_sink_init (GstWhisperSink *self)
   gst_segment_init (&self->sink_segment, GST_FORMAT_TIME);
   gst_whisper_queue_init (&self->queue);
   gst_whisper_out_queue_init (&self->outq, GST_ELEMENT (self));
-  gst_whisper_src_reset (self);
+  self->src.self = self;
+  self->src.pad = self->srcpad;
+  self->src.outq = &self->outq;
+  self->src.post_eos = TRUE;
+  gst_whisper_src_reset (&self->src);
 
+  self->translate_lanes = g_ptr_array_new ();
   gst_whisper_sink_task_init (self);
   gst_whisper_sink_remote_init (self);
 }
@@ -697,6 +717,7 @@ gst_whisper_sink_finalize (GObject *object)
   gst_whisper_sink_remote_finalize (self);
   gst_whisper_queue_clear (&self->queue);
   gst_whisper_out_queue_clear (&self->outq);
+  g_clear_pointer (&self->translate_lanes, g_ptr_array_unref);
   g_clear_pointer (&self->stream, whisper_stream_free);
   g_clear_pointer (&self->engine, whisper_engine_unref);
   g_clear_pointer (&self->vad, whisper_vad_free);
@@ -885,6 +906,9 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
     case PROP_LIVE_PROMPT:
       self->live_prompt = g_value_get_boolean (value);
       break;
+    case PROP_TRANSLATE_LATENCY:
+      self->translate_latency_ms = g_value_get_uint (value);
+      break;
     case PROP_CONDITION_ON_PREVIOUS_TEXT:
       self->condition_on_previous_text = g_value_get_boolean (value);
       break;
@@ -1031,6 +1055,9 @@ gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_LIVE_PROMPT:
       g_value_set_boolean (value, self->live_prompt);
+      break;
+    case PROP_TRANSLATE_LATENCY:
+      g_value_set_uint (value, self->translate_latency_ms);
       break;
     case PROP_CONDITION_ON_PREVIOUS_TEXT:
       g_value_set_boolean (value, self->condition_on_previous_text);
@@ -1234,8 +1261,15 @@ create_stream (GstWhisperSink *self)
   g_autoptr (GError) err = NULL;
   WhisperStream *stream;
 
-  if (self->remote)
+  if (self->remote) {
+    if (gst_whisper_translate_any (self))
+      GST_ELEMENT_WARNING (self, STREAM, NOT_IMPLEMENTED,
+          ("device=remote does not translate: the translate_src pads carry no text"),
+          (NULL));
     return TRUE;                /* device=remote: no engine stream */
+  }
+  if (!gst_whisper_translate_open (self))
+    return FALSE;
   stream = whisper_stream_new (self->engine, &err);
   if (stream == NULL) {
     GST_ELEMENT_ERROR (self, LIBRARY, INIT, ("Could not create a Whisper stream: %s",
@@ -1258,6 +1292,7 @@ free_stream (GstWhisperSink *self)
   self->stream = NULL;
   GST_OBJECT_UNLOCK (self);
   g_clear_pointer (&stream, whisper_stream_free);
+  gst_whisper_translate_close (self);
 }
 
 static void
@@ -1291,7 +1326,7 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
       self->have_info = FALSE;
       reset_sink_side (self);
       gst_whisper_sink_task_reset (self);
-      gst_whisper_src_reset (self);
+      gst_whisper_src_reset (&self->src);
       gst_whisper_out_queue_reset_stats (&self->outq);
       GST_OBJECT_LOCK (self);
       self->audio_received = self->audio_transcribed = self->audio_dropped = 0;
@@ -1307,6 +1342,7 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
        * holds it back until every sink has prerolled) they would wait for
        * the next text, which may need all of the audio. */
       gst_whisper_out_queue_push_preroll (&self->outq);
+      gst_whisper_translate_push_preroll (self);
       break;
     default:
       break;
@@ -1321,7 +1357,7 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
       /* The pads are inactive and both tasks are stopped. */
       free_stream (self);
       gst_whisper_sink_task_reset (self);
-      gst_whisper_src_reset (self);
+      gst_whisper_src_reset (&self->src);
       break;
     case GST_STATE_CHANGE_READY_TO_NULL:
       free_engine (self);
@@ -1343,6 +1379,7 @@ set_flushing (GstWhisperSink *self)
 {
   gst_whisper_queue_set_flushing (&self->queue, TRUE);
   gst_whisper_out_queue_set_flushing (&self->outq, TRUE);
+  gst_whisper_translate_set_flushing (self, TRUE);
   GST_OBJECT_LOCK (self);
   if (self->stream)
     whisper_stream_cancel (self->stream);
@@ -1353,6 +1390,7 @@ static void
 unset_flushing (GstWhisperSink *self)
 {
   gst_whisper_out_queue_set_flushing (&self->outq, FALSE);
+  gst_whisper_translate_set_flushing (self, FALSE);
   gst_whisper_queue_set_flushing (&self->queue, FALSE);
 }
 
@@ -1360,7 +1398,7 @@ unset_flushing (GstWhisperSink *self)
 static gboolean
 start_tasks (GstWhisperSink *self)
 {
-  if (!gst_pad_start_task (self->srcpad, gst_whisper_src_loop, self, NULL)) {
+  if (!gst_pad_start_task (self->srcpad, gst_whisper_src_loop, &self->src, NULL)) {
     GST_ELEMENT_ERROR (self, CORE, THREAD, ("Could not start the src pad task"),
         (NULL));
     return FALSE;
@@ -1699,6 +1737,7 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
     case GST_EVENT_FLUSH_START:
       /* Never blocks: cancel the engine, wake everyone, let the task pause itself. */
       set_flushing (self);
+      gst_whisper_translate_flush_start (self, event);
       return gst_pad_push_event (self->srcpad, event);
 
     case GST_EVENT_FLUSH_STOP:{
@@ -1710,8 +1749,9 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
       gst_whisper_sink_task_pause (self);
       gst_pad_pause_task (self->srcpad);
       gst_whisper_sink_task_reset (self);
-      gst_whisper_src_reset (self);
+      gst_whisper_src_reset (&self->src);
       reset_sink_side (self);
+      gst_whisper_translate_flush_stop (self, event);
       ret = gst_pad_push_event (self->srcpad, event);
       restore_sticky_events (self);
       unset_flushing (self);
@@ -1793,30 +1833,35 @@ gst_whisper_sink_src_query (GstPad *pad, GstObject *parent, GstQuery *query)
   GstWhisperSink *self = GST_WHISPER_SINK (parent);
 
   switch (GST_QUERY_TYPE (query)) {
-    case GST_QUERY_LATENCY:{
-      gboolean live;
-      GstClockTime min, max, own;
-
-      if (!gst_pad_peer_query (self->sinkpad, query))
-        return FALSE;
-      gst_query_parse_latency (query, &live, &min, &max);
-
-      gst_whisper_queue_set_upstream (&self->queue, live, min);
-
-      if (live) {
-        GST_OBJECT_LOCK (self);
-        own = self->latency_ms * GST_MSECOND;
-        GST_OBJECT_UNLOCK (self);
-        min += own;
-        if (GST_CLOCK_TIME_IS_VALID (max))
-          max += own;
-      }
-      GST_DEBUG_OBJECT (self, "latency: live %d, min %" GST_TIME_FORMAT ", max %"
-          GST_TIME_FORMAT, live, GST_TIME_ARGS (min), GST_TIME_ARGS (max));
-      gst_query_set_latency (query, live, min, max);
-      return TRUE;
-    }
+    case GST_QUERY_LATENCY:
+      return gst_whisper_sink_answer_latency (self, query, 0);
     default:
       return gst_pad_query_default (pad, parent, query);
   }
+}
+
+gboolean
+gst_whisper_sink_answer_latency (GstWhisperSink *self, GstQuery *query, GstClockTime extra)
+{
+  gboolean live;
+  GstClockTime min, max, own;
+
+  if (!gst_pad_peer_query (self->sinkpad, query))
+    return FALSE;
+  gst_query_parse_latency (query, &live, &min, &max);
+
+  gst_whisper_queue_set_upstream (&self->queue, live, min);
+
+  if (live) {
+    GST_OBJECT_LOCK (self);
+    own = self->latency_ms * GST_MSECOND + extra;
+    GST_OBJECT_UNLOCK (self);
+    min += own;
+    if (GST_CLOCK_TIME_IS_VALID (max))
+      max += own;
+  }
+  GST_DEBUG_OBJECT (self, "latency: live %d, min %" GST_TIME_FORMAT ", max %"
+      GST_TIME_FORMAT, live, GST_TIME_ARGS (min), GST_TIME_ARGS (max));
+  gst_query_set_latency (query, live, min, max);
+  return TRUE;
 }

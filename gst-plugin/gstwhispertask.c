@@ -143,6 +143,7 @@ gst_whisper_sink_task_reset (GstWhisperSink *self)
 {
   gst_whisper_window_reset (&self->window, GST_CLOCK_TIME_NONE);
   gst_whisper_live_reset (&self->live);
+  gst_whisper_translate_reset (self);
   gst_whisper_output_reset (&self->out);
   gst_segment_init (&self->out.segment, GST_FORMAT_TIME);
   gst_segment_init (&self->out.out_segment, GST_FORMAT_TIME);
@@ -404,6 +405,8 @@ read_policy (GstWhisperSink *self, GstWhisperWindowPolicy *policy,
    * of its time; text waiting longer is stuck behind downstream. */
   gst_whisper_out_queue_set_limits (&self->outq, policy->live,
       self->out.budget + OUTPUT_SLACK);
+  gst_whisper_translate_set_limits (self, policy->live, self->out.budget + OUTPUT_SLACK,
+      self->out.budget, self->out.upstream_min);
 }
 
 static const gchar *
@@ -459,6 +462,7 @@ advance_region (GstWhisperSink *self, const GstWhisperRegion *region, gsize done
   self->audio_transcribed += w->given - given;
   GST_OBJECT_UNLOCK (self);
   gst_whisper_output_gap_until (&self->out, gst_whisper_window_time_at (w, w->seek));
+  gst_whisper_translate_gap_until (self, gst_whisper_window_time_at (w, w->seek));
 }
 
 static GstFlowReturn
@@ -536,6 +540,8 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   }
   /* the options' strings are the properties': copied before unlocking */
   whisper_stream_set_options (self->stream, &opts);
+  gst_whisper_translate_prepare (self, &opts, region->carry == GST_WHISPER_CARRY_COMMIT,
+      output);
   GST_OBJECT_UNLOCK (self);
   whisper_stream_set_token_callback (self->stream, on_token, &ctx);
   self->words.token_eot = whisper_engine_get_info (self->engine)->token_eot;
@@ -567,11 +573,32 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   }
   if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK) {
     if (region->carry == GST_WHISPER_CARRY_COMMIT)
-      done = gst_whisper_live_finish_call (self, &self->live, ctx.start, region->n_samples,
-          ctx.segments, drain, call_duration, gst_util_uint64_scale_int (policy->chunk_samples,
-              GST_SECOND, WHISPER_SAMPLE_RATE), self->out.budget, output, &ctx.flow);
+      /* the next call waits for this one's translation too */
+      done = gst_whisper_live_finish_call (self, &self->live, &self->out, ctx.start,
+          region->n_samples, ctx.segments, drain, call_duration + self->translate_duration,
+          gst_util_uint64_scale_int (policy->chunk_samples, GST_SECOND, WHISPER_SAMPLE_RATE),
+          self->out.budget, output, &ctx.flow);
     else
       done = finish_call (&ctx, region);
+  }
+  /* the translate_src pads: the same audio again, task=translate */
+  if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK && gst_whisper_translate_any (self)) {
+    GstWhisperTranslateCall tc = { 0, };
+    tc.pcm = gst_whisper_window_data (w);
+    tc.call_start = ctx.start;
+    tc.n_samples = region->n_samples;
+    tc.done = done;
+    tc.commit = region->carry == GST_WHISPER_CARRY_COMMIT;
+    tc.drain = drain;
+    tc.call_duration = call_duration + self->translate_duration;
+    tc.chunk = gst_util_uint64_scale_int (policy->chunk_samples, GST_SECOND,
+        WHISPER_SAMPLE_RATE);
+    tc.budget = self->out.budget;
+    tc.output = output;
+    call_start_us = g_get_monotonic_time ();
+    ctx.flow = gst_whisper_translate_decode (self, &tc);
+    self->translate_duration = (GstClockTime) (g_get_monotonic_time () - call_start_us)
+        * GST_USECOND;
   }
   if (ctx.flow != GST_FLOW_OK)
     ret = ctx.flow;
@@ -743,7 +770,7 @@ drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy,
     gsize fresh = (gsize) (gst_whisper_window_end (w) - MAX (w->given, w->seek));
     if (fresh <= MAX (policy->budget_samples, 2 * policy->chunk_samples))
       return;
-    if (gst_whisper_live_flush (self, &self->live, output) != GST_FLOW_OK)
+    if (gst_whisper_live_flush (self, &self->live, &self->out, output) != GST_FLOW_OK)
       return;
     limit = 0;
   }
@@ -775,6 +802,7 @@ drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy,
           gst_whisper_window_time_at (w, from), "duration", G_TYPE_UINT64,
           gst_util_uint64_scale_int (dropped, GST_SECOND, w->rate), NULL));
   gst_whisper_output_gap_until (&self->out, gst_whisper_window_time_at (w, w->seek));
+  gst_whisper_translate_gap_until (self, gst_whisper_window_time_at (w, w->seek));
 }
 
 /* Runs every engine call that is due (all of the buffered audio when
@@ -797,8 +825,12 @@ process (GstWhisperSink *self, gboolean drain)
       drop_backlog (self, &policy, output);
     if (!gst_whisper_window_next_region (&self->window, &policy, drain, &region)) {
       /* the commit policy: what is still pending is final now */
-      if (drain && policy.commit)
-        return gst_whisper_live_flush (self, &self->live, output);
+      if (drain && policy.commit) {
+        ret = gst_whisper_live_flush (self, &self->live, &self->out, output);
+        if (ret == GST_FLOW_OK)
+          ret = gst_whisper_translate_flush (self, output);
+        return ret;
+      }
       return GST_FLOW_OK;
     }
     if (self->remote) {
@@ -822,7 +854,10 @@ process (GstWhisperSink *self, gboolean drain)
 static void
 push_event (GstWhisperSink *self, GstEvent *event)
 {
-  GstFlowReturn ret = gst_whisper_out_queue_push_event (&self->outq, event);
+  GstFlowReturn ret;
+
+  gst_whisper_translate_push_event (self, event);
+  ret = gst_whisper_out_queue_push_event (&self->outq, event);
 
   if (ret != GST_FLOW_OK)
     GST_DEBUG_OBJECT (self, "event not queued: %s", gst_flow_get_name (ret));
@@ -867,6 +902,8 @@ handle_event (GstWhisperSink *self, GstEvent *event)
       GST_OBJECT_UNLOCK (self);
       gst_whisper_output_start_segment (&self->out, &segment,
           (GstClockTime) lateness_ms * GST_MSECOND);
+      gst_whisper_translate_start_segment (self, &segment,
+          (GstClockTime) lateness_ms * GST_MSECOND);
       break;
     }
     case GST_EVENT_GAP:{
@@ -880,10 +917,13 @@ handle_event (GstWhisperSink *self, GstEvent *event)
       gst_whisper_window_reset (&self->window, GST_CLOCK_TIME_NONE);
       gst_whisper_live_reset (&self->live);
       if (GST_CLOCK_TIME_IS_VALID (ts)) {
-        gst_whisper_output_start_at (&self->out, ts);
         /* Saturated: a GAP may reach past the largest valid timestamp. */
-        gst_whisper_output_gap_until (&self->out, GST_CLOCK_TIME_IS_VALID (dur)
-            ? ts + MIN (dur, GST_CLOCK_TIME_NONE - 1 - ts) : ts);
+        GstClockTime end = GST_CLOCK_TIME_IS_VALID (dur)
+            ? ts + MIN (dur, GST_CLOCK_TIME_NONE - 1 - ts) : ts;
+        gst_whisper_output_start_at (&self->out, ts);
+        gst_whisper_output_gap_until (&self->out, end);
+        gst_whisper_translate_start_at (self, ts);
+        gst_whisper_translate_gap_until (self, end);
       }
       break;
     }
@@ -896,6 +936,7 @@ handle_event (GstWhisperSink *self, GstEvent *event)
       gst_event_unref (event);
       /* The src pad task pushes it after the text and posts the EOS
        * message. */
+      gst_whisper_translate_push_eos (self);
       ret = gst_whisper_out_queue_push_eos (&self->outq);
       break;
     default:
@@ -922,6 +963,7 @@ handle_item (GstWhisperSink *self, GstWhisperQueueItem *item)
         gst_whisper_window_reset (&self->window, item->pts);
         gst_whisper_live_reset (&self->live);
         gst_whisper_output_start_at (&self->out, item->pts);
+        gst_whisper_translate_start_at (self, item->pts);
       }
       break;
     case GST_WHISPER_ITEM_EVENT:
