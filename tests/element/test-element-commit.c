@@ -1,0 +1,495 @@
+/* test-element-commit.c: whispersink's live commit policy without a model
+ * (gstwhispercommit.c, LocalAgreement-2 over timed words): what two
+ * decodes agree on is committed, a changed word blocks the rest, agreement
+ * needs the words close in time, words of audio already committed are
+ * dropped (by time and by repeating the last committed words), the
+ * deadline and a drain commit without agreement, committed times never go
+ * back, and the prompt is the committed text that left the buffer, cut at
+ * a word and never inside a UTF-8 character.
+ *
+ * The decodes are written by hand, in seconds at 16 kHz; each expected
+ * value follows from the rules in gstwhispercommit.h. */
+#include <gst/check/gstcheck.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gstwhispercommit.h"
+
+#define RATE 16000
+
+static guint64
+at (double s)
+{
+  return (guint64) (s * RATE + 0.5);
+}
+
+/* Appends a word as Whisper writes it (leading space) to a decode. */
+static void
+add (GArray *hyp, const gchar *text, double start, double end, guint segment)
+{
+  GstWhisperTimedWord w = { g_strdup (text), at (start), at (end), 0.9, segment };
+
+  g_array_append_val (hyp, w);
+}
+
+/* A decode of the words "text start end" separated by '|', e.g.
+ * " And 0 0.3| so 0.3 0.5"; segment 0. */
+static GArray *
+decode (const gchar *spec)
+{
+  GArray *hyp = gst_whisper_timed_words_new ();
+  g_auto (GStrv) words = g_strsplit (spec, "|", -1);
+
+  for (guint i = 0; words[i]; i++) {
+    gchar text[64];
+    double start, end;
+    fail_unless (sscanf (words[i], "%63s %lf %lf", text, &start, &end) == 3, "%s", words[i]);
+    g_autofree gchar *spaced = g_strconcat (" ", text, NULL);
+    add (hyp, spaced, start, end, 0);
+  }
+  return hyp;
+}
+
+/* The stripped texts of `words` joined with '|' ("" for none). */
+static gchar *
+texts (const GArray *words)
+{
+  GString *s = g_string_new (NULL);
+
+  for (guint i = 0; i < words->len; i++) {
+    g_autofree gchar *t = g_strstrip (g_strdup (g_array_index (words,
+                GstWhisperTimedWord, i).text));
+    g_string_append_printf (s, "%s%s", i ? "|" : "", t);
+  }
+  return g_string_free (s, FALSE);
+}
+
+/* Feeds the decode `spec` and checks what it committed and what is left
+ * pending (texts joined as texts() does). */
+static void
+update_expect (GstWhisperCommit *c, const gchar *spec, guint64 force_before, gboolean final,
+    const gchar *want_committed, const gchar *want_pending)
+{
+  g_autoptr (GArray) hyp = decode (spec);
+  g_autoptr (GArray) out = gst_whisper_timed_words_new ();
+  guint n = gst_whisper_commit_update (c, hyp, force_before, final, out);
+  g_autofree gchar *got = texts (out);
+  g_autofree gchar *pending = texts (c->pending);
+
+  fail_unless_equals_int (hyp->len, 0);
+  fail_unless_equals_int (n, out->len);
+  fail_unless_equals_string (got, want_committed);
+  fail_unless_equals_string (pending, want_pending);
+}
+
+/* Two decodes agree on their common prefix: the first decode commits
+ * nothing, the second commits the three words both have, the new one
+ * waits. */
+GST_START_TEST (test_agree_prefix)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "And 0 0.3|so 0.3 0.5|my 0.5 0.8", 0, FALSE, "", "And|so|my");
+  fail_unless (!c.any_committed);
+  update_expect (&c, "And 0 0.3|so 0.3 0.5|my 0.5 0.8|fellow 0.8 1.2", 0, FALSE,
+      "And|so|my", "fellow");
+  fail_unless_equals_uint64 (c.n_committed, 3);
+  fail_unless_equals_uint64 (c.n_forced, 0);
+  fail_unless_equals_uint64 (c.committed_end, at (0.8));
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* A word the next decode changes stops agreement there: the words after
+ * it wait, though they are the same, until a later decode agrees with the
+ * changed one. */
+GST_START_TEST (test_changed_word_blocks)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "And 0 0.3|so 0.3 0.5|my 0.5 0.8|fellow 0.8 1.2", 0, FALSE, "",
+      "And|so|my|fellow");
+  update_expect (&c, "And 0 0.3|sew 0.3 0.5|my 0.5 0.8|fellow 0.8 1.2", 0, FALSE, "And",
+      "sew|my|fellow");
+  /* "And" is committed audio now (it starts before its end less 0.1 s) */
+  update_expect (&c, "And 0 0.3|sew 0.3 0.5|my 0.5 0.8|fellow 0.8 1.2|Americans 1.2 1.9", 0,
+      FALSE, "sew|my|fellow", "Americans");
+  fail_unless_equals_uint64 (c.n_committed, 4);
+  fail_unless_equals_uint64 (c.n_forced, 0);
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* The same text agrees only with starts at most 1 s apart: 2 s apart it
+ * is another utterance of the word; exactly 1 s apart it agrees, one
+ * sample more it does not. */
+GST_START_TEST (test_agree_window)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "ask 1.0 1.3", 0, FALSE, "", "ask");
+  update_expect (&c, "ask 3.0 3.3", 0, FALSE, "", "ask");
+  update_expect (&c, "ask 2.0 2.3", 0, FALSE, "ask", "");
+  gst_whisper_commit_clear (&c);
+
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "ask 1.0 1.3", 0, FALSE, "", "ask");
+  {
+    g_autoptr (GArray) hyp = gst_whisper_timed_words_new ();
+    g_autoptr (GArray) out = gst_whisper_timed_words_new ();
+    GstWhisperTimedWord w = { g_strdup (" ask"), at (2.0) + 1, at (2.3), 0.9, 0 };
+    g_array_append_val (hyp, w);
+    fail_unless_equals_int (gst_whisper_commit_update (&c, hyp, 0, FALSE, out), 0);
+    fail_unless_equals_int (c.pending->len, 1);
+  }
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* A decode that starts again at audio already committed (the buffer keeps
+ * committed audio) repeats those words with about their times: they are
+ * dropped, and only the new word is pending and then committed. */
+GST_START_TEST (test_dedupe_by_time)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "And 0 0.3|so 0.3 0.5|my 0.5 0.8", 0, FALSE, "", "And|so|my");
+  update_expect (&c, "And 0 0.3|so 0.3 0.5|my 0.5 0.8", 0, FALSE, "And|so|my", "");
+  /* starts before 0.8 - 0.1 s: committed audio, though decoded
+   * differently now (so the n-gram rule would not drop it) */
+  update_expect (&c, "And 0.02 0.3|sew 0.3 0.5|my 0.52 0.8|fellow 0.8 1.2", 0, FALSE, "",
+      "fellow");
+  update_expect (&c, "And 0 0.3|so 0.3 0.5|my 0.5 0.8|fellow 0.8 1.2|Americans 1.2 1.9", 0,
+      FALSE, "fellow", "Americans");
+  fail_unless_equals_uint64 (c.n_committed, 4);
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* Committed words decoded again with times squeezed onto the committed
+ * end (so the time rule keeps them) are dropped when they repeat the last
+ * committed words, case and punctuation aside: a decode of only those
+ * gives no commit, twice in a row. */
+GST_START_TEST (test_dedupe_by_ngram)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "And 0 0.3|so 0.3 0.5|my 0.5 0.8", 0, FALSE, "", "And|so|my");
+  update_expect (&c, "And 0 0.3|so 0.3 0.5|my 0.5 0.8", 0, FALSE, "And|so|my", "");
+  update_expect (&c, "So 0.7 0.75|my, 0.75 0.8", 0, FALSE, "", "");
+  update_expect (&c, "So 0.7 0.75|my, 0.75 0.8", 0, FALSE, "", "");
+  /* the repeat followed by new words: only the new ones stay */
+  update_expect (&c, "so 0.7 0.75|my 0.75 0.8|fellow 0.8 1.2", 0, FALSE, "", "fellow");
+  update_expect (&c, "so 0.7 0.75|my 0.75 0.8|fellow 0.8 1.2", 0, FALSE, "fellow", "");
+  fail_unless_equals_uint64 (c.n_committed, 4);
+  gst_whisper_commit_clear (&c);
+
+  /* More than 1 s after the committed end the same word is said again:
+   * kept. */
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "country 1.5 2.0", 0, TRUE, "country", "");
+  update_expect (&c, "country 3.1 3.6", 0, FALSE, "", "country");
+  update_expect (&c, "country 3.1 3.6", 0, FALSE, "country", "");
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* The deadline commits the words that end before force_before, as they
+ * stand, and none from the first that does not (a word ending exactly
+ * there waits); after an agreed prefix it forces the next ones. */
+GST_START_TEST (test_force_before)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "ask 0 0.3|not 0.3 0.6|what 0.6 1.0", at (0.6), FALSE, "ask",
+      "not|what");
+  fail_unless_equals_uint64 (c.n_forced, 1);
+  /* "not" agreed, "your" forced (ends before 1.5), "country" waits */
+  update_expect (&c, "not 0.3 0.6|your 0.6 1.0|country 1.0 1.6", at (1.5), FALSE,
+      "not|your", "country");
+  fail_unless_equals_uint64 (c.n_committed, 3);
+  fail_unless_equals_uint64 (c.n_forced, 2);
+  /* 0: no deadline */
+  update_expect (&c, "land 1.0 1.6|of 1.6 1.8", 0, FALSE, "", "land|of");
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* final (a drain) commits every word, without agreement. */
+GST_START_TEST (test_final)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "ask 0 0.3|not 0.3 0.6", 0, FALSE, "", "ask|not");
+  update_expect (&c, "ask 0 0.3|knot 0.3 0.6|what 0.6 1.0", 0, TRUE, "ask|knot|what", "");
+  fail_unless_equals_uint64 (c.n_committed, 3);
+  fail_unless_equals_uint64 (c.n_forced, 2);
+  fail_unless_equals_uint64 (c.committed_end, at (1.0));
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* A flush commits what is pending, once. */
+GST_START_TEST (test_flush)
+{
+  GstWhisperCommit c;
+  g_autoptr (GArray) out = gst_whisper_timed_words_new ();
+  g_autofree gchar *got = NULL;
+
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "ask 0 0.3|not 0.3 0.6", 0, FALSE, "", "ask|not");
+  fail_unless_equals_int (gst_whisper_commit_flush (&c, out), 2);
+  got = texts (out);
+  fail_unless_equals_string (got, "ask|not");
+  fail_unless_equals_int (c.pending->len, 0);
+  fail_unless_equals_uint64 (c.n_committed, 2);
+  fail_unless_equals_uint64 (c.n_forced, 2);
+  fail_unless_equals_uint64 (c.committed_end, at (0.6));
+  fail_unless_equals_int (gst_whisper_commit_flush (&c, out), 0);
+  fail_unless_equals_int (out->len, 2);
+  /* the flushed words are committed audio for the next decode */
+  update_expect (&c, "ask 0 0.3|not 0.3 0.6|what 0.6 1.0", 0, FALSE, "", "what");
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* A committed word never starts before the previous committed end (the
+ * decode's times overlap by up to 0.1 s and still pass the time rule):
+ * moved to it, its end too when it ended before. */
+GST_START_TEST (test_starts_never_back)
+{
+  GstWhisperCommit c;
+  g_autoptr (GArray) hyp = gst_whisper_timed_words_new ();
+  g_autoptr (GArray) out = gst_whisper_timed_words_new ();
+
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "ask 0 0.5", 0, TRUE, "ask", "");
+  add (hyp, " not", 0.45, 0.48, 0);
+  add (hyp, " what", 0.47, 0.9, 0);
+  fail_unless_equals_int (gst_whisper_commit_update (&c, hyp, 0, TRUE, out), 2);
+  GstWhisperTimedWord *not = &g_array_index (out, GstWhisperTimedWord, 0);
+  GstWhisperTimedWord *what = &g_array_index (out, GstWhisperTimedWord, 1);
+  fail_unless_equals_uint64 (not->start, at (0.5));
+  fail_unless_equals_uint64 (not->end, at (0.5));
+  fail_unless_equals_uint64 (what->start, at (0.5));
+  fail_unless_equals_uint64 (what->end, at (0.9));
+  fail_unless_equals_uint64 (c.committed_end, at (0.9));
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* Committed words join the prompt only once the buffer no longer holds
+ * their audio (they end at or before its start + 0.1 s); a reset empties
+ * it. */
+GST_START_TEST (test_trim_prompt)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  fail_unless_equals_string (gst_whisper_commit_prompt (&c), "");
+  update_expect (&c, "And 0 0.3|so, 0.3 0.5|my 0.5 0.8", 0, TRUE, "And|so,|my", "");
+  fail_unless_equals_string (gst_whisper_commit_prompt (&c), "");
+  gst_whisper_commit_trim (&c, 0);
+  fail_unless_equals_string (gst_whisper_commit_prompt (&c), "");
+  gst_whisper_commit_trim (&c, at (0.35));
+  fail_unless_equals_string (gst_whisper_commit_prompt (&c), " And");
+  gst_whisper_commit_trim (&c, at (0.4));
+  fail_unless_equals_string (gst_whisper_commit_prompt (&c), " And so,");
+  gst_whisper_commit_trim (&c, G_MAXUINT64);
+  fail_unless_equals_string (gst_whisper_commit_prompt (&c), " And so, my");
+  /* trimmed words are not decoded again: no second copy */
+  gst_whisper_commit_trim (&c, G_MAXUINT64);
+  fail_unless_equals_string (gst_whisper_commit_prompt (&c), " And so, my");
+
+  gst_whisper_commit_reset (&c);
+  fail_unless_equals_string (gst_whisper_commit_prompt (&c), "");
+  fail_unless (!c.any_committed);
+  fail_unless_equals_uint64 (c.committed_end, 0);
+  /* after a reset nothing counts as committed audio */
+  update_expect (&c, "And 0 0.3", 0, FALSE, "", "And");
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* Commits the words of `words` (distinct: a repeat of the last committed
+ * ones would be dropped) 0.1 s each, and trims after each, as the element
+ * does after every call; returns them joined. */
+static gchar *
+commit_all (GstWhisperCommit *c, gchar **words)
+{
+  for (guint i = 0; words[i]; i++) {
+    g_autoptr (GArray) hyp = gst_whisper_timed_words_new ();
+    g_autoptr (GArray) out = gst_whisper_timed_words_new ();
+    add (hyp, words[i], 0.1 * i, 0.1 * (i + 1), 0);
+    fail_unless_equals_int (gst_whisper_commit_update (c, hyp, 0, TRUE, out), 1);
+    gst_whisper_commit_trim (c, G_MAXUINT64);
+  }
+  return g_strjoinv ("", words);
+}
+
+/* `n` words printf'd from `fmt` with their index. */
+static gchar **
+numbered (const gchar *fmt, guint n)
+{
+  gchar **words = g_new0 (gchar *, n + 1);
+
+  for (guint i = 0; i < n; i++)
+    words[i] = g_strdup_printf (fmt, i);
+  return words;
+}
+
+/* The prompt is the last 200 characters of committed text, from a word
+ * start: 40 words of 7 bytes are 280; the cut at 80 falls inside word 11,
+ * so the prompt starts at word 12 (byte 84). */
+GST_START_TEST (test_prompt_cut_at_word)
+{
+  GstWhisperCommit c;
+  GString *want = g_string_new (NULL);
+
+  g_auto (GStrv) forty = numbered (" word%02u", 40);
+  g_auto (GStrv) thousand = numbered (" w%04u", 1000);
+  g_autofree gchar *all40 = NULL, *all1000 = NULL;
+
+  gst_whisper_commit_init (&c, RATE);
+  all40 = commit_all (&c, forty);
+  fail_unless_equals_int (strlen (all40), 280);
+  for (guint i = 12; i < 40; i++)
+    g_string_append_printf (want, " word%02u", i);
+  fail_unless_equals_string (gst_whisper_commit_prompt (&c), want->str);
+  fail_unless_equals_int (strlen (gst_whisper_commit_prompt (&c)), 196);
+
+  /* Far more text than the prompt (the element keeps a margin only): the
+   * prompt is still the last words. */
+  gst_whisper_commit_reset (&c);
+  all1000 = commit_all (&c, thousand);
+  fail_unless_equals_int (strlen (all1000), 6000);
+  g_string_truncate (want, 0);
+  /* 6 bytes a word: 200 bytes from the end is 4 bytes into word 966 */
+  for (guint i = 967; i < 1000; i++)
+    g_string_append_printf (want, " w%04u", i);
+  fail_unless_equals_string (gst_whisper_commit_prompt (&c), want->str);
+  g_string_free (want, TRUE);
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* Checks that the prompt is valid UTF-8, at most 200 characters, and the
+ * last `want_len` bytes of `all` (the whole committed text). */
+static void
+check_prompt_utf8 (GstWhisperCommit *c, const gchar *all, gsize want_len)
+{
+  const gchar *p = gst_whisper_commit_prompt (c);
+  gsize all_len = strlen (all);
+
+  fail_unless (g_utf8_validate (p, -1, NULL), "prompt not UTF-8");
+  fail_unless (g_utf8_strlen (p, -1) <= GST_WHISPER_COMMIT_PROMPT_CHARS);
+  fail_unless_equals_int (strlen (p), want_len);
+  fail_unless_equals_string (p, all + all_len - want_len);
+}
+
+/* Multi-byte text: words of 3-byte characters, and one long word without
+ * a space where the cut falls inside a character. */
+GST_START_TEST (test_prompt_utf8)
+{
+  GstWhisperCommit c;
+  GString *all = g_string_new (NULL);
+
+  gst_whisper_commit_init (&c, RATE);
+  /* " 語X" with X a different CJK ideograph each: 7 bytes, 300 of them
+   * (2100 bytes: the kept text is cut several times) */
+  g_auto (GStrv) cjk = g_new0 (gchar *, 301);
+  for (guint i = 0; i < 300; i++) {
+    gchar x[8] = { 0, };
+    g_unichar_to_utf8 (0x4e00 + i, x);
+    cjk[i] = g_strconcat (" 語", x, NULL);
+    fail_unless_equals_int (strlen (cjk[i]), 7);
+  }
+  g_autofree gchar *all_cjk = commit_all (&c, cjk);
+  g_string_assign (all, all_cjk);
+  /* 200 bytes from the end is byte 1900, inside word 271 (1897-1903): the
+   * prompt starts at word 272, 28 words */
+  check_prompt_utf8 (&c, all->str, 28 * 7);
+  /* the text kept for the prompt was cut at a character */
+  fail_unless (g_utf8_validate (c.text->str, c.text->len, NULL), "kept text not UTF-8");
+  fail_unless (g_str_has_suffix (all->str, c.text->str));
+  fail_unless (c.text->len >= GST_WHISPER_COMMIT_PROMPT_CHARS
+      && c.text->len < all->len, "%" G_GSIZE_FORMAT " bytes kept", c.text->len);
+
+  /* one word " é...é!" (1 + 300 + 1 bytes): 200 bytes from its end is the
+   * second byte of an "é"; no space to cut at */
+  gst_whisper_commit_reset (&c);
+  g_string_assign (all, " ");
+  for (guint i = 0; i < 150; i++)
+    g_string_append (all, "é");
+  g_string_append (all, "!");
+  {
+    g_autoptr (GArray) hyp = gst_whisper_timed_words_new ();
+    g_autoptr (GArray) out = gst_whisper_timed_words_new ();
+    add (hyp, all->str, 0, 1, 0);
+    fail_unless_equals_int (gst_whisper_commit_update (&c, hyp, 0, TRUE, out), 1);
+    gst_whisper_commit_trim (&c, G_MAXUINT64);
+  }
+  /* from the next character: byte 103, 199 bytes */
+  check_prompt_utf8 (&c, all->str, 199);
+  g_string_free (all, TRUE);
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* What agreement compares: lower-cased letters and digits, in any script. */
+GST_START_TEST (test_normalise)
+{
+  const gchar *cases[][2] = {
+    {" Hello,", "hello"}, {"hello", "hello"}, {" don't", "dont"}, {" 42%", "42"},
+    {" ...", ""}, {" ÉCOLE", "école"}, {" Straße!", "straße"}, {" Ωμέγα.", "ωμέγα"},
+    {"", ""},
+  };
+  GstWhisperCommit c;
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    g_autofree gchar *n = gst_whisper_commit_normalise (cases[i][0]);
+    fail_unless_equals_string (n, cases[i][1]);
+  }
+
+  /* "Hello," and "hello" agree; "élan" and "elan" do not, "ÉLAN." and
+   * "élan" do */
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "Hello, 0 0.4|Élan 0.4 0.9", 0, FALSE, "", "Hello,|Élan");
+  update_expect (&c, "hello 0 0.4|elan 0.4 0.9", 0, FALSE, "hello", "elan");
+  update_expect (&c, "ÉLAN. 0.4 0.9", 0, FALSE, "", "ÉLAN.");
+  update_expect (&c, "élan 0.4 0.9", 0, FALSE, "élan", "");
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+static Suite *
+commit_suite (void)
+{
+  Suite *s = suite_create ("whispersink-commit");
+  TCase *tc = tcase_create ("commit");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_agree_prefix);
+  tcase_add_test (tc, test_changed_word_blocks);
+  tcase_add_test (tc, test_agree_window);
+  tcase_add_test (tc, test_dedupe_by_time);
+  tcase_add_test (tc, test_dedupe_by_ngram);
+  tcase_add_test (tc, test_force_before);
+  tcase_add_test (tc, test_final);
+  tcase_add_test (tc, test_flush);
+  tcase_add_test (tc, test_starts_never_back);
+  tcase_add_test (tc, test_trim_prompt);
+  tcase_add_test (tc, test_prompt_cut_at_word);
+  tcase_add_test (tc, test_prompt_utf8);
+  tcase_add_test (tc, test_normalise);
+  return s;
+}
+
+GST_CHECK_MAIN (commit);
