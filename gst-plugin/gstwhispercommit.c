@@ -170,8 +170,15 @@ drop_committed (GstWhisperCommit *c, GArray *hyp)
 
   if (!c->any_committed)
     return;
-  while (i < hyp->len && g_array_index (hyp, GstWhisperTimedWord, i).start < from)
+  /* a word starting before the committed end less the overlap, or whose
+   * middle lies before the committed end (a re-decode split a committed
+   * word: "my" became "am I", "I" squeezed against the committed end) */
+  while (i < hyp->len) {
+    const GstWhisperTimedWord *w = &g_array_index (hyp, GstWhisperTimedWord, i);
+    if (w->start >= from && w->start + (w->end - w->start) / 2 >= c->committed_end)
+      break;
     i++;
+  }
   g_array_remove_range (hyp, 0, i);
   if (hyp->len == 0)
     return;

@@ -10,8 +10,9 @@
  * into Real-Time Transcription System" (https://arxiv.org/abs/2307.14743;
  * its code: https://github.com/ufal/whisper_streaming). Words a decode gives
  * again for audio already committed are dropped by time (starting before
- * the committed end less 0.1 s) and by text (the first 1 to 5 words when
- * they repeat the last committed ones), as that code does. A word that
+ * the committed end less 0.1 s, as that code does, or centred before it)
+ * and by text (the first 1 to 5 words when they repeat the last committed
+ * ones, as it does too). A word that
  * would miss the latency budget (counted from its end) if it waited for
  * one more decode is committed as it stands (`force_before`), and a drain
  * commits everything.

@@ -1,7 +1,7 @@
 /* gstwhisperlive.c: the live commit path of whispersink's inference task
  * (gstwhispertask.c calls it for local live input).
  *
- * Every chunk (`latency`/4, at least 0.5 s) of new audio the engine decodes
+ * Every chunk (`latency`/6, at least 0.5 s) of new audio the engine decodes
  * the whole uncommitted buffer, with word timestamps, conditioned on the
  * text committed so far. The commit policy (gstwhispercommit.h:
  * LocalAgreement-2 over timed words) decides which words are stable; only

@@ -153,8 +153,9 @@ struct _GstWhisperSink {
   GstWhisperRemote *remote;
 
   /* translate_src_%u (gstwhispertranslate.c): their lanes, changed under
-   * the object lock while the inference task is paused. */
+   * translate_lock and then the object lock. */
   GPtrArray *translate_lanes;
+  GMutex translate_lock;
   guint translate_next;
 };
 

@@ -322,34 +322,26 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
   /**
    * GstWhisperSink:latency:
    *
-   * Live upstream: the element's latency budget in ms, added to upstream's
-   * in the LATENCY answer. Audio is transcribed in chunks of a quarter of
-   * it; a call covers up to three chunks (its last segment is held back and
-   * decoded again with the next chunk while the call stays within three),
-   * and the last quarter is time for inference.
-   *
-   * The minimum is 2000 ms: a chunk is never shorter than 0.5 s (each call
-   * runs the whole encoder), so below 2 s the plan of four chunks does not
-   * fit, no segment can be held back, and each call sees half a second of
-   * speech, of which Whisper makes one word or repeats it. Measured with tiny.en on real speech fed as a live
-   * source whose audio the element always keeps up with
-   * (tests/element/live-wer.sh latency; word error rate, jfk.wav /
-   * stereo_diarization.wav left / right): 300, 500 and 1000 ms 95 / 82 /
-   * 360 % ("My My My ..."), 1500 ms 45 / 59 / 80 %, 2000 ms 23 / 29 / 40 %,
-   * 3000 ms 14 / 53 / 20 %, 4000 ms 23 / 18 / 0 %, 8000 ms 14 / 0 / 0 %.
-   * Lower values are refused (GObject keeps the old value and logs a
-   * warning). From 2000 to 3999 ms a warning is posted (details
+   * Live upstream: the latency budget in ms, added to upstream's in the
+   * LATENCY answer (a LATENCY message is posted when it changes). Committed
+   * text leaves within it after the words were spoken: the uncommitted
+   * audio is decoded every sixth of it (at least 0.5 s), a word is
+   * committed once two decodes agree on it, and at the latest when one
+   * more decode would miss the budget (gstwhisperlive.c). The default 8000
+   * leaves room for slower machines and larger models; measured figures
+   * for 1500, 3000 and 4000 are in gst-plugin/README.md ("Live latency:
+   * measured"). Below 1000 is refused (GObject keeps the old value and
+   * logs a warning); below 2000 a warning is posted (details
    * reason=latency-too-short) when the property is set, or when the engine
-   * is loaded with it if the element had no bus yet: in real time on a
-   * loaded 2-core machine latency 2000 gave 95 % (9 s of 11 dropped) and
-   * 3000 ms 68 %, 4000 ms 14 % with nothing dropped.
+   * is loaded with it if the element had no bus yet: with 0.5-s chunks
+   * most words are committed by the deadline after one or two decodes.
    */
   g_object_class_install_property (gobject_class, PROP_LATENCY,
       g_param_spec_uint ("latency", "Latency",
-          "Live upstream: latency budget in ms, added to upstream's. Audio is transcribed "
-          "in chunks of a quarter of it. At least 2000: with less, chunks are too short "
-          "for Whisper (measured 45-360 % word errors); below 4000 a warning (14-95 %)", MIN_LATENCY_MS, G_MAXUINT / 2,
-          DEFAULT_LATENCY_MS, rw | GST_PARAM_MUTABLE_PLAYING));
+          "Live upstream: latency budget in ms, added to upstream's; committed text "
+          "leaves within it after the words were spoken. At least 1000; below 2000 a "
+          "warning (more words committed before two decodes agree)", MIN_LATENCY_MS,
+          G_MAXUINT / 2, DEFAULT_LATENCY_MS, rw | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_LATENESS,
       g_param_spec_uint ("lateness", "Lateness",
           "Live upstream: extra ms by which output may be late before audio is dropped "
@@ -704,6 +696,7 @@ gst_whisper_sink_init (GstWhisperSink *self)
   gst_whisper_src_reset (&self->src);
 
   self->translate_lanes = g_ptr_array_new ();
+  g_mutex_init (&self->translate_lock);
   gst_whisper_sink_task_init (self);
   gst_whisper_sink_remote_init (self);
 }
@@ -718,6 +711,7 @@ gst_whisper_sink_finalize (GObject *object)
   gst_whisper_queue_clear (&self->queue);
   gst_whisper_out_queue_clear (&self->outq);
   g_clear_pointer (&self->translate_lanes, g_ptr_array_unref);
+  g_mutex_clear (&self->translate_lock);
   g_clear_pointer (&self->stream, whisper_stream_free);
   g_clear_pointer (&self->engine, whisper_engine_unref);
   g_clear_pointer (&self->vad, whisper_vad_free);
@@ -789,8 +783,8 @@ post_setting_warnings (GstWhisperSink *self)
     GST_ELEMENT_WARNING_WITH_DETAILS (self, LIBRARY, SETTINGS,
         ("latency=%u is below %u ms: live transcripts will have many wrong words", ms,
             USEFUL_LATENCY_MS),
-        ("Chunks of %u ms are short for Whisper; measured word error rates are in "
-            "gst-plugin/README.md", ms / 4),
+        ("Most words are committed by the deadline before two decodes agree; measured "
+            "word error rates are in gst-plugin/README.md"),
         ("reason", G_TYPE_STRING, "latency-too-short", "latency", G_TYPE_UINT, ms,
             "minimum", G_TYPE_UINT, (guint) USEFUL_LATENCY_MS, NULL));
 }

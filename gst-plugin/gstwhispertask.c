@@ -498,6 +498,8 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
 
   whisper_decode_options_init (&opts);
   opts.no_speech_threshold = no_speech_threshold;
+  /* the translate_src pads' options too: their lock first */
+  gst_whisper_translate_lock (self);
   GST_OBJECT_LOCK (self);
   opts.condition_on_previous_text = self->condition_on_previous_text;
   opts.silence_threshold_db = self->silence_threshold;
@@ -543,6 +545,7 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   gst_whisper_translate_prepare (self, &opts, region->carry == GST_WHISPER_CARRY_COMMIT,
       output);
   GST_OBJECT_UNLOCK (self);
+  gst_whisper_translate_unlock (self);
   whisper_stream_set_token_callback (self->stream, on_token, &ctx);
   self->words.token_eot = whisper_engine_get_info (self->engine)->token_eot;
   gst_whisper_words_begin_call (&self->words);
@@ -829,6 +832,12 @@ process (GstWhisperSink *self, gboolean drain)
         ret = gst_whisper_live_flush (self, &self->live, &self->out, output);
         if (ret == GST_FLOW_OK)
           ret = gst_whisper_translate_flush (self, output);
+        /* what the buffer kept is done with: a GAP to its end */
+        if (ret == GST_FLOW_OK && gst_whisper_window_pending (&self->window) > 0) {
+          GstWhisperRegion rest = { gst_whisper_window_pending (&self->window),
+            GST_WHISPER_CARRY_COMMIT };
+          advance_region (self, &rest, rest.n_samples);
+        }
         return ret;
       }
       return GST_FLOW_OK;

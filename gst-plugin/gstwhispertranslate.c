@@ -181,8 +181,8 @@ translate_query (GstPad *pad, GstObject *parent, GstQuery *query)
     GST_OBJECT_LOCK (self);
     extra_ms = self->translate_latency_ms;
     GST_OBJECT_UNLOCK (self);
-    return gst_whisper_sink_answer_latency (self, query, extra_ms * GST_MSECOND);
-  }
+  return gst_whisper_sink_answer_latency (self, query, extra_ms * GST_MSECOND);
+}
   return gst_pad_query_default (pad, parent, query);
 }
 
@@ -196,8 +196,8 @@ translate_activate_mode (GstPad *pad, GstObject *parent, GstPadMode mode, gboole
     return FALSE;
   if (active) {
     gst_whisper_out_queue_set_flushing (&lane->outq, FALSE);
-    return gst_pad_start_task (pad, gst_whisper_src_loop, &lane->src, NULL);
-  }
+  return gst_pad_start_task (pad, gst_whisper_src_loop, &lane->src, NULL);
+}
   gst_whisper_out_queue_set_flushing (&lane->outq, TRUE);
   return gst_pad_stop_task (pad);
 }
@@ -213,8 +213,8 @@ lane_open (GstWhisperSink *self, Lane *lane)
   if (!lane->stream) {
     GST_ELEMENT_ERROR (self, LIBRARY, INIT, ("Could not create a Whisper stream for %s: %s",
             GST_PAD_NAME (lane->pad), err ? err->message : "unknown error"), (NULL));
-    return FALSE;
-  }
+  return FALSE;
+}
   return TRUE;
 }
 
@@ -260,17 +260,17 @@ request_new_pad (GstElement *element, GstPadTemplate *templ, const gchar *name,
   lane_reset (lane);
   g_object_set_data_full (G_OBJECT (pad), "gst-whisper-lane", lane, (GDestroyNotify) lane_free);
 
-  /* The inference task reads the lanes without a lock: it is paused while
-   * they change. */
+  /* The lanes change under both the translate lock (the inference task
+   * holds it while it uses them) and the object lock (the streaming
+   * thread's flush uses them under it, without waiting for a decode). */
   state = GST_STATE (element);
   running = state >= GST_STATE_PAUSED;
-  if (running)
-    gst_whisper_sink_task_pause (self);
+  g_mutex_lock (&self->translate_lock);
   if (running && !lane_open (self, lane)) {
-    gst_whisper_sink_task_start (self);
+    g_mutex_unlock (&self->translate_lock);
     gst_object_unref (gst_object_ref_sink (pad));
-    return NULL;
-  }
+  return NULL;
+}
   GST_OBJECT_LOCK (self);
   g_ptr_array_add (self->translate_lanes, lane);
   GST_OBJECT_UNLOCK (self);
@@ -291,11 +291,14 @@ request_new_pad (GstElement *element, GstPadTemplate *templ, const gchar *name,
       GstClockTime shift = (GstClockTime) self->lateness_ms * GST_MSECOND;
       GST_OBJECT_UNLOCK (self);
       gst_whisper_output_start_segment (&lane->out, &self->out.segment, shift);
+      /* after the segment (sticky order); else with the next segment */
+      gst_whisper_out_queue_push_event (&lane->outq,
+          gst_event_new_tag (gst_tag_list_new (GST_TAG_LANGUAGE_CODE, "en", NULL)));
+      lane->tagged = TRUE;
     }
   }
+  g_mutex_unlock (&self->translate_lock);
   gst_element_add_pad (element, pad);
-  if (running)
-    gst_whisper_sink_task_start (self);
   GST_INFO_OBJECT (self, "translation pad %s", GST_PAD_NAME (pad));
   return pad;
 }
@@ -305,19 +308,16 @@ release_pad (GstElement *element, GstPad *pad)
 {
   GstWhisperSink *self = GST_WHISPER_SINK (element);
   Lane *lane = lane_of (pad);
-  gboolean running = GST_STATE (element) >= GST_STATE_PAUSED;
 
   if (!lane)
     return;
-  if (running)
-    gst_whisper_sink_task_pause (self);
+  g_mutex_lock (&self->translate_lock);
   GST_OBJECT_LOCK (self);
   g_ptr_array_remove (self->translate_lanes, lane);
   GST_OBJECT_UNLOCK (self);
+  g_mutex_unlock (&self->translate_lock);
   gst_pad_set_active (pad, FALSE);
   gst_element_remove_pad (element, pad);
-  if (running)
-    gst_whisper_sink_task_start (self);
 }
 
 void
@@ -341,26 +341,37 @@ gst_whisper_translate_clear_all (GstWhisperSink *self)
   for (guint _i = 0; _i < (self)->translate_lanes->len; _i++) \
     for (Lane *lane = g_ptr_array_index ((self)->translate_lanes, _i); lane; lane = NULL)
 
+/* The translate lock around a block that uses the lanes (the inference
+ * task, state changes, FLUSH_STOP once the task is paused). */
+#define LANES_LOCK(self) g_mutex_lock (&(self)->translate_lock)
+#define LANES_UNLOCK(self) g_mutex_unlock (&(self)->translate_lock)
+
 gboolean
 gst_whisper_translate_open (GstWhisperSink *self)
 {
+  LANES_LOCK (self);
   FOR_EACH_LANE (self, lane) {
-    if (!lane_open (self, lane))
+    if (!lane_open (self, lane)) {
+      LANES_UNLOCK (self);
       return FALSE;
+    }
     lane_reset (lane);
     gst_whisper_src_reset (&lane->src);
   }
+  LANES_UNLOCK (self);
   return TRUE;
 }
 
 void
 gst_whisper_translate_close (GstWhisperSink *self)
 {
+  LANES_LOCK (self);
   FOR_EACH_LANE (self, lane) {
     g_clear_pointer (&lane->stream, whisper_stream_free);
     lane_reset (lane);
     gst_whisper_src_reset (&lane->src);
   }
+  LANES_UNLOCK (self);
 }
 
 void
@@ -378,13 +389,16 @@ gst_whisper_translate_set_flushing (GstWhisperSink *self, gboolean flushing)
 void
 gst_whisper_translate_flush_start (GstWhisperSink *self, GstEvent *event)
 {
+  GST_OBJECT_LOCK (self);
   FOR_EACH_LANE (self, lane)
     gst_pad_push_event (lane->pad, gst_event_ref (event));
+  GST_OBJECT_UNLOCK (self);
 }
 
 void
 gst_whisper_translate_flush_stop (GstWhisperSink *self, GstEvent *event)
 {
+  LANES_LOCK (self);
   FOR_EACH_LANE (self, lane) {
     gst_pad_pause_task (lane->pad);
     lane_reset (lane);
@@ -395,13 +409,16 @@ gst_whisper_translate_flush_stop (GstWhisperSink *self, GstEvent *event)
     gst_whisper_out_queue_set_flushing (&lane->outq, FALSE);
     gst_pad_start_task (lane->pad, gst_whisper_src_loop, &lane->src, NULL);
   }
+  LANES_UNLOCK (self);
 }
 
 void
 gst_whisper_translate_push_preroll (GstWhisperSink *self)
 {
+  GST_OBJECT_LOCK (self);
   FOR_EACH_LANE (self, lane)
     gst_whisper_out_queue_push_preroll (&lane->outq);
+  GST_OBJECT_UNLOCK (self);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -410,32 +427,42 @@ gst_whisper_translate_push_preroll (GstWhisperSink *self)
 gboolean
 gst_whisper_translate_any (GstWhisperSink *self)
 {
-  return self->translate_lanes->len > 0;
+  gboolean any;
+
+  LANES_LOCK (self);
+  any = self->translate_lanes->len > 0;
+  LANES_UNLOCK (self);
+  return any;
 }
 
 void
 gst_whisper_translate_reset (GstWhisperSink *self)
 {
+  LANES_LOCK (self);
   FOR_EACH_LANE (self, lane)
     lane_reset (lane);
+  LANES_UNLOCK (self);
 }
 
 void
 gst_whisper_translate_set_limits (GstWhisperSink *self, gboolean live,
     GstClockTime text_limit, GstClockTime budget, GstClockTime upstream_min)
 {
+  LANES_LOCK (self);
   FOR_EACH_LANE (self, lane) {
     lane->out.live = live;
     lane->out.budget = budget;
     lane->out.upstream_min = upstream_min;
     gst_whisper_out_queue_set_limits (&lane->outq, live, text_limit);
   }
+  LANES_UNLOCK (self);
 }
 
 void
 gst_whisper_translate_start_segment (GstWhisperSink *self, const GstSegment *segment,
     GstClockTime base_shift)
 {
+  LANES_LOCK (self);
   FOR_EACH_LANE (self, lane) {
     gst_whisper_output_start_segment (&lane->out, segment, base_shift);
     gst_whisper_live_reset (&lane->live);
@@ -447,27 +474,33 @@ gst_whisper_translate_start_segment (GstWhisperSink *self, const GstSegment *seg
       lane->tagged = TRUE;
     }
   }
+  LANES_UNLOCK (self);
 }
 
 void
 gst_whisper_translate_start_at (GstWhisperSink *self, GstClockTime t)
 {
+  LANES_LOCK (self);
   FOR_EACH_LANE (self, lane) {
     gst_whisper_output_start_at (&lane->out, t);
     gst_whisper_live_reset (&lane->live);
   }
+  LANES_UNLOCK (self);
 }
 
 void
 gst_whisper_translate_gap_until (GstWhisperSink *self, GstClockTime t)
 {
+  LANES_LOCK (self);
   FOR_EACH_LANE (self, lane)
     gst_whisper_output_gap_until (&lane->out, t);
+  LANES_UNLOCK (self);
 }
 
 void
 gst_whisper_translate_push_event (GstWhisperSink *self, GstEvent *event)
 {
+  LANES_LOCK (self);
   FOR_EACH_LANE (self, lane) {
     GstEvent *copy;
     switch (GST_EVENT_TYPE (event)) {
@@ -487,13 +520,16 @@ gst_whisper_translate_push_event (GstWhisperSink *self, GstEvent *event)
     }
     gst_whisper_out_queue_push_event (&lane->outq, copy);
   }
+  LANES_UNLOCK (self);
 }
 
 void
 gst_whisper_translate_push_eos (GstWhisperSink *self)
 {
+  LANES_LOCK (self);
   FOR_EACH_LANE (self, lane)
     gst_whisper_out_queue_push_eos (&lane->outq);
+  LANES_UNLOCK (self);
 }
 
 static gboolean
@@ -547,6 +583,18 @@ push_segments (GstWhisperSink *self, Lane *lane, const GstWhisperTranslateCall *
 }
 
 void
+gst_whisper_translate_lock (GstWhisperSink *self)
+{
+  LANES_LOCK (self);
+}
+
+void
+gst_whisper_translate_unlock (GstWhisperSink *self)
+{
+  LANES_UNLOCK (self);
+}
+
+void
 gst_whisper_translate_prepare (GstWhisperSink *self, const WhisperDecodeOptions *options,
     gboolean commit, GstWhisperOutputMode output)
 {
@@ -570,6 +618,7 @@ GstFlowReturn
 gst_whisper_translate_decode (GstWhisperSink *self, const GstWhisperTranslateCall *call)
 {
   GstFlowReturn ret = GST_FLOW_OK;
+  LANES_LOCK (self);
 
   FOR_EACH_LANE (self, lane) {
     g_autoptr (GPtrArray) segments = NULL;
@@ -580,11 +629,16 @@ gst_whisper_translate_decode (GstWhisperSink *self, const GstWhisperTranslateCal
     segments = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
     if (!whisper_stream_transcribe (lane->stream, call->pcm, call->n_samples,
             collect_segment, segments, NULL, &err)) {
-      if (g_error_matches (err, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_CANCELLED))
+      if (g_error_matches (err, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_CANCELLED)) {
+        LANES_UNLOCK (self);
         return GST_FLOW_FLUSHING;
+      }
       GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("Translation failed: %s",
               err ? err->message : "unknown error"), ("pad %s", GST_PAD_NAME (lane->pad)));
+      {
+        LANES_UNLOCK (self);
       return GST_FLOW_ERROR;
+    }
     }
     if (call->commit) {
       gst_whisper_live_finish_call (self, &lane->live, &lane->out, call->call_start,
@@ -600,6 +654,7 @@ gst_whisper_translate_decode (GstWhisperSink *self, const GstWhisperTranslateCal
     if (ret == GST_FLOW_NOT_LINKED || ret == GST_FLOW_EOS)
       ret = GST_FLOW_OK;
   }
+  LANES_UNLOCK (self);
   return ret;
 }
 
@@ -607,10 +662,12 @@ GstFlowReturn
 gst_whisper_translate_flush (GstWhisperSink *self, GstWhisperOutputMode output)
 {
   GstFlowReturn ret = GST_FLOW_OK;
+  LANES_LOCK (self);
 
   FOR_EACH_LANE (self, lane) {
     if (ret == GST_FLOW_OK)
       ret = gst_whisper_live_flush (self, &lane->live, &lane->out, output);
   }
+  LANES_UNLOCK (self);
   return ret;
 }

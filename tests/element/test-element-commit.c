@@ -262,7 +262,9 @@ GST_END_TEST;
 
 /* A committed word never starts before the previous committed end (the
  * decode's times overlap by up to 0.1 s and still pass the time rule):
- * moved to it, its end too when it ended before. */
+ * moved to it. A word whose middle lies before the committed end is audio
+ * already committed (a re-decode split "my" into "am I" and squeezed "I"
+ * against the end) and is dropped. */
 GST_START_TEST (test_starts_never_back)
 {
   GstWhisperCommit c;
@@ -273,11 +275,9 @@ GST_START_TEST (test_starts_never_back)
   update_expect (&c, "ask 0 0.5", 0, TRUE, "ask", "");
   add (hyp, " not", 0.45, 0.48, 0);
   add (hyp, " what", 0.47, 0.9, 0);
-  fail_unless_equals_int (gst_whisper_commit_update (&c, hyp, 0, TRUE, out), 2);
-  GstWhisperTimedWord *not = &g_array_index (out, GstWhisperTimedWord, 0);
-  GstWhisperTimedWord *what = &g_array_index (out, GstWhisperTimedWord, 1);
-  fail_unless_equals_uint64 (not->start, at (0.5));
-  fail_unless_equals_uint64 (not->end, at (0.5));
+  fail_unless_equals_int (gst_whisper_commit_update (&c, hyp, 0, TRUE, out), 1);
+  GstWhisperTimedWord *what = &g_array_index (out, GstWhisperTimedWord, 0);
+  fail_unless_equals_string (what->text, " what");
   fail_unless_equals_uint64 (what->start, at (0.5));
   fail_unless_equals_uint64 (what->end, at (0.9));
   fail_unless_equals_uint64 (c.committed_end, at (0.9));
