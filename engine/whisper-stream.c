@@ -1273,10 +1273,21 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
   /* faster-whisper's vad_filter (whisper-vad-filter.h): transcribes the
    * speech regions' concatenation by calling back into this function with
    * vad_filter off, then maps the times back. */
-  if (s->options.vad_filter && !s->options.clip_timestamps)
+  if (s->options.vad_filter && !s->options.clip_timestamps) {
+    /* Input quieter than the silence threshold is a silent window: neither
+     * the detector nor the model runs (counted as the loop below counts
+     * it; a live caller decodes every chunk of silence so) */
+    if (n_samples > 0
+        && !whisper_gate_is_loud_enough (pcm, n_samples, s->options.silence_threshold_db)) {
+      s->stats.windows_silent++;
+      if (segments_out)
+        *segments_out = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
+      return TRUE;
+    }
     return whisper_vad_filter_transcribe (s, &s->options, &s->token_func, &s->token_data,
                                           whisper_stream_transcribe, pcm, n_samples,
                                           segment_func, user_data, segments_out, error);
+  }
 
   /* The voice activity detector's speech regions of the whole input
    * (whisper-vad.h): about 0.2 % of real time on one core. */

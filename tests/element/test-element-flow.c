@@ -465,9 +465,17 @@ GST_START_TEST (test_live_synced_sink_does_not_stall_inference)
     while (!done) {
       guint i;
       live_poll (&l);
-      for (i = 0; i < l.items->len; i++)
-        done |= strstr (gst_structure_get_string (g_ptr_array_index (l.items, i), "text"),
-            "do for your country") != NULL;
+      /* live text comes as committed phrases: the last one's words */
+      GString *text = g_string_new (NULL);
+      for (i = 0; i < l.items->len; i++) {
+        const GstStructure *s = g_ptr_array_index (l.items, i);
+        gboolean final = FALSE;
+        gst_structure_get_boolean (s, "final", &final);
+        if (final)
+          g_string_append_printf (text, " %s", gst_structure_get_string (s, "text"));
+      }
+      done = strstr (text->str, "for your country") != NULL;
+      g_string_free (text, TRUE);
       fail_if (!done && g_get_monotonic_time () > deadline, "the last sentence never came "
           "out while the sink waited");
       g_usleep (10 * 1000);

@@ -379,12 +379,11 @@ static const gchar *jfk_phrases[] = {
   NULL
 };
 
-/* ...and short anchors in each, for live mode: its calls see a few seconds
- * of audio at a time, and a word cut by the edge of a call's audio can come
- * out mangled ("ask not what you are coming. country can do for you"), so
- * the whole phrases need not be there, but each anchor is, once per
- * repetition. */
-static const gchar *jfk_anchors[] = { "americans", "do for you", "your country", NULL };
+/* ...and anchors in each for live mode, in the order they are spoken
+ * (live text is committed word by word, so a phrase may be split across
+ * buffers, but the words come once each, in order). */
+static const gchar *jfk_anchors[] = { "americans", "ask not", "do for you",
+  "for your country", NULL };
 
 /* Lower-case letters and apostrophes, words separated by one space, and a
  * space at both ends (so that " phrase " matches whole words only). */

@@ -84,7 +84,7 @@ typedef struct {
   GPtrArray *buffers;
   GPtrArray *texts;
   GstClockTime gap_covered;    /* GAP durations, summed */
-  GstClockTime lead_gap_end;   /* end of the GAP starting at 0, or 0 */
+  GstClockTime lead_gap_end;   /* end of the GAPs from 0 on, or 0 */
   GstClockTime first_pts;
 } Run;
 
@@ -126,8 +126,10 @@ run_element (gboolean live, const gchar *props, const float *pcm, gsize n, guint
       gst_event_parse_gap (ev, &ts, &dur);
       if (GST_CLOCK_TIME_IS_VALID (dur)) {
         r.gap_covered += dur;
-        if (ts == 0)
-          r.lead_gap_end = dur;
+        /* the GAPs from 0 on, in one piece or several (live: one per
+         * chunk of silence) */
+        if (ts <= r.lead_gap_end + GST_MSECOND && ts + dur > r.lead_gap_end)
+          r.lead_gap_end = ts + dur;
       }
     }
     gst_event_unref (ev);
