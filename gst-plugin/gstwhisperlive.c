@@ -214,16 +214,25 @@ final_transcript (GstWhisperSink *self, GstWhisperLive *live, GstWhisperOutput *
           gst_structure_new_empty (FINAL_TRANSCRIPT_EVENT)));
 }
 
-/* The call's words, in run sample indices, each with its segment. */
+/* The call's words, in run sample indices, each with its segment. A
+ * segment whose text is a loop (zlib compression ratio above the
+ * threshold: the base model repeated jfk.wav's sentences for a whole
+ * window, and 168 repeated words were committed) ends the hypothesis:
+ * nothing from it on is agreed on or committed. */
 static GArray *
-hypothesis_of (const GstWhisperWindow *w, guint64 call_start, gsize n_samples,
-    const GPtrArray *segments)
+hypothesis_of (GstWhisperSink *self, const GstWhisperWindow *w, guint64 call_start,
+    gsize n_samples, const GPtrArray *segments, double loop_threshold)
 {
   GArray *hyp = gst_whisper_timed_words_new ();
   guint64 call_end = call_start + n_samples;
 
   for (guint s = 0; s < segments->len; s++) {
     const WhisperSegment *seg = g_ptr_array_index (segments, s);
+    if (loop_threshold > 0 && seg->compression_ratio > loop_threshold) {
+      GST_DEBUG_OBJECT (self, "a loop from %.2f s (compression ratio %.2f): not used",
+          seg->start, seg->compression_ratio);
+      break;
+    }
     for (gsize k = 0; k < seg->n_words; k++) {
       const WhisperWord *ww = &seg->words[k];
       GstWhisperTimedWord tw = { 0, };
@@ -275,7 +284,8 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
     GstFlowReturn *flow)
 {
   GstWhisperWindow *w = &self->window;
-  g_autoptr (GArray) hyp = hypothesis_of (w, call_start, n_samples, segments);
+  g_autoptr (GArray) hyp = hypothesis_of (self, w, call_start, n_samples, segments,
+      self->decoding.compression_ratio_threshold);
   g_autoptr (GArray) committed = gst_whisper_timed_words_new ();
   guint64 call_end = call_start + n_samples, force_before = 0, trim;
   GstClockTime wait = chunk + call_duration + (GstClockTime) (DEADLINE_MARGIN_S * GST_SECOND);

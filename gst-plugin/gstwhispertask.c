@@ -70,6 +70,10 @@
 /* Segment times and token times are the same 20-ms timestamps, computed
  * apart. */
 #define SEGMENT_TIME_EPSILON 0.005
+/* Live decodes (the commit policy) sample at most this many tokens plus
+ * this many per second of their audio. */
+#define LIVE_TOKENS_BASE 20
+#define LIVE_TOKENS_PER_S 6
 
 typedef struct {
   GstWhisperSink *self;
@@ -529,6 +533,12 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
    * committed so far (not on the engine's own history, which holds text
    * not committed). */
   if (region->carry == GST_WHISPER_CARRY_COMMIT) {
+    /* Speech is 3 to 5 tokens a second: a decode that goes on is a loop,
+     * and its length is the next decode's wait */
+    const int bound = LIVE_TOKENS_BASE + (int) (region->n_samples * LIVE_TOKENS_PER_S
+        / WHISPER_SAMPLE_RATE);
+    if (opts.max_new_tokens <= 0 || opts.max_new_tokens > bound)
+      opts.max_new_tokens = bound;
     opts.word_timestamps = TRUE;
     opts.condition_on_previous_text = TRUE;
     /* Only the speech: trailing noise made "Thank you." (the detector is
