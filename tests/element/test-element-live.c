@@ -480,13 +480,5 @@ live_suite (void)
 int
 main (int argc, char **argv)
 {
-  g_autofree gchar *model = whisper_engine_default_model_path ();
-  g_autofree gchar *jfk = wt_data_path ("jfk.wav");
-
-  if (!g_file_test (model, G_FILE_TEST_EXISTS) || !g_file_test (jfk, G_FILE_TEST_EXISTS)) {
-    g_print ("SKIP: needs the default model (%s) and %s\n", model, jfk);
-    return 77;
-  }
-  gst_check_init (&argc, &argv);
-  return gst_check_run_suite (live_suite (), "whispersink-live", __FILE__);
+  return wt_run_suite_with_model (argc, argv, live_suite, "whispersink-live", __FILE__);
 }

@@ -353,3 +353,18 @@ wt_pop_text_messages (GstBus *bus)
   }
   return out;
 }
+
+int
+wt_run_suite_with_model (int argc, char **argv, Suite *(*make_suite) (void), const gchar *name,
+    const gchar *file)
+{
+  g_autofree gchar *model = whisper_engine_default_model_path ();
+  g_autofree gchar *jfk = wt_data_path ("jfk.wav");
+
+  if (!g_file_test (model, G_FILE_TEST_EXISTS) || !g_file_test (jfk, G_FILE_TEST_EXISTS)) {
+    g_print ("SKIP: needs the default model (%s) and %s\n", model, jfk);
+    return 77;
+  }
+  gst_check_init (&argc, &argv);
+  return gst_check_run_suite (make_suite (), name, file);
+}

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gst/gst.h>
+#include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 #include "whisper-engine.h"
 
@@ -75,6 +76,11 @@ GPtrArray *wt_pop_text_messages (GstBus *bus);
  * data pushed before it is downstream. FALSE when it does not come out
  * (gst_harness_pull_event () gives up after 60 s). */
 gboolean wt_barrier (GstHarness *h, const gchar *name);
+
+/* The main () of a test that needs the default model and jfk.wav: 77
+ * (skipped) without them, else the suite's result. */
+int wt_run_suite_with_model (int argc, char **argv, Suite *(*make_suite) (void),
+    const gchar *name, const gchar *file);
 
 /* Resident set size of this process in KiB (after trimming the heap). */
 glong wt_rss_kib (void);
