@@ -1277,7 +1277,7 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
     /* Input quieter than the silence threshold is a silent window: neither
      * the detector nor the model runs (counted as the loop below counts
      * it; a live caller decodes every chunk of silence so) */
-    if (n_samples > 0
+    if (s->options.vad && n_samples > 0
         && !whisper_gate_is_loud_enough (pcm, n_samples, s->options.silence_threshold_db)) {
       s->stats.windows_silent++;
       if (segments_out)
