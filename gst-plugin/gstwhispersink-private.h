@@ -159,8 +159,9 @@ struct _GstWhisperSink {
   guint translate_next;
 };
 
-/* gstwhispersink.c: the LATENCY answer of a src pad: upstream's, plus
- * latency and `extra` when upstream is live. */
+/* gstwhisperlatency.c: the LATENCY answer of a src pad: upstream's, plus
+ * latency and `extra` when upstream is live (the queue learns upstream's
+ * liveness and latency from it). */
 gboolean gst_whisper_sink_answer_latency (GstWhisperSink *self, GstQuery *query,
     GstClockTime extra);
 
