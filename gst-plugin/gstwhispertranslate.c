@@ -329,14 +329,6 @@ gst_whisper_translate_class_init (GstElementClass *klass)
   gst_type_mark_as_plugin_api (GST_TYPE_WHISPER_TRANSLATE_PAD, 0);
 }
 
-void
-gst_whisper_translate_clear_all (GstWhisperSink *self)
-{
-  /* the pads hold the lanes; the element's reference to them goes with
-   * its pads */
-  g_ptr_array_set_size (self->translate_lanes, 0);
-}
-
 #define FOR_EACH_LANE(self, lane) \
   for (guint _i = 0; _i < (self)->translate_lanes->len; _i++) \
     for (Lane *lane = g_ptr_array_index ((self)->translate_lanes, _i); lane; lane = NULL)

@@ -20,8 +20,6 @@ G_DECLARE_FINAL_TYPE (GstWhisperTranslatePad, gst_whisper_translate_pad, GST,
 
 /* Element class set-up: the pad template and the request/release vfuncs. */
 void gst_whisper_translate_class_init (GstElementClass *klass);
-/* The pads' state: NULL->READY .. READY->NULL (element finalize). */
-void gst_whisper_translate_clear_all (GstWhisperSink *self);
 
 /* READY->PAUSED (the engine exists): a stream for every pad; FALSE with an
  * error posted. PAUSED->READY: the streams go. */
@@ -35,7 +33,6 @@ void gst_whisper_translate_flush_start (GstWhisperSink *self, GstEvent *event);
 void gst_whisper_translate_flush_stop (GstWhisperSink *self, GstEvent *event);
 /* PLAYING->PAUSED: the pads' sinks preroll again. */
 void gst_whisper_translate_push_preroll (GstWhisperSink *self);
-/* Stops the tasks (PAUSED->READY done by the pads' deactivation). */
 
 /* Inference task side (gstwhispertask.c): what the src pad gets, the
  * pads get too. */
