@@ -40,6 +40,7 @@ gst_whisper_commit_init (GstWhisperCommit *c, gint rate)
 {
   memset (c, 0, sizeof (*c));
   c->rate = rate;
+  c->agree_before = G_MAXUINT64;
   c->pending = gst_whisper_timed_words_new ();
   c->in_buffer = gst_whisper_timed_words_new ();
   c->text = g_string_new (NULL);
@@ -73,6 +74,7 @@ gst_whisper_commit_reset (GstWhisperCommit *c)
   c->committed_end = 0;
   c->any_committed = FALSE;
   c->n_committed = c->n_forced = 0;
+  c->agree_before = G_MAXUINT64;
 }
 
 gchar *
@@ -231,7 +233,7 @@ gst_whisper_commit_update (GstWhisperCommit *c, GArray *hyp, guint64 force_befor
   for (i = 0; i < hyp->len; i++) {
     GstWhisperTimedWord *w = &g_array_index (hyp, GstWhisperTimedWord, i);
     gboolean forced = i >= agreed;
-    if (forced && !final && !(w->end < force_before))
+    if (!final && !(w->end < force_before) && (forced || w->end > c->agree_before))
       break;
     commit_word (c, w, forced, out);
     n++;

@@ -15,7 +15,8 @@
  * ones, as it does too). A word that
  * would miss the latency budget (counted from its end) if it waited for
  * one more decode is committed as it stands (`force_before`), and a drain
- * commits everything.
+ * commits everything. With `agree_before` 0 agreement commits nothing and
+ * every word waits for its deadline (whispersink's live-commit=deadline).
  *
  * Pure bookkeeping, no GStreamer: times are run sample indices
  * (gstwhisperwindow.h). Used by the inference task only. */
@@ -57,6 +58,9 @@ typedef struct {
                               little more) */
   guint64 n_committed;     /* words, since the last reset */
   guint64 n_forced;        /* of which committed by the deadline or a drain */
+  guint64 agree_before;    /* agreed words ending after it wait for the deadline
+                              (G_MAXUINT64 after init and reset: none
+                              wait; 0: all do) */
 } GstWhisperCommit;
 
 void gst_whisper_commit_init (GstWhisperCommit *c, gint rate);

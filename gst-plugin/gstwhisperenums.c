@@ -63,3 +63,24 @@ gst_whisper_offline_mode_get_type (void)
   }
   return type;
 }
+
+GType
+gst_whisper_live_commit_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_WHISPER_LIVE_COMMIT_DEADLINE,
+        "Commit each word at the last decode that still meets latency + lateness: the "
+          "most audio after it, the fewest errors", "deadline"},
+    {GST_WHISPER_LIVE_COMMIT_AGREEMENT,
+        "Commit a word once two consecutive decodes agree on it (LocalAgreement-2): "
+          "text sooner, more errors", "agreement"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstWhisperLiveCommit", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}

@@ -25,12 +25,20 @@ typedef enum {
   GST_WHISPER_OFFLINE_WINDOWED,  /* one 30-s window per call as soon as it is buffered */
 } GstWhisperOfflineMode;
 
+/* When a live word is committed (gstwhisperlive.c). */
+typedef enum {
+  GST_WHISPER_LIVE_COMMIT_DEADLINE,   /* at the last decode that still meets the budget */
+  GST_WHISPER_LIVE_COMMIT_AGREEMENT,  /* once two decodes agree (LocalAgreement-2) */
+} GstWhisperLiveCommit;
+
 #define GST_TYPE_WHISPER_DEVICE (gst_whisper_device_get_type ())
 #define GST_TYPE_WHISPER_OUTPUT_MODE (gst_whisper_output_mode_get_type ())
 #define GST_TYPE_WHISPER_OFFLINE_MODE (gst_whisper_offline_mode_get_type ())
+#define GST_TYPE_WHISPER_LIVE_COMMIT (gst_whisper_live_commit_get_type ())
 
 GType gst_whisper_device_get_type (void);
 GType gst_whisper_output_mode_get_type (void);
 GType gst_whisper_offline_mode_get_type (void);
+GType gst_whisper_live_commit_get_type (void);
 
 G_END_DECLS

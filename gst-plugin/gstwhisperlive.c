@@ -48,8 +48,18 @@
 
 /* A word is committed by the deadline this long before it would be late
  * (the time from the end of a call to the buffer reaching downstream, and
- * the jitter of the call's duration). */
-#define DEADLINE_MARGIN_S 0.1
+ * the jitter of the call's duration: with 0.1 s, p95 of the delays was
+ * 3.06-3.09 s at latency 3000 in tests/element/live-commit.sh, with 0.3 s
+ * 2.98 s). */
+#define DEADLINE_MARGIN_S 0.3
+/* The buffer keeps at least the last this much audio when it is trimmed,
+ * committed speech included, as context for the next decode: tiny.en
+ * alone on LibriVox's clip 0880 writes "He was not an old-sposed young
+ * man", after the clip before it "an ill-disposed" (whisper-transcribe on
+ * the clip; tests/element/live-commit.sh: 4.6 % of the words wrong with
+ * it, 6.1 % without, deadline commits, three minutes). Words decoded again
+ * in it are dropped as committed (gstwhispercommit.h). */
+#define CONTEXT_KEEP_S 5.0
 /* With nothing pending, this much of the end of the buffer is kept (a
  * word may be starting in it). */
 #define SILENCE_KEEP_S 1.0
@@ -276,6 +286,30 @@ segment_trim_point (const GstWhisperLive *live, guint64 call_start, gsize n_samp
   return trim;
 }
 
+/* `trim` moved back so that the buffer keeps the last `context` samples
+ * of audio: to the end of the latest committed word at or before the
+ * target, or to the target itself when no committed word reaches past it. */
+static guint64
+context_trim_point (const GstWhisperLive *live, guint64 trim, guint64 call_end,
+    guint64 context)
+{
+  const GArray *words = live->commit.in_buffer;
+  guint64 target, best = 0;
+
+  if (context == 0 || trim == 0)
+    return trim;
+  target = MIN (trim, call_end > context ? call_end - context : 0);
+  if (words->len == 0 || g_array_index (words, GstWhisperTimedWord, words->len - 1).end <= target)
+    return target;
+  for (guint i = 0; i < words->len; i++) {
+    guint64 end = g_array_index (words, GstWhisperTimedWord, i).end;
+    if (end > target)
+      break;
+    best = end;
+  }
+  return best;
+}
+
 gsize
 gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
     GstWhisperOutput *out, guint64 call_start,
@@ -288,10 +322,18 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
       self->decoding.compression_ratio_threshold);
   g_autoptr (GArray) committed = gst_whisper_timed_words_new ();
   guint64 call_end = call_start + n_samples, force_before = 0, trim;
-  GstClockTime wait = chunk + call_duration + (GstClockTime) (DEADLINE_MARGIN_S * GST_SECOND);
+  GstClockTime lag = gst_whisper_output_delay_now (out, gst_whisper_window_time_at (w, call_end));
+  GstClockTime wait;
+  /* the VAD filter keeps the pause before an utterance out of its decode */
+  guint64 context = self->vad ? (guint64) (CONTEXT_KEEP_S * w->rate) : 0;
 
-  /* Committed now, a word reaches downstream by about now; at the next
-   * decode, `wait` later. Late then: its end + budget < call end + wait. */
+  /* Committed now, a word reaches downstream by about now, `lag` after the
+   * end of this call's audio (the call's duration when there is no clock);
+   * at the next decode, which starts when one more chunk has come, `wait`
+   * after that end. Late then: its end + budget < call end + wait. */
+  if (!GST_CLOCK_TIME_IS_VALID (lag))
+    lag = call_duration;
+  wait = MAX (lag, chunk) + call_duration + (GstClockTime) (DEADLINE_MARGIN_S * GST_SECOND);
   if (budget < wait)
     force_before = call_end + gst_util_uint64_scale (wait - budget, w->rate, GST_SECOND);
   else if (call_end > gst_util_uint64_scale (budget - wait, w->rate, GST_SECOND))
@@ -308,6 +350,8 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
         call_end / (double) w->rate, t->str);
     g_string_free (t, TRUE);
   }
+  live->commit.agree_before = self->live_commit == GST_WHISPER_LIVE_COMMIT_AGREEMENT
+      ? G_MAXUINT64 : 0;
   gst_whisper_commit_update (&live->commit, hyp, force_before, drain, committed);
   live->since_final += committed->len;
   *flow = push_committed (self, out, committed, segments, output);
@@ -342,6 +386,7 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
       final_transcript (self, live, out);
     }
   }
+  trim = context_trim_point (live, trim, call_end, context);
   if (call_end - MAX (trim, call_start) > (guint64) (GST_WHISPER_LIVE_MAX_BUFFER_S * w->rate)
       && live->commit.any_committed)
     trim = MAX (trim, MIN (live->commit.committed_end, call_end));

@@ -147,14 +147,11 @@ gst_whisper_output_get_max_delay (GstWhisperOutput *o)
   return d;
 }
 
-/* Running time now minus the running time of `pts` minus what upstream
- * already accounts for: how long after its capture this item is ready (it
- * then waits in the output queue only for downstream). */
-static GstClockTime
-observe_delay (GstWhisperOutput *o, GstClockTime pts)
+GstClockTime
+gst_whisper_output_delay_now (const GstWhisperOutput *o, GstClockTime pts)
 {
   GstClock *clock;
-  GstClockTime now, base, rt, delay = GST_CLOCK_TIME_NONE;
+  GstClockTime now, base, rt;
 
   if (!o->live)
     return GST_CLOCK_TIME_NONE;
@@ -170,8 +167,18 @@ observe_delay (GstWhisperOutput *o, GstClockTime pts)
   if (now < base)
     return GST_CLOCK_TIME_NONE;
   now -= base;
-  delay = now > rt + o->upstream_min ? now - rt - o->upstream_min : 0;
+  return now > rt + o->upstream_min ? now - rt - o->upstream_min : 0;
+}
 
+/* The delay of an item ending at `pts`, recorded in max-observed-delay and
+ * warned about past the budget. */
+static GstClockTime
+observe_delay (GstWhisperOutput *o, GstClockTime pts)
+{
+  GstClockTime delay = gst_whisper_output_delay_now (o, pts);
+
+  if (!GST_CLOCK_TIME_IS_VALID (delay))
+    return GST_CLOCK_TIME_NONE;
   GST_OBJECT_LOCK (o->element);
   if (delay > o->max_delay)
     o->max_delay = delay;

@@ -90,5 +90,10 @@ void gst_whisper_output_append_word (const GstWhisperOutput *o, GValue *list,
     const gchar *text, GstClockTime start, GstClockTime end, double probability);
 /* Largest delay observed so far (takes the object lock). */
 GstClockTime gst_whisper_output_get_max_delay (GstWhisperOutput *o);
+/* Live: running time now minus the running time of input time `pts` minus
+ * what upstream already accounts for (its minimum latency): how long after
+ * its capture an item ending at `pts` would be ready now.
+ * GST_CLOCK_TIME_NONE when not live or without a clock. */
+GstClockTime gst_whisper_output_delay_now (const GstWhisperOutput *o, GstClockTime pts);
 
 G_END_DECLS

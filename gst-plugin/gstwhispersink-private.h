@@ -67,6 +67,7 @@ struct _GstWhisperSink {
   gdouble no_speech_threshold;
   gboolean condition_on_previous_text;
   gboolean live_prompt;       /* live: condition on the committed text */
+  GstWhisperLiveCommit live_commit;  /* live: when a word is committed */
   gint channel;               /* -1: the mean of all channels */
   gdouble silence_threshold;  /* dBFS */
   gboolean strict_no_speech;

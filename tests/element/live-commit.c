@@ -824,14 +824,17 @@ clip_at (const Programme *p, GstClockTime t)
   return -1;
 }
 
-/* Each item goes to the clip instance at its midpoint; prints the
- * WORST_CLIPS instances with the highest word error rate. */
+/* Each item goes to the clip instance at its midpoint; prints the word
+ * errors of each clip summed over its instances, then the WORST_CLIPS
+ * instances with the highest word error rate. */
 static void
 print_worst_clips (const Programme *p, GArray *items, const gchar *pass)
 {
   g_autoptr (GPtrArray) v = items_by_pts (items);
   GString **texts = g_new0 (GString *, p->spans->len);
   g_autoptr (GArray) scores = g_array_new (FALSE, FALSE, sizeof (ClipScore));
+  guint *clip_errors = g_new0 (guint, p->clips->len);
+  guint *clip_words = g_new0 (guint, p->clips->len);
   guint i, outside = 0;
 
   for (i = 0; i < p->spans->len; i++)
@@ -848,12 +851,24 @@ print_worst_clips (const Programme *p, GArray *items, const gchar *pass)
     g_string_append (texts[c], it->text);
   }
   for (i = 0; i < p->spans->len; i++) {
-    const Clip *c = g_ptr_array_index (p->clips, g_array_index (p->spans, ClipSpan, i).clip);
-    ClipScore s = { i, wer_percent (c->text, texts[i]->str, NULL, NULL),
+    guint clip = g_array_index (p->spans, ClipSpan, i).clip;
+    const Clip *c = g_ptr_array_index (p->clips, clip);
+    guint e = 0, n = 0;
+    ClipScore s = { i, wer_percent (c->text, texts[i]->str, &e, &n),
       g_string_free (texts[i], FALSE) };
     g_array_append_val (scores, s);
+    clip_errors[clip] += e;
+    clip_words[clip] += n;
   }
   g_free (texts);
+  g_print ("%s: errors by clip, over all its instances:\n", pass);
+  for (i = 0; i < p->clips->len; i++) {
+    const Clip *c = g_ptr_array_index (p->clips, i);
+    g_print ("  %-8s %5u errors / %5u words  WER %5.1f %%\n", c->name, clip_errors[i],
+        clip_words[i], clip_words[i] ? 100.0 * clip_errors[i] / clip_words[i] : 0.0);
+  }
+  g_free (clip_errors);
+  g_free (clip_words);
   g_array_sort (scores, worse_first);
   g_print ("%s: worst clip instances (%u items outside every clip):\n", pass, outside);
   for (i = 0; i < scores->len; i++) {

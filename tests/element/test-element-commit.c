@@ -221,6 +221,34 @@ GST_START_TEST (test_force_before)
 }
 GST_END_TEST;
 
+/* agree_before holds agreed words that end after it until their deadline
+ * (live-commit=deadline sets 0: all wait); a word ending exactly there
+ * may still be committed by agreement. */
+GST_START_TEST (test_agree_before)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  fail_unless_equals_uint64 (c.agree_before, G_MAXUINT64);
+  c.agree_before = 0;
+  update_expect (&c, "ask 0 0.3|not 0.3 0.6|what 0.6 1.0", 0, FALSE, "", "ask|not|what");
+  /* the same decode again: agreed, and still nothing committed */
+  update_expect (&c, "ask 0 0.3|not 0.3 0.6|what 0.6 1.0", 0, FALSE, "", "ask|not|what");
+  /* the deadline takes the words ending before it, from this decode */
+  update_expect (&c, "ask 0 0.3|knot 0.3 0.6|what 0.6 1.0", at (0.7), FALSE, "ask|knot",
+      "what");
+  fail_unless_equals_uint64 (c.n_committed, 2);
+  /* agreement up to 1.0 again: "what" (ends at 1.0) commits, "your" waits */
+  c.agree_before = at (1.0);
+  update_expect (&c, "what 0.6 1.0|your 1.0 1.3", 0, FALSE, "what", "your");
+  update_expect (&c, "your 1.0 1.3|country 1.3 1.8", 0, FALSE, "", "your|country");
+  /* a reset lets agreement commit everything again */
+  gst_whisper_commit_reset (&c);
+  fail_unless_equals_uint64 (c.agree_before, G_MAXUINT64);
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
 /* final (a drain) commits every word, without agreement. */
 GST_START_TEST (test_final)
 {
@@ -482,6 +510,7 @@ commit_suite (void)
   tcase_add_test (tc, test_dedupe_by_time);
   tcase_add_test (tc, test_dedupe_by_ngram);
   tcase_add_test (tc, test_force_before);
+  tcase_add_test (tc, test_agree_before);
   tcase_add_test (tc, test_final);
   tcase_add_test (tc, test_flush);
   tcase_add_test (tc, test_starts_never_back);
