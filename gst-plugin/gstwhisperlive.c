@@ -2,10 +2,13 @@
  * (gstwhispertask.c calls it for local live input).
  *
  * Every chunk (`latency`/6, at least 0.5 s) of new audio the engine decodes
- * the whole uncommitted buffer, with word timestamps, conditioned on the
- * text committed so far. The commit policy (gstwhispercommit.h:
- * LocalAgreement-2 over timed words) decides which words are stable; only
- * those go downstream, once, in order:
+ * the whole uncommitted buffer, with word timestamps (and, with live-prompt,
+ * conditioned on the text committed before the buffer). The commit policy
+ * (gstwhispercommit.h) decides which words are final: with
+ * live-commit=deadline (the default) each word is committed from the last
+ * decode that still meets its deadline, with live-commit=agreement as soon
+ * as two decodes agree on it (LocalAgreement-2). Only committed words go
+ * downstream, once, in order:
  *  - output=words: a buffer per committed word, timed by its DTW word
  *    timestamps;
  *  - output=segments: a buffer per run of committed words of one Whisper
@@ -17,22 +20,21 @@
  *
  * Deadline: a word that would reach downstream later than its end plus
  * the budget (latency + lateness) if it waited for the next decode (one
- * chunk and one call's duration from now, plus a margin) is committed as
- * it stands. The budget therefore bounds the delay after the words were
- * spoken, and agreement decides what it can within it. (A synchronised
+ * chunk, or the lag of this call's audio when that is longer, plus one
+ * call's duration and a margin) is committed as it stands. The budget
+ * therefore bounds the delay after the words were spoken. (A synchronised
  * consumer waits latency after a buffer's PTS, the word's start: a word
  * then arrives before its end is due, and is shown from then on.)
  *
- * Trimming: the buffer starts after the last Whisper segment whose words
- * are all committed and that another segment follows (the next decode
- * starts at a sentence boundary, with the committed text as prompt); after
- * it the custom downstream event `rstranscribe/final-transcript` is sent
+ * Trimming: the buffer may start after the last Whisper segment whose
+ * words are all committed and that another segment follows; after it the
+ * custom downstream event `rstranscribe/final-transcript` is sent
  * (gst-plugins-rs' textaccumulate and tttocea608 drain or start a new row
- * on it). When nothing is pending the audio up to the committed end, or
- * all but the last second, is released (silence and noise: the engine's
- * silence threshold, VAD gate and no-speech rule keep them from being
- * text). A buffer longer than GST_WHISPER_LIVE_MAX_BUFFER_S is cut at the
- * committed end. A drain (EOS, GAP, DISCONT, new segment) commits the last
+ * on it). When nothing is pending and no word came in the last second,
+ * the speech has stopped: the buffer may start a second before its end
+ * (the engine's silence threshold, VAD gate and no-speech rule keep
+ * silence and noise from being text). A buffer longer than
+ * GST_WHISPER_LIVE_MAX_BUFFER_S is cut at the committed end. A drain (EOS, GAP, DISCONT, new segment) commits the last
  * decode's words. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -52,14 +54,6 @@
  * 3.06-3.09 s at latency 3000 in tests/element/live-commit.sh, with 0.3 s
  * 2.98 s). */
 #define DEADLINE_MARGIN_S 0.3
-/* The buffer keeps at least the last this much audio when it is trimmed,
- * committed speech included, as context for the next decode: tiny.en
- * alone on LibriVox's clip 0880 writes "He was not an old-sposed young
- * man", after the clip before it "an ill-disposed" (whisper-transcribe on
- * the clip; tests/element/live-commit.sh: 4.6 % of the words wrong with
- * it, 6.1 % without, deadline commits, three minutes). Words decoded again
- * in it are dropped as committed (gstwhispercommit.h). */
-#define CONTEXT_KEEP_S 5.0
 /* With nothing pending, this much of the end of the buffer is kept (a
  * word may be starting in it). */
 #define SILENCE_KEEP_S 1.0
@@ -286,30 +280,6 @@ segment_trim_point (const GstWhisperLive *live, guint64 call_start, gsize n_samp
   return trim;
 }
 
-/* `trim` moved back so that the buffer keeps the last `context` samples
- * of audio: to the end of the latest committed word at or before the
- * target, or to the target itself when no committed word reaches past it. */
-static guint64
-context_trim_point (const GstWhisperLive *live, guint64 trim, guint64 call_end,
-    guint64 context)
-{
-  const GArray *words = live->commit.in_buffer;
-  guint64 target, best = 0;
-
-  if (context == 0 || trim == 0)
-    return trim;
-  target = MIN (trim, call_end > context ? call_end - context : 0);
-  if (words->len == 0 || g_array_index (words, GstWhisperTimedWord, words->len - 1).end <= target)
-    return target;
-  for (guint i = 0; i < words->len; i++) {
-    guint64 end = g_array_index (words, GstWhisperTimedWord, i).end;
-    if (end > target)
-      break;
-    best = end;
-  }
-  return best;
-}
-
 gsize
 gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
     GstWhisperOutput *out, guint64 call_start,
@@ -324,8 +294,6 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
   guint64 call_end = call_start + n_samples, force_before = 0, trim;
   GstClockTime lag = gst_whisper_output_delay_now (out, gst_whisper_window_time_at (w, call_end));
   GstClockTime wait;
-  /* the VAD filter keeps the pause before an utterance out of its decode */
-  guint64 context = self->vad ? (guint64) (CONTEXT_KEEP_S * w->rate) : 0;
 
   /* Committed now, a word reaches downstream by about now, `lag` after the
    * end of this call's audio (the call's duration when there is no clock);
@@ -386,7 +354,6 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
       final_transcript (self, live, out);
     }
   }
-  trim = context_trim_point (live, trim, call_end, context);
   if (call_end - MAX (trim, call_start) > (guint64) (GST_WHISPER_LIVE_MAX_BUFFER_S * w->rate)
       && live->commit.any_committed)
     trim = MAX (trim, MIN (live->commit.committed_end, call_end));

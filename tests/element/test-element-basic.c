@@ -214,7 +214,7 @@ GST_START_TEST (test_property_flags_and_defaults)
   const GParamFlags rw = G_PARAM_READWRITE;
   const gchar *ready_only[] = { "model", "device", "threads", "encoder-context" };
   const gchar *playing[] = { "language-code", "latency", "lateness", "output",
-    "no-speech-threshold", "offline-mode"
+    "no-speech-threshold", "offline-mode", "live-commit", "live-prompt"
   };
   gchar *model = NULL, *def = whisper_engine_default_model_path (), *lang = NULL;
   guint latency, lateness, delay;
@@ -246,6 +246,15 @@ GST_START_TEST (test_property_flags_and_defaults)
   fail_unless_equals_int (threads, 0);
   fail_unless_equals_int (ctx, 0);
   fail_unless (nst > 0.59 && nst < 0.61);
+  {
+    GParamSpec *p = g_object_class_find_property (k, "live-commit");
+    GEnumClass *ec = g_type_class_ref (p->value_type);
+    gint commit = -1;
+    g_object_get (e, "live-commit", &commit, NULL);
+    fail_unless_equals_string (g_enum_get_value (ec, commit)->value_nick, "deadline");
+    fail_unless (g_enum_get_value_by_nick (ec, "agreement") != NULL);
+    g_type_class_unref (ec);
+  }
 
   /* Every counter starts at zero. */
   g_object_get (e, "stats", &stats, NULL);

@@ -135,10 +135,10 @@ run_clear (Run *r)
   g_ptr_array_unref (r->messages);
 }
 
-/* whispersink latency=LATENCY_MS output=`output` on a live upstream, `n`
- * samples of `pcm` pushed paced, then EOS. */
+/* whispersink latency=LATENCY_MS output=`output` live-commit=`commit` on a
+ * live upstream, `n` samples of `pcm` pushed paced, then EOS. */
 static Run
-run_paced (const float *pcm, gsize n, const gchar *output)
+run_paced (const float *pcm, gsize n, const gchar *output, const gchar *commit)
 {
   GstElement *e = gst_element_factory_make ("whispersink", NULL);
   GstBus *bus = gst_bus_new ();
@@ -151,6 +151,7 @@ run_paced (const float *pcm, gsize n, const gchar *output)
   fail_unless (e != NULL);
   g_object_set (e, "latency", (guint) LATENCY_MS, NULL);
   gst_util_set_object_arg (G_OBJECT (e), "output", output);
+  gst_util_set_object_arg (G_OBJECT (e), "live-commit", commit);
   gst_element_set_bus (e, bus);
   h = gst_harness_new_with_element (e, "sink", "src");
   gst_object_unref (e);
@@ -406,11 +407,11 @@ check_run (const Run *r, const gchar *granularity, GstClockTime audio_end)
 }
 
 static void
-check_jfk (const gchar *output, const gchar *granularity)
+check_jfk (const gchar *output, const gchar *granularity, const gchar *commit)
 {
   gsize n;
   float *pcm = wt_load_jfk (&n);
-  Run r = run_paced (pcm, n, output);
+  Run r = run_paced (pcm, n, output, commit);
   g_autofree gchar *text = check_run (&r, granularity,
       gst_util_uint64_scale_int_round (n, GST_SECOND, RATE));
 
@@ -420,13 +421,20 @@ check_jfk (const gchar *output, const gchar *granularity)
 
 GST_START_TEST (test_live_words)
 {
-  check_jfk ("words", "word");
+  check_jfk ("words", "word", "deadline");
+}
+GST_END_TEST;
+
+/* LocalAgreement-2 instead of the deadline: the same checks. */
+GST_START_TEST (test_live_words_agreement)
+{
+  check_jfk ("words", "word", "agreement");
 }
 GST_END_TEST;
 
 GST_START_TEST (test_live_segments)
 {
-  check_jfk ("segments", "segment");
+  check_jfk ("segments", "segment", "deadline");
 }
 GST_END_TEST;
 
@@ -442,7 +450,7 @@ GST_START_TEST (test_live_silence_around)
       RATE);
 
   memcpy (pcm + lead, jfk, n_jfk * sizeof (float));
-  Run r = run_paced (pcm, n, "words");
+  Run r = run_paced (pcm, n, "words", "deadline");
   g_autofree gchar *text = check_run (&r, "word",
       gst_util_uint64_scale_int_round (n, GST_SECOND, RATE));
 
@@ -471,6 +479,7 @@ live_suite (void)
   /* each test: 8 to 11 s on a quiet 2-core machine */
   tcase_set_timeout (tc, 300);
   tcase_add_test (tc, test_live_words);
+  tcase_add_test (tc, test_live_words_agreement);
   tcase_add_test (tc, test_live_segments);
   tcase_add_test (tc, test_live_silence_around);
   suite_add_tcase (s, tc);
