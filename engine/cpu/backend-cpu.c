@@ -24,8 +24,10 @@
  * - attention: per (head, block of queries): scores = q k^T (sgemm),
  *   softmax, out = scores v (sgemm); the score block stays in cache and the
  *   full score matrix is never stored. Decode steps (up to
- *   WHISPER_CPU_GEMV_MAX_ROWS queries) use direct loops, query by query,
- *   each query's output bit-identical to its own one-query call.
+ *   WHISPER_CPU_GEMV_MAX_ROWS queries) use direct loops, each query's output
+ *   bit-identical to its own one-query call: over a shared K/V
+ *   (cross-attention of the beams) all the queries in one pass, each key
+ *   and value row read from memory once; causal ones query by query.
  */
 #include "backend.h"
 #include "cpu-kernels.h"
@@ -466,7 +468,20 @@ attention_direct_task (int task, int thread, gpointer data)
   AttentionJob *job = data;
   const int dh = job->d_head, h0 = task * job->heads_per_task;
   const int nh = MIN (job->heads_per_task, job->n_head - h0);
-  float *s = thread_scratch (job->self, thread, WHISPER_CPU_ATTENTION_SCRATCH (job->n_kv, dh, nh));
+  float *s;
+
+  if (job->causal < 0) {
+    /* every query sees every key (cross-attention of the beams): the key
+     * and value rows are read once for all of them */
+    s = thread_scratch (job->self, thread,
+                        WHISPER_CPU_ATTENTION_MULTI_SCRATCH (job->n_q, job->n_kv, dh, nh));
+    whisper_cpu_attention_heads_multi (job->out + h0 * dh, job->out_stride, job->q + h0 * dh,
+                                       job->q_stride, job->k + h0 * dh, job->v + h0 * dh,
+                                       job->kv_stride, job->n_q, job->n_kv, dh, nh, job->scale,
+                                       s);
+    return;
+  }
+  s = thread_scratch (job->self, thread, WHISPER_CPU_ATTENTION_SCRATCH (job->n_kv, dh, nh));
   for (int i = 0; i < job->n_q; i++) {
     const int n_visible = job->causal < 0 ? job->n_kv : MIN (job->n_kv, job->causal + i + 1);
     whisper_cpu_attention_heads (job->out + (size_t) i * job->out_stride + h0 * dh,

@@ -459,88 +459,97 @@ axpy_avx2 (float *y, float a, const float *x, int n)
  * of 3-KB rows (cross-attention 1.0 -> 0.6 ms per tiny.en step). Per head
  * the sums are those of a one-head loop: same order, same lanes. */
 AVX2_TARGET static void
-attention_heads_avx2 (float *out, const float *q, const float *k, const float *v, int kv_stride,
-                      int n_kv, int dh, int n_heads, float scale, float *scratch)
+attention_heads_avx2 (float *out, int out_stride, const float *q, int q_stride, const float *k,
+                      const float *v, int kv_stride, int n_q, int n_kv, int dh, int n_heads,
+                      float scale, float *scratch)
 {
   const __m256 vscale = _mm256_set1_ps (scale);
   const int span = n_heads * dh; /* floats of one row the group reads */
-  float *acc0 = scratch + (size_t) n_heads * n_kv, *acc1 = acc0 + span;
+  const size_t per_query = (size_t) n_heads * n_kv; /* one query's scores */
+  float *acc = scratch + (size_t) n_q * per_query;
   int j = 0;
   /* scores: eight keys at a time, eight accumulators, then one transposing
-   * reduction gives their eight scores (no horizontal sum per key) */
+   * reduction gives their eight scores (no horizontal sum per key); the
+   * eight key rows stay in L1 while every query uses them */
   for (; j + 8 <= n_kv; j += 8) {
     if (j + 24 <= n_kv)
       for (int t = 0; t < 8; t++)
         for (int c = 0; c < span; c += 16)
           _mm_prefetch ((const char *) (k + (size_t) (j + 16 + t) * kv_stride + c), _MM_HINT_T0);
-    for (int h = 0; h < n_heads; h++) {
-      const float *qh = q + h * dh, *kh = k + h * dh;
-      __m256 a[8];
-      for (int t = 0; t < 8; t++)
-        a[t] = _mm256_setzero_ps ();
-      for (int c = 0; c < dh; c += 8) {
-        const __m256 qv = _mm256_loadu_ps (qh + c);
+    for (int i = 0; i < n_q; i++) {
+      const float *qi = q + (size_t) i * q_stride;
+      float *si = scratch + i * per_query;
+      for (int h = 0; h < n_heads; h++) {
+        const float *qh = qi + h * dh, *kh = k + h * dh;
+        __m256 a[8];
         for (int t = 0; t < 8; t++)
-          a[t] = _mm256_fmadd_ps (qv, _mm256_loadu_ps (kh + (size_t) (j + t) * kv_stride + c),
-                                  a[t]);
+          a[t] = _mm256_setzero_ps ();
+        for (int c = 0; c < dh; c += 8) {
+          const __m256 qv = _mm256_loadu_ps (qh + c);
+          for (int t = 0; t < 8; t++)
+            a[t] = _mm256_fmadd_ps (qv, _mm256_loadu_ps (kh + (size_t) (j + t) * kv_stride + c),
+                                    a[t]);
+        }
+        const __m256 h0123 = _mm256_hadd_ps (_mm256_hadd_ps (a[0], a[1]),
+                                             _mm256_hadd_ps (a[2], a[3]));
+        const __m256 h4567 = _mm256_hadd_ps (_mm256_hadd_ps (a[4], a[5]),
+                                             _mm256_hadd_ps (a[6], a[7]));
+        const __m256 sum = _mm256_add_ps (_mm256_permute2f128_ps (h0123, h4567, 0x20),
+                                          _mm256_permute2f128_ps (h0123, h4567, 0x31));
+        _mm256_storeu_ps (si + (size_t) h * n_kv + j, _mm256_mul_ps (sum, vscale));
       }
-      const __m256 h0123 = _mm256_hadd_ps (_mm256_hadd_ps (a[0], a[1]),
-                                           _mm256_hadd_ps (a[2], a[3]));
-      const __m256 h4567 = _mm256_hadd_ps (_mm256_hadd_ps (a[4], a[5]),
-                                           _mm256_hadd_ps (a[6], a[7]));
-      const __m256 sum = _mm256_add_ps (_mm256_permute2f128_ps (h0123, h4567, 0x20),
-                                        _mm256_permute2f128_ps (h0123, h4567, 0x31));
-      _mm256_storeu_ps (scratch + (size_t) h * n_kv + j, _mm256_mul_ps (sum, vscale));
     }
   }
   for (; j < n_kv; j++)
-    for (int h = 0; h < n_heads; h++) {
-      const float *kj = k + (size_t) j * kv_stride + h * dh;
-      __m256 acc = _mm256_setzero_ps ();
-      for (int c = 0; c < dh; c += 8)
-        acc = _mm256_fmadd_ps (_mm256_loadu_ps (q + h * dh + c), _mm256_loadu_ps (kj + c), acc);
-      scratch[(size_t) h * n_kv + j] = hsum256 (acc) * scale;
-    }
-  for (int h = 0; h < n_heads; h++)
-    softmax_avx2 (scratch + (size_t) h * n_kv, n_kv);
+    for (int i = 0; i < n_q; i++)
+      for (int h = 0; h < n_heads; h++) {
+        const float *kj = k + (size_t) j * kv_stride + h * dh;
+        const float *qh = q + (size_t) i * q_stride + h * dh;
+        __m256 a = _mm256_setzero_ps ();
+        for (int c = 0; c < dh; c += 8)
+          a = _mm256_fmadd_ps (_mm256_loadu_ps (qh + c), _mm256_loadu_ps (kj + c), a);
+        scratch[i * per_query + (size_t) h * n_kv + j] = hsum256 (a) * scale;
+      }
+  for (int i = 0; i < n_q; i++)
+    for (int h = 0; h < n_heads; h++)
+      softmax_avx2 (scratch + i * per_query + (size_t) h * n_kv, n_kv);
 
   /* out = p v: even keys summed in acc0, odd keys in acc1, then added */
-  if (whisper_cpu_weighted_sum_avx512 (out, scratch, n_kv, v, kv_stride, n_kv, dh, n_heads))
+  if (whisper_cpu_weighted_sum_avx512 (out, out_stride, scratch, n_kv, per_query, v, kv_stride,
+                                       n_kv, dh, n_heads, n_q, acc))
     return;
-  for (int c = 0; c < span; c += 8) {
-    _mm256_storeu_ps (acc0 + c, _mm256_setzero_ps ());
-    _mm256_storeu_ps (acc1 + c, _mm256_setzero_ps ());
-  }
-  for (j = 0; j + 2 <= n_kv; j += 2) {
+  memset (acc, 0, (size_t) n_q * 2 * span * sizeof (float));
+  for (j = 0; j < n_kv; j += 2) {
     const float *v0 = v + (size_t) j * kv_stride, *v1 = v0 + kv_stride;
+    const gboolean pair = j + 2 <= n_kv; /* else the last key, summed with the even ones */
     if (j + 18 <= n_kv)
       for (int c = 0; c < span; c += 16) {
         _mm_prefetch ((const char *) (v0 + 16 * (size_t) kv_stride + c), _MM_HINT_T0);
         _mm_prefetch ((const char *) (v1 + 16 * (size_t) kv_stride + c), _MM_HINT_T0);
       }
-    for (int h = 0; h < n_heads; h++) {
-      const __m256 p0 = _mm256_set1_ps (scratch[(size_t) h * n_kv + j]);
-      const __m256 p1 = _mm256_set1_ps (scratch[(size_t) h * n_kv + j + 1]);
-      for (int c = h * dh; c < (h + 1) * dh; c += 8) {
-        _mm256_storeu_ps (acc0 + c, _mm256_fmadd_ps (p0, _mm256_loadu_ps (v0 + c),
-                                                     _mm256_loadu_ps (acc0 + c)));
-        _mm256_storeu_ps (acc1 + c, _mm256_fmadd_ps (p1, _mm256_loadu_ps (v1 + c),
-                                                     _mm256_loadu_ps (acc1 + c)));
+    for (int i = 0; i < n_q; i++) {
+      const float *pi = scratch + i * per_query;
+      float *acc0 = acc + (size_t) i * 2 * span, *acc1 = acc0 + span;
+      for (int h = 0; h < n_heads; h++) {
+        const __m256 p0 = _mm256_set1_ps (pi[(size_t) h * n_kv + j]);
+        const __m256 p1 = _mm256_set1_ps (pair ? pi[(size_t) h * n_kv + j + 1] : 0.0f);
+        for (int c = h * dh; c < (h + 1) * dh; c += 8) {
+          _mm256_storeu_ps (acc0 + c, _mm256_fmadd_ps (p0, _mm256_loadu_ps (v0 + c),
+                                                       _mm256_loadu_ps (acc0 + c)));
+          if (pair)
+            _mm256_storeu_ps (acc1 + c, _mm256_fmadd_ps (p1, _mm256_loadu_ps (v1 + c),
+                                                         _mm256_loadu_ps (acc1 + c)));
+        }
       }
     }
   }
-  if (j < n_kv) {
-    const float *v0 = v + (size_t) j * kv_stride;
-    for (int h = 0; h < n_heads; h++) {
-      const __m256 p0 = _mm256_set1_ps (scratch[(size_t) h * n_kv + j]);
-      for (int c = h * dh; c < (h + 1) * dh; c += 8)
-        _mm256_storeu_ps (acc0 + c, _mm256_fmadd_ps (p0, _mm256_loadu_ps (v0 + c),
-                                                     _mm256_loadu_ps (acc0 + c)));
-    }
+  for (int i = 0; i < n_q; i++) {
+    const float *acc0 = acc + (size_t) i * 2 * span, *acc1 = acc0 + span;
+    float *oi = out + (size_t) i * out_stride;
+    for (int c = 0; c < span; c += 8)
+      _mm256_storeu_ps (oi + c, _mm256_add_ps (_mm256_loadu_ps (acc0 + c),
+                                               _mm256_loadu_ps (acc1 + c)));
   }
-  for (int c = 0; c < span; c += 8)
-    _mm256_storeu_ps (out + c, _mm256_add_ps (_mm256_loadu_ps (acc0 + c),
-                                              _mm256_loadu_ps (acc1 + c)));
 }
 #endif
 
@@ -649,19 +658,31 @@ whisper_cpu_sum_exp (const float *x, int n, float max)
 }
 
 void
+whisper_cpu_attention_heads_multi (float *out, int out_stride, const float *q, int q_stride,
+                                   const float *k, const float *v, int kv_stride, int n_q,
+                                   int n_kv, int dh, int n_heads, float scale, float *scratch)
+{
+#ifdef HAVE_X86
+  if (dh % 8 == 0 && whisper_cpu_have_avx2 ()) {
+    attention_heads_avx2 (out, out_stride, q, q_stride, k, v, kv_stride, n_q, n_kv, dh, n_heads,
+                          scale, scratch);
+    return;
+  }
+#endif
+  for (int i = 0; i < n_q; i++)
+    for (int h = 0; h < n_heads; h++)
+      attention_row_generic (out + (size_t) i * out_stride + h * dh,
+                             q + (size_t) i * q_stride + h * dh, k + h * dh, v + h * dh,
+                             kv_stride, n_kv, dh, scale, scratch);
+}
+
+void
 whisper_cpu_attention_heads (float *out, const float *q, const float *k, const float *v,
                              int kv_stride, int n_kv, int dh, int n_heads, float scale,
                              float *scratch)
 {
-#ifdef HAVE_X86
-  if (dh % 8 == 0 && whisper_cpu_have_avx2 ()) {
-    attention_heads_avx2 (out, q, k, v, kv_stride, n_kv, dh, n_heads, scale, scratch);
-    return;
-  }
-#endif
-  for (int h = 0; h < n_heads; h++)
-    attention_row_generic (out + h * dh, q + h * dh, k + h * dh, v + h * dh, kv_stride, n_kv,
-                           dh, scale, scratch);
+  whisper_cpu_attention_heads_multi (out, 0, q, 0, k, v, kv_stride, 1, n_kv, dh, n_heads, scale,
+                                     scratch);
 }
 
 float

@@ -73,18 +73,36 @@ void whisper_cpu_bias_gelu (float *x, const float *bias, int n, gboolean gelu);
  * k and v rows are kv_stride floats apart; scratch holds
  * WHISPER_CPU_ATTENTION_SCRATCH (n_kv, dh, n_heads) floats. */
 #define WHISPER_CPU_ATTENTION_SCRATCH(n_kv, dh, n_heads) \
-  ((size_t) (n_heads) * (n_kv) + 2 * (size_t) (n_heads) * (dh))
+  WHISPER_CPU_ATTENTION_MULTI_SCRATCH (1, n_kv, dh, n_heads)
 void whisper_cpu_attention_heads (float *out, const float *q, const float *k, const float *v,
                                   int kv_stride, int n_kv, int dh, int n_heads, float scale,
                                   float *scratch);
-
-/* out[h * dh + c] = sum_j p[h * p_stride + j] v[j * kv_stride + h * dh + c]
- * for n_heads heads, on AVX-512 with the sums of the AVX2 attention
- * (cpu-weighted-sum-avx512.c). Returns FALSE, having done nothing, where it
- * does not apply: dh != 64 or no AVX-512 (whisper_cpu_have_avx512 ()). */
-gboolean whisper_cpu_weighted_sum_avx512 (float *out, const float *p, int p_stride,
-                                          const float *v, int kv_stride, int n_kv, int dh,
-                                          int n_heads);
+/* n_q queries (q_stride and out_stride floats apart) against the same keys
+ * and values (cross-attention of the beams of a decode step): query i's
+ * output has the bits of whisper_cpu_attention_heads () on it alone, and
+ * each key and value row is read from memory once for all the queries
+ * rather than once per query. scratch holds
+ * WHISPER_CPU_ATTENTION_MULTI_SCRATCH (n_q, n_kv, dh, n_heads) floats. */
+#define WHISPER_CPU_ATTENTION_MULTI_SCRATCH(n_q, n_kv, dh, n_heads) \
+  ((size_t) (n_q) * (n_heads) * (n_kv) + 2 * (size_t) (n_q) * (n_heads) * (dh) \
+   + WHISPER_CPU_WEIGHTED_SUM_SCRATCH (n_q))
+void whisper_cpu_attention_heads_multi (float *out, int out_stride, const float *q, int q_stride,
+                                        const float *k, const float *v, int kv_stride, int n_q,
+                                        int n_kv, int dh, int n_heads, float scale,
+                                        float *scratch);
+/* For each of n_q queries i: out_i[h * dh + c] = sum_j p_i[h * p_stride + j]
+ * v[j * kv_stride + h * dh + c] for n_heads heads, where p_i = p + i *
+ * p_query_stride and out_i = out + i * out_stride, on AVX-512 with the sums
+ * of the AVX2 attention (cpu-weighted-sum-avx512.c); every value row is
+ * read from memory once for all the queries. scratch holds
+ * WHISPER_CPU_WEIGHTED_SUM_SCRATCH (n_q) floats. Returns FALSE, having done
+ * nothing, where it does not apply: dh != 64 or no AVX-512
+ * (whisper_cpu_have_avx512 ()). */
+#define WHISPER_CPU_WEIGHTED_SUM_SCRATCH(n_q) ((size_t) (n_q) * 2 * 3 * 64)
+gboolean whisper_cpu_weighted_sum_avx512 (float *out, int out_stride, const float *p,
+                                          int p_stride, size_t p_query_stride, const float *v,
+                                          int kv_stride, int n_kv, int dh, int n_heads, int n_q,
+                                          float *scratch);
 
 /* One row of LayerNorm (mean and variance in double): y may equal x. */
 void whisper_cpu_layer_norm_row (float *y, const float *x, const float *gamma, const float *beta,
