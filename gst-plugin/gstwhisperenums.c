@@ -69,12 +69,12 @@ gst_whisper_live_commit_get_type (void)
 {
   static GType type = 0;
   static const GEnumValue values[] = {
-    {GST_WHISPER_LIVE_COMMIT_DEADLINE,
-        "Commit each word at the last decode that still meets latency + lateness: the "
-          "most audio after it, the fewest errors", "deadline"},
     {GST_WHISPER_LIVE_COMMIT_AGREEMENT,
-        "Commit a word once two consecutive decodes agree on it (LocalAgreement-2): "
-          "text sooner, more errors", "agreement"},
+        "Commit a word once two consecutive decodes agree on it (LocalAgreement-2)",
+        "agreement"},
+    {GST_WHISPER_LIVE_COMMIT_DEADLINE,
+        "Commit each word at the last decode that still meets latency + lateness: more "
+          "audio after it, more decoding work", "deadline"},
     {0, NULL, NULL},
   };
 

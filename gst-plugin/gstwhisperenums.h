@@ -27,8 +27,8 @@ typedef enum {
 
 /* When a live word is committed (gstwhisperlive.c). */
 typedef enum {
-  GST_WHISPER_LIVE_COMMIT_DEADLINE,   /* at the last decode that still meets the budget */
   GST_WHISPER_LIVE_COMMIT_AGREEMENT,  /* once two decodes agree (LocalAgreement-2) */
+  GST_WHISPER_LIVE_COMMIT_DEADLINE,   /* at the last decode that still meets the budget */
 } GstWhisperLiveCommit;
 
 #define GST_TYPE_WHISPER_DEVICE (gst_whisper_device_get_type ())

@@ -5,9 +5,9 @@
  * the whole uncommitted buffer, with word timestamps (and, with live-prompt,
  * conditioned on the text committed before the buffer). The commit policy
  * (gstwhispercommit.h) decides which words are final: with
- * live-commit=deadline (the default) each word is committed from the last
- * decode that still meets its deadline, with live-commit=agreement as soon
- * as two decodes agree on it (LocalAgreement-2). Only committed words go
+ * live-commit=agreement (the default) a word is committed as soon as two
+ * decodes agree on it (LocalAgreement-2), with live-commit=deadline from
+ * the last decode that still meets its deadline. Only committed words go
  * downstream, once, in order:
  *  - output=words: a buffer per committed word, timed by its DTW word
  *    timestamps;
@@ -50,10 +50,8 @@
 
 /* A word is committed by the deadline this long before it would be late
  * (the time from the end of a call to the buffer reaching downstream, and
- * the jitter of the call's duration: with 0.1 s, p95 of the delays was
- * 3.06-3.09 s at latency 3000 in tests/element/live-commit.sh, with 0.3 s
- * 2.98 s). */
-#define DEADLINE_MARGIN_S 0.3
+ * the jitter of the call's duration). */
+#define DEADLINE_MARGIN_S 0.1
 /* With nothing pending, this much of the end of the buffer is kept (a
  * word may be starting in it). */
 #define SILENCE_KEEP_S 1.0

@@ -421,20 +421,20 @@ check_jfk (const gchar *output, const gchar *granularity, const gchar *commit)
 
 GST_START_TEST (test_live_words)
 {
-  check_jfk ("words", "word", "deadline");
+  check_jfk ("words", "word", "agreement");
 }
 GST_END_TEST;
 
-/* LocalAgreement-2 instead of the deadline: the same checks. */
-GST_START_TEST (test_live_words_agreement)
+/* Every word at its deadline instead of at agreement: the same checks. */
+GST_START_TEST (test_live_words_deadline)
 {
-  check_jfk ("words", "word", "agreement");
+  check_jfk ("words", "word", "deadline");
 }
 GST_END_TEST;
 
 GST_START_TEST (test_live_segments)
 {
-  check_jfk ("segments", "segment", "deadline");
+  check_jfk ("segments", "segment", "agreement");
 }
 GST_END_TEST;
 
@@ -450,7 +450,7 @@ GST_START_TEST (test_live_silence_around)
       RATE);
 
   memcpy (pcm + lead, jfk, n_jfk * sizeof (float));
-  Run r = run_paced (pcm, n, "words", "deadline");
+  Run r = run_paced (pcm, n, "words", "agreement");
   g_autofree gchar *text = check_run (&r, "word",
       gst_util_uint64_scale_int_round (n, GST_SECOND, RATE));
 
@@ -479,7 +479,7 @@ live_suite (void)
   /* each test: 8 to 11 s on a quiet 2-core machine */
   tcase_set_timeout (tc, 300);
   tcase_add_test (tc, test_live_words);
-  tcase_add_test (tc, test_live_words_agreement);
+  tcase_add_test (tc, test_live_words_deadline);
   tcase_add_test (tc, test_live_segments);
   tcase_add_test (tc, test_live_silence_around);
   suite_add_tcase (s, tc);
