@@ -1,6 +1,17 @@
 /* gstwhisperenums.c: GTypes of whispersink's enumerated properties. */
 #include "gstwhisperenums.h"
 
+/* Registers enum `name` with `values` once, thread-safe; its GType. */
+static GType
+enum_type_once (GType *type, const gchar *name, const GEnumValue *values)
+{
+  if (g_once_init_enter (type)) {
+    GType t = g_enum_register_static (name, values);
+    g_once_init_leave (type, t);
+  }
+  return *type;
+}
+
 GType
 gst_whisper_device_get_type (void)
 {
@@ -15,11 +26,7 @@ gst_whisper_device_get_type (void)
     {0, NULL, NULL},
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstWhisperDevice", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return enum_type_once (&type, "GstWhisperDevice", values);
 }
 
 GType
@@ -36,11 +43,7 @@ gst_whisper_output_mode_get_type (void)
     {0, NULL, NULL},
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstWhisperOutputMode", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return enum_type_once (&type, "GstWhisperOutputMode", values);
 }
 
 GType
@@ -57,11 +60,7 @@ gst_whisper_offline_mode_get_type (void)
     {0, NULL, NULL},
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstWhisperOfflineMode", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return enum_type_once (&type, "GstWhisperOfflineMode", values);
 }
 
 GType
@@ -78,9 +77,5 @@ gst_whisper_live_commit_get_type (void)
     {0, NULL, NULL},
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstWhisperLiveCommit", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return enum_type_once (&type, "GstWhisperLiveCommit", values);
 }

@@ -34,8 +34,8 @@
  * the speech has stopped: the buffer may start a second before its end
  * (the engine's silence threshold, VAD gate and no-speech rule keep
  * silence and noise from being text). A buffer longer than
- * GST_WHISPER_LIVE_MAX_BUFFER_S is cut at the committed end. A drain (EOS, GAP, DISCONT, new segment) commits the last
- * decode's words. */
+ * GST_WHISPER_LIVE_MAX_BUFFER_S is cut at the committed end. A drain
+ * (EOS, GAP, DISCONT, new segment) commits the last decode's words. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif

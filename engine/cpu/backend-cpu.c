@@ -483,7 +483,7 @@ attention_direct_task (int task, int thread, gpointer data)
   }
   s = thread_scratch (job->self, thread, WHISPER_CPU_ATTENTION_SCRATCH (job->n_kv, dh, nh));
   for (int i = 0; i < job->n_q; i++) {
-    const int n_visible = job->causal < 0 ? job->n_kv : MIN (job->n_kv, job->causal + i + 1);
+    const int n_visible = MIN (job->n_kv, job->causal + i + 1);
     whisper_cpu_attention_heads (job->out + (size_t) i * job->out_stride + h0 * dh,
                                  job->q + (size_t) i * job->q_stride + h0 * dh, job->k + h0 * dh,
                                  job->v + h0 * dh, job->kv_stride, n_visible, dh, nh, job->scale,
