@@ -20,6 +20,7 @@ typedef struct {
 } WhisperAlignmentHeads;
 
 typedef struct _WhisperAlignCapture WhisperAlignCapture;
+typedef struct _WhisperDecoderPool WhisperDecoderPool;
 
 /* Encoder work buffers (backend memory), sized once from the cached
  * maximum encoder length. Used under the engine's compute lock. */
@@ -61,6 +62,8 @@ struct _WhisperEngine {
   WhisperEncoderBuffers enc;
 
   WhisperAlignmentHeads align_heads;  /* word timestamps (whisper-alignment.h) */
+
+  WhisperDecoderPool *decoders;  /* decoder states lent to streams (whisper-decoder-pool.h) */
 };
 
 /* Decoder state of one stream: KV caches and work buffers, backend memory,

@@ -2,6 +2,7 @@
  * constant once, uploads the weights once, sizes the encoder buffers. */
 #include "whisper-engine-private.h"
 #include "whisper-alignment.h"
+#include "whisper-decoder-pool.h"
 #include "whisper-engine-internal.h"
 #include "whisper-tokenizer.h"
 
@@ -247,6 +248,7 @@ whisper_engine_new (const WhisperEngineOptions *options, GError **error)
   g_autoptr (WhisperEngine) e = g_new0 (WhisperEngine, 1);
   e->ref_count = 1;
   g_mutex_init (&e->compute_lock);
+  e->decoders = whisper_decoder_pool_new ();
   e->model_path = options->model_path ? g_strdup (options->model_path)
                                       : whisper_model_default_path ();
   e->info.model_path = e->model_path;
@@ -306,6 +308,7 @@ whisper_engine_unref (WhisperEngine *e)
   if (!e || !g_atomic_int_dec_and_test (&e->ref_count))
     return;
   if (e->backend) {
+    whisper_decoder_pool_free (e->decoders, e);
     whisper_encoder_buffers_clear (e);
     whisper_device_weights_free (e->weights);
     if (e->backend->ops->logits_release)

@@ -2,6 +2,7 @@
  * does it (generate_segments() in https://github.com/SYSTRAN/faster-whisper/blob/master/faster_whisper/transcribe.py),
  * greedy decoding of each window (https://github.com/openai/whisper/blob/main/whisper/decoding.py). */
 #include "whisper-alignment.h"
+#include "whisper-decoder-pool.h"
 #include "whisper-engine-internal.h"
 #include "whisper-languages.h"
 #include "whisper-logits.h"
@@ -23,9 +24,12 @@
 struct _WhisperStream {
   WhisperEngine *engine;
   WhisperDecodeOptions options;
-  WhisperDecoderState dec;
+  /* The decoder state lent by the engine for the window being decoded
+   * (whisper-decoder-pool.h), NULL between windows; dec is &lease->dec. */
+  WhisperPooledDecoder *lease;
+  WhisperDecoderState *dec;
+  int n_slots;                      /* self-attention caches the search needs */
   WhisperLogitConfig logit_config;  /* the engine's, with this stream's options */
-  WhisperGraph *step_graph;         /* the decode step's graph (backends with graphs) */
 
   WhisperTokenFunc token_func;
   gpointer token_data;
@@ -343,17 +347,12 @@ whisper_stream_new (WhisperEngine *engine, GError **error)
   s->engine = whisper_engine_ref (engine);
   const WhisperEngineInfo *info = &engine->info;
 
-  if (!whisper_decoder_state_init (&s->dec, engine, error)) {
-    whisper_stream_free (s);
-    return NULL;
-  }
+  s->n_slots = 1;
   s->logit_config = engine->logit_config;
   s->logit_config.backend_cache = NULL;
   whisper_decode_options_init (&s->options);
   apply_options (s);
   s->language_index = -1;
-  if (engine->backend->ops->graph_new)
-    s->step_graph = engine->backend->ops->graph_new (engine->backend);
 
   s->history = g_array_new (FALSE, FALSE, sizeof (gint32));
   s->host_window = g_new (float, (size_t) 2 * engine->max_encoder_length * engine->n_mels);
@@ -368,8 +367,9 @@ whisper_stream_new (WhisperEngine *engine, GError **error)
     whisper_stream_free (s);
     return NULL;
   }
-  s->stats.cross_cache_length = s->dec.cross_len;
-  s->stats.self_cache_length = s->dec.self_len;
+  /* what every decoder state of the engine is sized with */
+  s->stats.cross_cache_length = engine->max_encoder_length;
+  s->stats.self_cache_length = engine->n_text_ctx;
   return s;
 }
 
@@ -381,9 +381,7 @@ whisper_stream_free (WhisperStream *s)
   WhisperBackend *be = s->engine->backend;
   if (be->ops->logits_release)
     be->ops->logits_release (be, &s->logit_config);
-  if (s->step_graph)
-    be->ops->graph_free (be, s->step_graph);
-  whisper_decoder_state_clear (&s->dec, s->engine);
+  whisper_decoder_pool_release (s->engine->decoders, s->lease);
   if (s->history)
     g_array_unref (s->history);
   g_free (s->host_window);
@@ -487,7 +485,8 @@ void
 whisper_stream_get_stats (const WhisperStream *s, WhisperStreamStats *stats)
 {
   *stats = s->stats;
-  stats->last_cross_key_length = s->dec.last_cross_key_length;
+  if (s->dec)
+    stats->last_cross_key_length = s->dec->last_cross_key_length;
 }
 
 static double
@@ -608,8 +607,8 @@ emit_token (WhisperStream *s, gint32 token, float logprob, int step, double wind
   ev.step = step;
   ev.aligned_time = -1.0;
   /* word timestamps: this step's alignment-head attention (whisper-words.h) */
-  if (s->dec.capture && token < e->info.token_eot)
-    ev.aligned_time = whisper_align_step_time (s->dec.capture, e, window_start);
+  if (s->dec->capture && token < e->info.token_eot)
+    ev.aligned_time = whisper_align_step_time (s->dec->capture, e, window_start);
   if (ev.is_timestamp) {
     *segment_time = window_start + (token - begin) * TIME_PRECISION;
     ev.time = *segment_time;
@@ -657,42 +656,87 @@ decode_step (WhisperStream *s, gint32 token, int pos, const WhisperLogitState *s
   WhisperBackend *be = e->backend;
   const int row0 = 0;
   /* (a step that captures alignment-head attention runs without a graph) */
-  const gboolean graph = s->step_graph && be->ops->logits_select && !s->dec.capture;
+  const gboolean graph = s->lease->step_graph && be->ops->logits_select && !s->dec->capture;
 
-  if (graph && !be->ops->graph_begin (be, s->step_graph, error))
+  if (graph && !be->ops->graph_begin (be, s->lease->step_graph, error))
     return FALSE;
-  whisper_decoder_forward (&s->dec, e, &token, 1, pos, &row0, 1);
-  select_token (s, s->dec.logits, s->host_logits + (size_t) 2 * e->n_vocab, state, choice);
+  whisper_decoder_forward (s->dec, e, &token, 1, pos, &row0, 1);
+  select_token (s, s->dec->logits, s->host_logits + (size_t) 2 * e->n_vocab, state, choice);
   if (graph && !be->ops->graph_end (be, error))
     return FALSE;
   s->stats.decode_steps++;
   return TRUE;
 }
 
-/* One decode step on the stream's caches before any transcription, at the
- * last position (the longest self-attention): whatever a backend builds on
- * a stream's first step is built here, once (the CUDA backend's decode
- * graph of this stream, its records and staging memory; the CPU backend's
+/* One decode step on a decoder state new to the engine, at the last
+ * position (the longest self-attention): whatever a backend builds on a
+ * state's first step is built here, once (the CUDA backend's decode graph
+ * of the state, its records and staging memory; the CPU backend's
  * attention scratch), so that every step of a transcription is arithmetic
- * only (tests/engine/test-decode-steps.c). Its results are thrown away:
- * a window's prompt pass and audio overwrite every cache row a later step
- * reads before it reads it. */
+ * only (tests/engine/test-decode-steps.c). Its results are thrown away: a
+ * window's prompt pass and audio overwrite every cache row a later step
+ * reads before it reads it. Not counted in the stream's decode steps. */
 static gboolean
-prepare_decode_steps (WhisperStream *s, GError **error)
+warm_up_decoder (WhisperStream *s, GError **error)
 {
   WhisperEngine *e = s->engine;
   const WhisperLogitState state = { .n_sampled = 0, .last_is_timestamp = FALSE,
                                     .penultimate_is_timestamp = TRUE, .last_timestamp = -1 };
   WhisperLogitChoice choice;
+  const guint64 steps = s->stats.decode_steps;
   g_mutex_lock (&e->compute_lock);
-  gboolean ok = decode_step (s, e->info.token_sot, s->dec.self_len - 1, &state, &choice, error);
+  gboolean ok = decode_step (s, e->info.token_sot, s->dec->self_len - 1, &state, &choice, error);
   if (ok) {
     e->backend->ops->sync (e->backend);
     ok = backend_ok (e->backend, error);
   }
   g_mutex_unlock (&e->compute_lock);
-  s->stats.decode_steps = 0;
+  s->stats.decode_steps = steps;
+  s->lease->warmed = ok;
   return ok;
+}
+
+/* Borrows a decoder state of the engine for one window (with the caches
+ * the search needs), warmed up when it is new. Not under the compute
+ * lock. */
+static gboolean
+lease_decoder (WhisperStream *s, GError **error)
+{
+  g_assert (s->lease == NULL);
+  s->lease = whisper_decoder_pool_acquire (s->engine->decoders, s->engine, s->n_slots, error);
+  if (!s->lease)
+    return FALSE;
+  s->dec = &s->lease->dec;
+  if (!s->lease->warmed && !warm_up_decoder (s, error)) {
+    whisper_decoder_pool_discard (s->engine->decoders, s->engine, s->lease);
+    s->lease = NULL;
+    s->dec = NULL;
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Gives the window's decoder state back to the engine. */
+static void
+return_decoder (WhisperStream *s)
+{
+  if (!s->lease)
+    return;
+  s->stats.last_cross_key_length = s->dec->last_cross_key_length;
+  whisper_decoder_pool_release (s->engine->decoders, s->lease);
+  s->lease = NULL;
+  s->dec = NULL;
+}
+
+/* One decoder state made and warmed up at once (the stream's first
+ * transcription then finds it), and given back. */
+static gboolean
+prepare_decode_steps (WhisperStream *s, GError **error)
+{
+  if (!lease_decoder (s, error))
+    return FALSE;
+  return_decoder (s);
+  return TRUE;
 }
 
 /* Encodes mel[:, seek : seek+n_frames] and computes the cross-attention
@@ -706,7 +750,7 @@ encode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
   gint64 t0 = g_get_monotonic_time ();
   whisper_engine_load_window (e, mel, mel_stride, seek, n_frames, s->host_window);
   whisper_encoder_run (e);
-  whisper_decoder_set_audio (&s->dec, e);
+  whisper_decoder_set_audio (s->dec, e);
   be->ops->sync (be);
   s->stats.encoder_seconds += elapsed_since (t0);
   s->stats.windows++;
@@ -727,9 +771,9 @@ detect_language_here (WhisperStream *s, double *top_probability, double *probs)
   const int n_languages = info->token_translate - info->token_sot - 1;
   const int row = 0;
   const gint32 sot = info->token_sot;
-  whisper_decoder_forward (&s->dec, e, &sot, 1, 0, &row, 1);
+  whisper_decoder_forward (s->dec, e, &sot, 1, 0, &row, 1);
   s->stats.decode_steps++;
-  be->ops->download (be, s->host_logits, s->dec.logits, (size_t) e->n_vocab * sizeof (float));
+  be->ops->download (be, s->host_logits, s->dec->logits, (size_t) e->n_vocab * sizeof (float));
   be->ops->sync (be);
   const float *lang = s->host_logits + sot + 1;
   float max = -INFINITY;
@@ -810,7 +854,7 @@ detect_language (WhisperStream *s, const float *mel, gsize mel_stride, gsize n_m
 
 /* The greedy loop with the backend's own choice of tokens (on CUDA: one
  * graph launch per step, only the choice copied back). The prompt's logits
- * are the last row of s->dec.logits. Tokens go to s->sampled; with `emit`
+ * are the last row of s->dec->logits. Tokens go to s->sampled; with `emit`
  * each token is handed to the callback as its step completes. */
 static gboolean
 greedy_plain (WhisperStream *s, int n_prompt, int n_rows, int max_new, double window_start,
@@ -824,7 +868,7 @@ greedy_plain (WhisperStream *s, int n_prompt, int n_rows, int max_new, double wi
   double segment_time = window_start;
   *n_sampled = 0;
   *sum_logprob = 0.0;
-  select_token (s, s->dec.logits + (size_t) (n_rows - 1) * V, s->host_logits + (size_t) 2 * V,
+  select_token (s, s->dec->logits + (size_t) (n_rows - 1) * V, s->host_logits + (size_t) 2 * V,
                 &state, &choice);
   for (int step = 0; step < max_new; step++) {
     *sum_logprob += choice.logprob;
@@ -856,8 +900,13 @@ ensure_search (WhisperStream *s, GError **error)
     sampling |= o->temperatures[i] > 0;
   const int slots = MAX (o->beam_size, sampling ? o->best_of : 1);
   const int max_hyp = MAX (o->best_of, (int) lround (o->beam_size * o->patience) + o->beam_size);
-  if (!whisper_decoder_state_ensure_slots (&s->dec, s->engine, slots, error))
+  if (slots > s->engine->n_text_ctx) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING,
+                 "%d sequences decoded together is more than the %d this model allows", slots,
+                 s->engine->n_text_ctx);
     return FALSE;
+  }
+  s->n_slots = slots;  /* each window's decoder state gets them (lease_decoder) */
   if (!s->search || whisper_search_buffers_slots (s->search) < slots ||
       s->search_max_hyp < max_hyp) {
     whisper_search_buffers_free (s->search);
@@ -909,7 +958,7 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
     if (!s->step_capture)
       goto out;
     whisper_align_step_capture_start (s->step_capture, n_frames);
-    s->dec.capture = s->step_capture;
+    s->dec->capture = s->step_capture;
   }
   /* As CTranslate2 counts it: the prompt up to the last task token is
    * the context, that token is the first step's input, and the forced
@@ -926,9 +975,9 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
    * at the SOT position. */
   const int rows[2] = { sot_index, n_prompt - 1 };
   const int n_rows = sot_index == n_prompt - 1 ? 1 : 2;
-  whisper_decoder_forward (&s->dec, e, s->prompt, n_prompt, 0, rows, n_rows);
+  whisper_decoder_forward (s->dec, e, s->prompt, n_prompt, 0, rows, n_rows);
   s->stats.decode_steps++;
-  be->ops->download (be, s->host_logits, s->dec.logits, (size_t) n_rows * V * sizeof (float));
+  be->ops->download (be, s->host_logits, s->dec->logits, (size_t) n_rows * V * sizeof (float));
   be->ops->sync (be);
   result->no_speech_prob = whisper_logits_softmax_at (s->host_logits, V, e->info.token_no_speech);
   if (n_rows == 1)
@@ -964,7 +1013,7 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
       emitted = emit_live;
     } else {
       const WhisperSearch search = {
-        .engine = e, .dec = &s->dec, .config = &s->logit_config, .extras = extras,
+        .engine = e, .dec = s->dec, .config = &s->logit_config, .extras = extras,
         .forced = s->sampled, .n_forced = n_forced, .n_prompt = n_prompt,
         .first_logits = s->host_logits + V, .max_steps = max_steps,
         .beam_size = temperature > 0 ? 1 : o->beam_size,
@@ -1038,7 +1087,7 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
   s->stats.decoder_seconds += elapsed_since (t0);
 
 out:
-  s->dec.capture = NULL;
+  s->dec->capture = NULL;
   g_mutex_unlock (&e->compute_lock);
   return ok;
 }
@@ -1325,7 +1374,12 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
   /* The language, when it is to be detected: from the first clip's start. */
   if (!s->language_detected && e->info.is_multilingual && content_frames > 0) {
     const gsize from = (gsize) clips[0] < content_frames ? (gsize) clips[0] : 0;
-    if (!detect_language (s, mel, mel_stride, MIN (mel_stride, content_frames + 1), from, error))
+    if (!lease_decoder (s, error))
+      return FALSE;
+    const gboolean detected = detect_language (s, mel, mel_stride,
+                                               MIN (mel_stride, content_frames + 1), from, error);
+    return_decoder (s);
+    if (!detected)
       return FALSE;
     s->language_detected = TRUE;
   }
@@ -1372,8 +1426,14 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
     /* the prefix goes on the stream's first window, where its audio starts */
     const gboolean with_prefix = seek == 0 && s->windows_since_reset == 0;
     s->windows_since_reset++;
+    /* the window's decoder state, from here to its word timestamps */
+    if (!lease_decoder (s, error)) {
+      ok = FALSE;
+      break;
+    }
     if (!decode_window (s, mel, mel_stride, seek, segment_size, time_offset, with_prefix, &wr,
                         error)) {
+      return_decoder (s);
       ok = FALSE;
       break;
     }
@@ -1382,6 +1442,7 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
 
     if (window_is_no_speech (&s->options, wr.no_speech_prob, wr.avg_logprob,
                              wr.compression_ratio, text)) {
+      return_decoder (s);
       s->stats.windows_no_speech++;
       seek += segment_size;
       continue;
@@ -1394,7 +1455,7 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
     gboolean skip_window = FALSE;
     guint n_keep = window->len;
     if (s->options.word_timestamps &&
-        !whisper_words_window (&s->dec, e, window, s->sampled, wr.n_sampled, s->sot_sequence,
+        !whisper_words_window (s->dec, e, window, s->sampled, wr.n_sampled, s->sot_sequence,
                                s->n_sot,
                                wr.language >= 0 ? whisper_language_code (wr.language) : "en",
                                time_offset, segment_size, previous_seek,
@@ -1403,10 +1464,12 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
                                s->options.hallucination_silence_threshold,
                                &s->last_speech_timestamp, &seek, &skip_window, &n_keep,
                                error)) {
+      return_decoder (s);
       ok = FALSE;
       free_segments (window);
       break;
     }
+    return_decoder (s);
     if (skip_window) {
       free_segments (window);
       continue;

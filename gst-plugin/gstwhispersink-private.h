@@ -55,6 +55,7 @@ struct _GstWhisperSink {
   gchar *model;
   GstWhisperDevice device;
   gint threads;
+  gchar *engine_group;        /* NULL: the shared group (gstwhisperengines.h) */
   gchar *language_code;
   GstWhisperDecoding decoding;    /* task, search, prompts (gstwhisperdecoding.h) */
   guint latency_ms;

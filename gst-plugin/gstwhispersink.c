@@ -26,6 +26,7 @@
 #endif
 
 #include "gstwhispersink-private.h"
+#include "gstwhisperengines.h"
 #include "gstwhisperdecoding.h"
 #include "whisper-languages.h"
 
@@ -60,6 +61,7 @@ enum {
   PROP_MODEL,
   PROP_DEVICE,
   PROP_THREADS,
+  PROP_ENGINE_GROUP,
   PROP_LANGUAGE_CODE,
   PROP_LATENCY,
   PROP_LATENESS,
@@ -312,6 +314,30 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
       g_param_spec_int ("threads", "Threads",
           "CPU threads for inference (0 = one per core)", 0, 1024, DEFAULT_THREADS,
           rw | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstWhisperSink:engine-group:
+   *
+   * Elements of one process that load the same model (the same file,
+   * however its path is spelled) on the same device with the same
+   * `threads` and `encoder-context` share one engine: the weights are in
+   * memory once and one thread pool, sized by `threads`, runs the
+   * inference of all of them, one decode step or encoder window at a time
+   * (gstwhisperengines.c). What stays per element is its stream: KV
+   * caches, prompt, language and every decoding option. The engine is
+   * freed when the last element sharing it goes to NULL.
+   *
+   * Unset (the default) or empty, an element shares with every other such
+   * element. Set to a name, it shares only with elements of the same name:
+   * a name of its own gives an element an engine of its own (its own
+   * weights and thread pool), as every element had before engines were
+   * shared.
+   */
+  g_object_class_install_property (gobject_class, PROP_ENGINE_GROUP,
+      g_param_spec_string ("engine-group", "Engine group",
+          "Elements with the same model, device, threads, encoder-context and engine group "
+          "share one engine (weights and thread pool). Unset: the process's shared group; "
+          "a name of its own gives this element its own engine",
+          NULL, rw | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_LANGUAGE_CODE,
       g_param_spec_string ("language-code", "Language code",
           "Language of the speech: a Whisper language as a BCP 47 tag, ISO 639 code or "
@@ -627,6 +653,9 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
    * `audio-overlap` (guint64, ns of input dropped because it overlapped
    * what was received already). The silence is transcribed like audio: at
    * EOS, received + filled - overlap = transcribed + dropped.
+   * `engine-users` (guint) is how many elements share this element's
+   * engine now (engine-group; 0 before READY and with device=remote); it
+   * is not reset.
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
@@ -634,7 +663,7 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
           "audio-dropped (ns), text-dropped and output-queued (items), "
           "samples-non-finite and samples-clipped (F32 samples fixed), windows-silent, "
           "windows-no-voice and windows-no-speech (engine windows skipped), audio-filled, "
-          "gaps-filled and audio-overlap (max-gap)",
+          "gaps-filled and audio-overlap (max-gap), engine-users (elements sharing the engine)",
           GST_TYPE_STRUCTURE, ro));
   gst_whisper_decoding_install_properties (gobject_class, PROP_DECODING_FIRST);
 
@@ -743,10 +772,11 @@ gst_whisper_sink_finalize (GObject *object)
   g_clear_pointer (&self->translate_lanes, g_ptr_array_unref);
   g_mutex_clear (&self->translate_lock);
   g_clear_pointer (&self->stream, whisper_stream_free);
-  g_clear_pointer (&self->engine, whisper_engine_unref);
+  g_clear_pointer (&self->engine, gst_whisper_engines_release);
   g_clear_pointer (&self->vad, whisper_vad_free);
   g_free (self->vad_model);
   g_free (self->model);
+  g_free (self->engine_group);
   g_free (self->language_code);
   gst_whisper_decoding_clear (&self->decoding);
 
@@ -876,6 +906,12 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
     case PROP_THREADS:
       if (engine_property_writable (self, pspec, &ignored))
         self->threads = g_value_get_int (value);
+      break;
+    case PROP_ENGINE_GROUP:
+      if (engine_property_writable (self, pspec, &ignored)) {
+        g_free (self->engine_group);
+        self->engine_group = g_value_dup_string (value);
+      }
       break;
     case PROP_ENCODER_CONTEXT:
       if (engine_property_writable (self, pspec, &ignored)) {
@@ -1008,7 +1044,9 @@ get_stats (GstWhisperSink *self)
       "windows-no-speech", G_TYPE_UINT64, self->windows_no_speech,
       "audio-filled", G_TYPE_UINT64, samples_to_time (self->audio_filled),
       "gaps-filled", G_TYPE_UINT, self->gaps_filled,
-      "audio-overlap", G_TYPE_UINT64, samples_to_time (self->audio_overlap), NULL);
+      "audio-overlap", G_TYPE_UINT64, samples_to_time (self->audio_overlap),
+      "engine-users", G_TYPE_UINT,
+      self->engine ? gst_whisper_engines_users (self->engine) : 0, NULL);
   GST_OBJECT_UNLOCK (self);
   return s;
 }
@@ -1049,6 +1087,9 @@ gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_THREADS:
       g_value_set_int (value, self->threads);
+      break;
+    case PROP_ENGINE_GROUP:
+      g_value_set_string (value, self->engine_group);
       break;
     case PROP_LANGUAGE_CODE:
       g_value_set_string (value, self->language_code);
@@ -1180,7 +1221,7 @@ create_engine (GstWhisperSink *self)
   WhisperEngine *engine, *old;
   WhisperVad *vad = NULL, *old_vad;
   g_autoptr (GError) err = NULL;
-  g_autofree gchar *model = NULL, *language = NULL, *text = NULL;
+  g_autofree gchar *model = NULL, *language = NULL, *text = NULL, *group = NULL;
   const WhisperEngineInfo *info;
 
   /* device=remote: a server instead of a model (gstwhispersinkremote.c). */
@@ -1194,6 +1235,7 @@ create_engine (GstWhisperSink *self)
   opts.device = (WhisperDevice) self->device;
   opts.n_threads = self->threads;
   opts.encoder_context = self->encoder_context;
+  group = g_strdup (self->engine_group);
   GST_OBJECT_UNLOCK (self);
   opts.model_path = model;
 
@@ -1204,7 +1246,7 @@ create_engine (GstWhisperSink *self)
   GST_INFO_OBJECT (self, "loading model %s (device %d, %d threads, encoder context %d)",
       model, opts.device, opts.n_threads, opts.encoder_context);
 
-  engine = whisper_engine_new (&opts, &err);
+  engine = gst_whisper_engines_acquire (&opts, group, &err);
   if (engine == NULL) {
     post_progress (self, GST_PROGRESS_TYPE_ERROR, "Loading the Whisper model failed");
     if (g_error_matches (err, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE)) {
@@ -1234,7 +1276,7 @@ create_engine (GstWhisperSink *self)
     GST_OBJECT_UNLOCK (self);
     g_autofree gchar *problem = language_problem (engine, language, task);
     if (problem) {
-      whisper_engine_unref (engine);
+      gst_whisper_engines_release (engine);
       post_progress (self, GST_PROGRESS_TYPE_ERROR, "Loading the Whisper model failed");
       GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
           ("Invalid language-code \"%s\" or task for Whisper model \"%s\": %s", language,
@@ -1244,7 +1286,7 @@ create_engine (GstWhisperSink *self)
   }
 
   if (!load_vad (self, &vad)) {
-    whisper_engine_unref (engine);
+    gst_whisper_engines_release (engine);
     post_progress (self, GST_PROGRESS_TYPE_ERROR, "Loading the voice activity detector failed");
     return FALSE;
   }
@@ -1257,7 +1299,7 @@ create_engine (GstWhisperSink *self)
   self->max_encoder_length = info->max_encoder_length;
   self->engine_dirty = FALSE;
   GST_OBJECT_UNLOCK (self);
-  g_clear_pointer (&old, whisper_engine_unref);
+  g_clear_pointer (&old, gst_whisper_engines_release);
   g_clear_pointer (&old_vad, whisper_vad_free);
   gst_whisper_sink_remote_close (self);  /* device was remote before */
 
@@ -1280,7 +1322,7 @@ free_engine (GstWhisperSink *self)
   self->max_encoder_length = 0;
   self->engine_dirty = FALSE;
   GST_OBJECT_UNLOCK (self);
-  g_clear_pointer (&engine, whisper_engine_unref);
+  g_clear_pointer (&engine, gst_whisper_engines_release);
   g_clear_pointer (&vad, whisper_vad_free);
   gst_whisper_sink_remote_close (self);
 }

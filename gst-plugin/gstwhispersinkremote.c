@@ -9,6 +9,7 @@
 #endif
 
 #include "gstwhispersink-private.h"
+#include "gstwhisperengines.h"
 
 #include <string.h>
 
@@ -255,7 +256,7 @@ gst_whisper_sink_remote_open (GstWhisperSink *self)
   self->engine_dirty = FALSE;
   GST_OBJECT_UNLOCK (self);
   g_clear_pointer (&old, gst_whisper_remote_free);
-  g_clear_pointer (&old_engine, whisper_engine_unref);
+  g_clear_pointer (&old_engine, gst_whisper_engines_release);
   g_clear_pointer (&old_vad, whisper_vad_free);
   return TRUE;
 }

@@ -46,13 +46,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "programme.h"
 #include "wer-util.h"
 #include "whisper-engine.h"
 
 #define RATE WHISPER_SAMPLE_RATE
 #define BUF_SAMPLES (RATE / 10)
 #define CAPS "audio/x-raw,format=F32LE,rate=16000,channels=1,layout=interleaved"
-#define NOISE_SIGMA 3e-4                     /* about -70 dBFS */
 #define REPEAT_SLACK (200 * GST_MSECOND)     /* estimated word times may overlap */
 #define SILENCE_MARGIN (300 * GST_MSECOND)   /* from the clips around a gap */
 #define CLIP_MARGIN (500 * GST_MSECOND)      /* a clip's words for its own WER */
@@ -61,32 +61,6 @@
 #define MAX_PHRASE_ITEMS 64
 #define MAX_LISTED 10
 #define WORST_CLIPS 5
-
-/* The published transcripts of the shared clips (../shared/data/README.md). */
-#define JFK_TEXT "And so my fellow Americans, ask not what your country can do for you, " \
-  "ask what you can do for your country."
-#define STEREO_LEFT_TEXT "He began a confused complaint against the wizard, who had " \
-  "vanished behind the curtain on the left."
-
-typedef struct {
-  gchar *name;   /* short, for the tables */
-  gchar *text;   /* published */
-  float *pcm;
-  gsize n;
-} Clip;
-
-/* One clip instance of the programme. */
-typedef struct {
-  guint clip;           /* index into Programme.clips */
-  gsize start, end;     /* samples */
-} ClipSpan;
-
-typedef struct {
-  GPtrArray *clips;     /* Clip */
-  GArray *spans;        /* ClipSpan, in programme order */
-  float *pcm;
-  gsize n;
-} Programme;
 
 /* One text buffer as it reached the text fakesink. */
 typedef struct {
@@ -130,175 +104,6 @@ static double
 secs (GstClockTime t)
 {
   return (double) t / GST_SECOND;
-}
-
-/* ---------------------------------------------------------------------- */
-/* The programme */
-
-static Clip *
-clip_load (const gchar *path, gint channel, const gchar *name, const gchar *text,
-    GError **error)
-{
-  gsize n;
-  float *pcm = whisper_audio_load_file (path, channel, &n, error);
-  Clip *c;
-
-  if (!pcm)
-    return NULL;
-  c = g_new0 (Clip, 1);
-  c->name = g_strdup (name);
-  c->text = g_strdup (text);
-  c->pcm = pcm;
-  c->n = n;
-  return c;
-}
-
-static void
-clip_free (gpointer data)
-{
-  Clip *c = data;
-
-  g_free (c->name);
-  g_free (c->text);
-  g_free (c->pcm);
-  g_free (c);
-}
-
-/* One line of a CMU Sphinx transcription file, "<s> words </s> (id)":
- * the words in `text`, the id in `id`. */
-static gboolean
-parse_transcription_line (const gchar *line, gchar **text, gchar **id)
-{
-  const gchar *open = strrchr (line, '('), *close = strrchr (line, ')');
-  g_autofree gchar *words = NULL;
-  g_autoptr (GString) s = NULL;
-
-  if (!open || !close || close < open)
-    return FALSE;
-  *id = g_strstrip (g_strndup (open + 1, close - open - 1));
-  words = g_strndup (line, open - line);
-  s = g_string_new (words);
-  g_string_replace (s, "<s>", " ", 0);
-  g_string_replace (s, "</s>", " ", 0);
-  *text = g_strstrip (g_strdup (s->str));
-  return **id != '\0';
-}
-
-static gint
-cmp_strings (gconstpointer a, gconstpointer b)
-{
-  return g_strcmp0 (*(const gchar **) a, *(const gchar **) b);
-}
-
-/* The LibriVox clips of `dir`'s transcription file, in file (id) order. */
-static gboolean
-load_librivox (GPtrArray *clips, const gchar *dir, GError **error)
-{
-  g_autofree gchar *path = g_build_filename (dir, "transcription", NULL);
-  g_autofree gchar *contents = NULL;
-  g_auto (GStrv) lines = NULL;
-  g_autoptr (GPtrArray) ids = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr (GHashTable) texts = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
-  guint i;
-
-  if (!g_file_get_contents (path, &contents, NULL, error))
-    return FALSE;
-  lines = g_strsplit (contents, "\n", -1);
-  for (i = 0; lines[i]; i++) {
-    gchar *text, *id;
-    if (!parse_transcription_line (lines[i], &text, &id))
-      continue;
-    g_ptr_array_add (ids, id);
-    g_hash_table_replace (texts, id, text);
-  }
-  g_ptr_array_sort (ids, cmp_strings);
-  for (i = 0; i < ids->len; i++) {
-    const gchar *id = g_ptr_array_index (ids, i);
-    g_autofree gchar *wav = g_strconcat (id, ".wav", NULL);
-    g_autofree gchar *file = g_build_filename (dir, wav, NULL);
-    const gchar *tail = strrchr (id, '-');
-    Clip *c = clip_load (file, -1, tail ? tail + 1 : id, g_hash_table_lookup (texts, id),
-        error);
-    if (!c)
-      return FALSE;
-    g_ptr_array_add (clips, c);
-  }
-  if (ids->len == 0) {
-    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: no transcripts", path);
-    return FALSE;
-  }
-  return TRUE;
-}
-
-static gboolean
-load_clips (GPtrArray *clips, const gchar *data_dir, const gchar *librivox_dir,
-    GError **error)
-{
-  g_autofree gchar *jfk = g_build_filename (data_dir, "jfk.wav", NULL);
-  g_autofree gchar *stereo = g_build_filename (data_dir, "stereo_diarization.wav", NULL);
-  Clip *c;
-
-  if (!(c = clip_load (jfk, -1, "jfk", JFK_TEXT, error)))
-    return FALSE;
-  g_ptr_array_add (clips, c);
-  if (!(c = clip_load (stereo, 0, "stereo-L", STEREO_LEFT_TEXT, error)))
-    return FALSE;
-  g_ptr_array_add (clips, c);
-  return load_librivox (clips, librivox_dir, error);
-}
-
-/* A standard normal deviate (Box-Muller). */
-static double
-gaussian (GRand *r)
-{
-  double u = g_rand_double_range (r, DBL_MIN, 1.0), v = g_rand_double (r);
-  return sqrt (-2.0 * log (u)) * cos (2.0 * G_PI * v);
-}
-
-/* Every clip in turn, each followed by 1.0-2.0 s of quiet white noise,
- * until the programme holds at least `minutes` of audio. */
-static void
-build_programme (Programme *p, gdouble minutes, gint seed)
-{
-  GArray *pcm = g_array_new (FALSE, FALSE, sizeof (float));
-  GRand *r = g_rand_new_with_seed ((guint32) seed);
-  const gsize want = (gsize) (minutes * 60 * RATE);
-  guint k = 0;
-
-  p->spans = g_array_new (FALSE, FALSE, sizeof (ClipSpan));
-  while (pcm->len < want || k == 0) {
-    const Clip *c = g_ptr_array_index (p->clips, k % p->clips->len);
-    ClipSpan sp = { k % p->clips->len, pcm->len, pcm->len + c->n };
-    gsize gap = (gsize) (g_rand_double_range (r, 1.0, 2.0) * RATE), i;
-
-    g_array_append_vals (pcm, c->pcm, c->n);
-    g_array_append_val (p->spans, sp);
-    for (i = 0; i < gap; i++) {
-      float x = (float) (NOISE_SIGMA * gaussian (r));
-      g_array_append_val (pcm, x);
-    }
-    k++;
-  }
-  g_rand_free (r);
-  p->n = pcm->len;
-  p->pcm = (float *) g_array_free (pcm, FALSE);
-}
-
-/* The published text of the whole programme, clip after clip. */
-static gchar *
-programme_text (const Programme *p)
-{
-  GString *s = g_string_new (NULL);
-  guint i;
-
-  for (i = 0; i < p->spans->len; i++) {
-    const ClipSpan *sp = &g_array_index (p->spans, ClipSpan, i);
-    const Clip *c = g_ptr_array_index (p->clips, sp->clip);
-    if (s->len)
-      g_string_append_c (s, ' ');
-    g_string_append (s, c->text);
-  }
-  return g_string_free (s, FALSE);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1053,12 +858,12 @@ main (int argc, char **argv)
     g_printerr ("--output: words or segments\n");
     return 2;
   }
-  p.clips = g_ptr_array_new_with_free_func (clip_free);
-  if (!load_clips (p.clips, argv[1], argv[2], &err)) {
+  p.clips = g_ptr_array_new_with_free_func (programme_clip_free);
+  if (!programme_load_clips (p.clips, argv[1], argv[2], &err)) {
     g_printerr ("%s\n", err->message);
     return 2;
   }
-  build_programme (&p, o.minutes, o.seed);
+  programme_build (&p, o.minutes, o.seed, 0);
   length = sample_time (p.n);
   g_print ("# programme: %.1f s, %u clip instances of %u clips\n", secs (length),
       p.spans->len, p.clips->len);
@@ -1078,9 +883,7 @@ main (int argc, char **argv)
 
   pass_clear (&live);
   pass_clear (&offline);
-  g_ptr_array_free (p.clips, TRUE);
-  g_array_free (p.spans, TRUE);
-  g_free (p.pcm);
+  programme_clear (&p);
   g_free (o.model);
   g_free (o.output);
   g_strfreev (o.sets);

@@ -1,0 +1,110 @@
+/* whisper-decoder-pool.c: the engine's decoder states, lent to its streams
+ * one window at a time (whisper-decoder-pool.h). */
+#include "whisper-decoder-pool.h"
+
+struct _WhisperDecoderPool {
+  GMutex lock;
+  GPtrArray *free;  /* WhisperPooledDecoder, most recently returned last */
+  guint total, lent;
+};
+
+static void
+pooled_free (WhisperPooledDecoder *d, WhisperEngine *e)
+{
+  WhisperBackend *be = e->backend;
+
+  if (d->step_graph)
+    be->ops->graph_free (be, d->step_graph);
+  whisper_decoder_state_clear (&d->dec, e);
+  g_free (d);
+}
+
+WhisperDecoderPool *
+whisper_decoder_pool_new (void)
+{
+  WhisperDecoderPool *pool = g_new0 (WhisperDecoderPool, 1);
+
+  g_mutex_init (&pool->lock);
+  pool->free = g_ptr_array_new ();
+  return pool;
+}
+
+void
+whisper_decoder_pool_free (WhisperDecoderPool *pool, WhisperEngine *e)
+{
+  if (!pool)
+    return;
+  if (pool->lent > 0)
+    g_critical ("whisper_decoder_pool_free: %u decoder states still lent", pool->lent);
+  for (guint i = 0; i < pool->free->len; i++)
+    pooled_free (g_ptr_array_index (pool->free, i), e);
+  g_ptr_array_unref (pool->free);
+  g_mutex_clear (&pool->lock);
+  g_free (pool);
+}
+
+WhisperPooledDecoder *
+whisper_decoder_pool_acquire (WhisperDecoderPool *pool, WhisperEngine *e, int n_slots,
+                              GError **error)
+{
+  WhisperPooledDecoder *d = NULL;
+
+  g_mutex_lock (&pool->lock);
+  /* the most recently used one: its pages are the warmest */
+  if (pool->free->len > 0)
+    d = g_ptr_array_steal_index (pool->free, pool->free->len - 1);
+  pool->lent++;
+  if (!d)
+    pool->total++;
+  g_mutex_unlock (&pool->lock);
+
+  if (!d) {
+    d = g_new0 (WhisperPooledDecoder, 1);
+    if (!whisper_decoder_state_init (&d->dec, e, error))
+      goto failed;
+    if (e->backend->ops->graph_new)
+      d->step_graph = e->backend->ops->graph_new (e->backend);
+  }
+  if (!whisper_decoder_state_ensure_slots (&d->dec, e, n_slots, error))
+    goto failed;
+  return d;
+
+failed:
+  /* a state whose caches could not grow is given up, not kept half made */
+  whisper_decoder_pool_discard (pool, e, d);
+  return NULL;
+}
+
+void
+whisper_decoder_pool_release (WhisperDecoderPool *pool, WhisperPooledDecoder *d)
+{
+  if (!d)
+    return;
+  d->dec.capture = NULL;
+  g_mutex_lock (&pool->lock);
+  g_ptr_array_add (pool->free, d);
+  pool->lent--;
+  g_mutex_unlock (&pool->lock);
+}
+
+void
+whisper_decoder_pool_discard (WhisperDecoderPool *pool, WhisperEngine *e,
+                              WhisperPooledDecoder *d)
+{
+  pooled_free (d, e);
+  g_mutex_lock (&pool->lock);
+  pool->lent--;
+  pool->total--;
+  g_mutex_unlock (&pool->lock);
+}
+
+void
+whisper_decoder_pool_counts (WhisperDecoderPool *pool, guint *total, guint *lent)
+{
+  g_mutex_lock (&pool->lock);
+  if (total)
+    *total = pool->total;
+  if (lent)
+    *lent = pool->lent;
+  g_mutex_unlock (&pool->lock);
+}

@@ -1,0 +1,50 @@
+/* whisper-decoder-pool.h: the engine's decoder states, lent to its streams
+ * one window at a time.
+ *
+ * A decoder state (whisper-engine-internal.h: the self- and cross-attention
+ * KV caches and the work buffers of a forward pass, with its decode-step
+ * graph) holds nothing a stream needs between two windows: a window's
+ * audio overwrites the cross K/V and its prompt pass every self-attention
+ * row a later step reads. So the engine keeps the states and a stream
+ * borrows one for each window (and for language detection): an idle stream
+ * holds no KV cache, and the engine holds as many states as streams ever
+ * decoded at the same time, not as many as it has streams. On the CPU
+ * backend a state of tiny.en is about 55 MB at five beams, most of the
+ * memory a stream costs. */
+#pragma once
+
+#include "whisper-engine-internal.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  WhisperDecoderState dec;
+  WhisperGraph *step_graph;  /* its decode-step graph (backends with graphs), or NULL */
+  gboolean warmed;           /* a step has run on it (whisper-stream.c's warm-up) */
+} WhisperPooledDecoder;
+
+typedef struct _WhisperDecoderPool WhisperDecoderPool;
+
+WhisperDecoderPool *whisper_decoder_pool_new (void);
+/* Frees every state; none may be lent. */
+void whisper_decoder_pool_free (WhisperDecoderPool *pool, WhisperEngine *engine);
+
+/* A state with at least `n_slots` self-attention caches: a free one (grown
+ * when it has fewer), else a new one. Never waits, so that a token
+ * callback may run another stream of the engine. Not under the compute
+ * lock. */
+WhisperPooledDecoder *whisper_decoder_pool_acquire (WhisperDecoderPool *pool,
+                                                    WhisperEngine *engine, int n_slots,
+                                                    GError **error);
+/* Gives a state back (its capture cleared). */
+void whisper_decoder_pool_release (WhisperDecoderPool *pool, WhisperPooledDecoder *decoder);
+
+/* Frees a lent state instead of giving it back (one that failed its
+ * first step is not kept). */
+void whisper_decoder_pool_discard (WhisperDecoderPool *pool, WhisperEngine *engine,
+                                   WhisperPooledDecoder *decoder);
+
+/* States made so far, and of them lent now (for tests and diagnostics). */
+void whisper_decoder_pool_counts (WhisperDecoderPool *pool, guint *total, guint *lent);
+
+G_END_DECLS
