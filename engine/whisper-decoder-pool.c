@@ -59,6 +59,7 @@ whisper_decoder_pool_acquire (WhisperDecoderPool *pool, WhisperEngine *e, int n_
   g_mutex_unlock (&pool->lock);
 
   if (!d) {
+    g_debug ("decoder state %u of the engine (%u lent)", pool->total, pool->lent);
     d = g_new0 (WhisperPooledDecoder, 1);
     if (!whisper_decoder_state_init (&d->dec, e, error))
       goto failed;

@@ -8,7 +8,8 @@
  * row a later step reads. So the engine keeps the states and a stream
  * borrows one for each window (and for language detection): an idle stream
  * holds no KV cache, and the engine holds as many states as streams ever
- * decoded at the same time, not as many as it has streams. On the CPU
+ * decoded at the same time (one, and one more while a token callback runs
+ * without the compute lock), not as many as it has streams. On the CPU
  * backend a state of tiny.en is about 55 MB at five beams, most of the
  * memory a stream costs. */
 #pragma once
@@ -31,8 +32,9 @@ void whisper_decoder_pool_free (WhisperDecoderPool *pool, WhisperEngine *engine)
 
 /* A state with at least `n_slots` self-attention caches: a free one (grown
  * when it has fewer), else a new one. Never waits, so that a token
- * callback may run another stream of the engine. Not under the compute
- * lock. */
+ * callback may run another stream of the engine. whisper-stream.c calls it
+ * with the compute lock held, so that streams waiting for the engine hold
+ * no state. */
 WhisperPooledDecoder *whisper_decoder_pool_acquire (WhisperDecoderPool *pool,
                                                     WhisperEngine *engine, int n_slots,
                                                     GError **error);

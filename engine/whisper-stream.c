@@ -677,37 +677,40 @@ decode_step (WhisperStream *s, gint32 token, int pos, const WhisperLogitState *s
  * window's prompt pass and audio overwrite every cache row a later step
  * reads before it reads it. Not counted in the stream's decode steps. */
 static gboolean
-warm_up_decoder (WhisperStream *s, GError **error)
+warm_up_decoder_locked (WhisperStream *s, GError **error)
 {
   WhisperEngine *e = s->engine;
   const WhisperLogitState state = { .n_sampled = 0, .last_is_timestamp = FALSE,
                                     .penultimate_is_timestamp = TRUE, .last_timestamp = -1 };
   WhisperLogitChoice choice;
   const guint64 steps = s->stats.decode_steps;
-  g_mutex_lock (&e->compute_lock);
   gboolean ok = decode_step (s, e->info.token_sot, s->dec->self_len - 1, &state, &choice, error);
   if (ok) {
     e->backend->ops->sync (e->backend);
     ok = backend_ok (e->backend, error);
   }
-  g_mutex_unlock (&e->compute_lock);
   s->stats.decode_steps = steps;
   s->lease->warmed = ok;
   return ok;
 }
 
 /* Borrows a decoder state of the engine for one window (with the caches
- * the search needs), warmed up when it is new. Not under the compute
- * lock. */
+ * the search needs), warmed up when it is new. Called with the compute
+ * lock held, so that a stream waiting for the engine holds no state: the
+ * engine then has about as many states as streams decode at once (one,
+ * and one more while a token callback runs without the lock), not one per
+ * stream waiting. A stream that holds one already keeps it. */
 static gboolean
-lease_decoder (WhisperStream *s, GError **error)
+lease_decoder_locked (WhisperStream *s, GError **error)
 {
-  g_assert (s->lease == NULL);
+  if (s->lease)
+    return TRUE;
   s->lease = whisper_decoder_pool_acquire (s->engine->decoders, s->engine, s->n_slots, error);
   if (!s->lease)
     return FALSE;
   s->dec = &s->lease->dec;
-  if (!s->lease->warmed && !warm_up_decoder (s, error)) {
+  if (!s->lease->warmed && !warm_up_decoder_locked (s, error)) {
+    /* a state that failed its first step is not kept */
     whisper_decoder_pool_discard (s->engine->decoders, s->engine, s->lease);
     s->lease = NULL;
     s->dec = NULL;
@@ -733,10 +736,11 @@ return_decoder (WhisperStream *s)
 static gboolean
 prepare_decode_steps (WhisperStream *s, GError **error)
 {
-  if (!lease_decoder (s, error))
-    return FALSE;
+  g_mutex_lock (&s->engine->compute_lock);
+  const gboolean ok = lease_decoder_locked (s, error);
+  g_mutex_unlock (&s->engine->compute_lock);
   return_decoder (s);
-  return TRUE;
+  return ok;
 }
 
 /* Encodes mel[:, seek : seek+n_frames] and computes the cross-attention
@@ -820,6 +824,10 @@ detect_language (WhisperStream *s, const float *mel, gsize mel_stride, gsize n_m
   double probability = 0.0;
 
   g_mutex_lock (&e->compute_lock);
+  if (!lease_decoder_locked (s, error)) {
+    g_mutex_unlock (&e->compute_lock);
+    return FALSE;
+  }
   for (gsize i = 0; i < total && !decided; i += window) {
     const int n = (int) MIN (window, total - i);
     if (!encode_window (s, mel, mel_stride, seek + i, n, error)) {
@@ -906,7 +914,7 @@ ensure_search (WhisperStream *s, GError **error)
                  s->engine->n_text_ctx);
     return FALSE;
   }
-  s->n_slots = slots;  /* each window's decoder state gets them (lease_decoder) */
+  s->n_slots = slots;  /* each window's decoder state gets them (lease_decoder_locked) */
   if (!s->search || whisper_search_buffers_slots (s->search) < slots ||
       s->search_max_hyp < max_hyp) {
     whisper_search_buffers_free (s->search);
@@ -939,7 +947,10 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
   whisper_piece_decoder_reset (&s->piece);
 
   g_mutex_lock (&e->compute_lock);
-  if (!encode_window (s, mel, mel_stride, seek, n_frames, error))
+  /* the window's decoder state, kept to its word timestamps (the caller
+   * gives it back) */
+  if (!lease_decoder_locked (s, error) ||
+      !encode_window (s, mel, mel_stride, seek, n_frames, error))
     goto out;
   gint64 t0 = g_get_monotonic_time ();
   if (e->info.is_multilingual && o->detect_language_per_window) {
@@ -1087,7 +1098,8 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
   s->stats.decoder_seconds += elapsed_since (t0);
 
 out:
-  s->dec->capture = NULL;
+  if (s->dec)
+    s->dec->capture = NULL;
   g_mutex_unlock (&e->compute_lock);
   return ok;
 }
@@ -1374,8 +1386,6 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
   /* The language, when it is to be detected: from the first clip's start. */
   if (!s->language_detected && e->info.is_multilingual && content_frames > 0) {
     const gsize from = (gsize) clips[0] < content_frames ? (gsize) clips[0] : 0;
-    if (!lease_decoder (s, error))
-      return FALSE;
     const gboolean detected = detect_language (s, mel, mel_stride,
                                                MIN (mel_stride, content_frames + 1), from, error);
     return_decoder (s);
@@ -1426,11 +1436,6 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
     /* the prefix goes on the stream's first window, where its audio starts */
     const gboolean with_prefix = seek == 0 && s->windows_since_reset == 0;
     s->windows_since_reset++;
-    /* the window's decoder state, from here to its word timestamps */
-    if (!lease_decoder (s, error)) {
-      ok = FALSE;
-      break;
-    }
     if (!decode_window (s, mel, mel_stride, seek, segment_size, time_offset, with_prefix, &wr,
                         error)) {
       return_decoder (s);
