@@ -94,17 +94,8 @@ typedef struct {
   guint max_observed_delay;
 } Pass;
 
-static GstClockTime
-sample_time (gsize n)
-{
-  return gst_util_uint64_scale_int (n, GST_SECOND, RATE);
-}
-
-static double
-secs (GstClockTime t)
-{
-  return (double) t / GST_SECOND;
-}
+#define sample_time programme_sample_time
+#define secs programme_secs
 
 /* ---------------------------------------------------------------------- */
 /* A pass: pipeline, feeder, probe, bus */
@@ -724,7 +715,7 @@ row (const gchar *what, gchar *live, gchar *offline)
 static void
 report (const Options *o, const Programme *p, Pass *live, Pass *offline)
 {
-  g_autofree gchar *published = programme_text (p);
+  g_autofree gchar *published = programme_text (p, 0);
   g_autofree gchar *live_text = live ? joined_text (live->items) : NULL;
   g_autofree gchar *offline_text = offline ? joined_text (offline->items) : NULL;
   double wer_live = NAN, wer_offline = NAN, wer_lo = NAN, dropped_s = NAN;

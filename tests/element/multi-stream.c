@@ -78,17 +78,8 @@ typedef struct {
   gint stop, errors;
 } Run;
 
-static GstClockTime
-sample_time (gsize n)
-{
-  return gst_util_uint64_scale_int (n, GST_SECOND, RATE);
-}
-
-static double
-secs (GstClockTime t)
-{
-  return (double) t / GST_SECOND;
-}
+#define sample_time programme_sample_time
+#define secs programme_secs
 
 /* VmRSS of this process in MiB (-1 when /proc cannot tell). */
 static double
@@ -104,7 +95,8 @@ rss_mib (void)
 }
 
 /* Pushes every stream's next 100 ms when its capture would end on the
- * pipeline clock, each stream its own programme; EOS on each at its end. */
+ * pipeline clock, each from its own start in the programme; EOS on each
+ * at its end. */
 static gpointer
 feed (gpointer data)
 {
@@ -298,31 +290,13 @@ cmp_gint64 (gconstpointer a, gconstpointer b)
   return (x > y) - (x < y);
 }
 
-/* The published text of what stream `s` played: the programme's clips
- * from its first clip instance on, then those before it. */
-static gchar *
-published_text (const Programme *p, const Stream *s)
-{
-  GString *text = g_string_new (NULL);
-  guint k;
-
-  for (k = 0; k < p->spans->len; k++) {
-    const ClipSpan *sp = &g_array_index (p->spans, ClipSpan, (s->first_span + k) % p->spans->len);
-    const Clip *c = g_ptr_array_index (p->clips, sp->clip);
-    if (text->len)
-      g_string_append_c (text, ' ');
-    g_string_append (text, c->text);
-  }
-  return g_string_free (text, FALSE);
-}
-
 /* Per-stream counters and WER, after EOS. */
 static void
 collect (const Programme *p, Stream *s)
 {
   GstStructure *stats = NULL;
   g_autoptr (GString) text = g_string_new (NULL);
-  g_autofree gchar *published = published_text (p, s);
+  g_autofree gchar *published = programme_text (p, s->first_span);
   guint i;
 
   g_object_get (s->whisper, "stats", &stats, "max-observed-delay", &s->max_observed_delay,
@@ -350,7 +324,8 @@ run_streams (Run *run, const Options *o)
   GstMessage *msg;
   GstClockTime deadline;
   double rss_playing = -1, rss_peak = 0;
-  guint eos = 0, i, dropped_w = 0, late_w = 0, other_w = 0;
+  gboolean eos = FALSE;
+  guint i, dropped_w = 0, late_w = 0, other_w = 0;
   guint64 dropped = 0;
   double wer_sum = 0, wer_max = 0;
   g_autoptr (GArray) delays = g_array_new (FALSE, FALSE, sizeof (gint64));
@@ -365,7 +340,7 @@ run_streams (Run *run, const Options *o)
   bus = gst_element_get_bus (run->pipeline);
   start = g_get_monotonic_time ();
   deadline = sample_time (run->prog.n) + 300 * GST_SECOND;
-  while (eos < run->n && rc == 0) {
+  while (!eos && rc == 0) {
     double rss;
     msg = gst_bus_timed_pop_filtered (bus, GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
     rss = rss_mib ();
@@ -374,12 +349,11 @@ run_streams (Run *run, const Options *o)
     if (rss_playing < 0 && GST_STATE (run->pipeline) == GST_STATE_PLAYING)
       rss_playing = rss;
     if (msg) {
+      /* the pipeline posts one EOS, once every sink has it */
       if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR)
         rc = 1;
       else
-        eos++;              /* the bin posts one EOS once every sink has it */
-      if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS)
-        eos = run->n;
+        eos = TRUE;
       gst_message_unref (msg);
     }
     if ((GstClockTime) (g_get_monotonic_time () - start) * GST_USECOND > deadline) {

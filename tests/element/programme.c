@@ -167,19 +167,31 @@ programme_build (Programme *p, gdouble minutes, gint seed, guint first_clip)
 }
 
 gchar *
-programme_text (const Programme *p)
+programme_text (const Programme *p, guint first_span)
 {
   GString *s = g_string_new (NULL);
-  guint i;
+  guint k;
 
-  for (i = 0; i < p->spans->len; i++) {
-    const ClipSpan *sp = &g_array_index (p->spans, ClipSpan, i);
+  for (k = 0; k < p->spans->len; k++) {
+    const ClipSpan *sp = &g_array_index (p->spans, ClipSpan, (first_span + k) % p->spans->len);
     const Clip *c = g_ptr_array_index (p->clips, sp->clip);
     if (s->len)
       g_string_append_c (s, ' ');
     g_string_append (s, c->text);
   }
   return g_string_free (s, FALSE);
+}
+
+GstClockTime
+programme_sample_time (gsize n)
+{
+  return gst_util_uint64_scale_int (n, GST_SECOND, RATE);
+}
+
+double
+programme_secs (GstClockTime t)
+{
+  return (double) t / GST_SECOND;
 }
 
 void

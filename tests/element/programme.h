@@ -9,7 +9,7 @@
  * order. */
 #pragma once
 
-#include <glib.h>
+#include <gst/gst.h>
 
 G_BEGIN_DECLS
 
@@ -47,8 +47,13 @@ void programme_clip_free (gpointer clip);
  * least `minutes` of audio. p->clips must be loaded. */
 void programme_build (Programme *p, gdouble minutes, gint seed, guint first_clip);
 
-/* The published text of the whole programme, clip after clip. */
-gchar *programme_text (const Programme *p);
+/* The published text of the whole programme, clip after clip, from clip
+ * instance `first_span` on and then those before it (0: in order). */
+gchar *programme_text (const Programme *p, guint first_span);
+
+/* The time of `n` samples, and a time in seconds. */
+GstClockTime programme_sample_time (gsize n);
+double programme_secs (GstClockTime t);
 
 /* Frees the spans, the samples and the clips. */
 void programme_clear (Programme *p);
