@@ -26,6 +26,7 @@ peak_rss_kib (void)
   return getrusage (RUSAGE_SELF, &usage) == 0 ? usage.ru_maxrss : -1;
 }
 static int opt_warmup;
+static int opt_batch_size;
 static gboolean opt_no_condition;
 static double opt_no_speech_threshold = 0.6;
 static double opt_silence_threshold = WHISPER_DEFAULT_SILENCE_THRESHOLD_DB;
@@ -62,6 +63,17 @@ static gboolean opt_greedy;
 static gboolean opt_word_timestamps;
 static char *opt_alignment_heads;
 static double opt_hallucination_silence = -1.0;
+
+/* The whole file, window after window or (--batch-size) in pieces at once. */
+static gboolean
+transcribe (WhisperStream *stream, const float *pcm, gsize n, GPtrArray **segments,
+            GError **error)
+{
+  if (opt_batch_size > 0)
+    return whisper_stream_transcribe_batched (stream, opt_batch_size, pcm, n, NULL, NULL,
+                                              segments, error);
+  return whisper_stream_transcribe (stream, pcm, n, NULL, NULL, segments, error);
+}
 
 static GOptionEntry entries[] = {
   { "model", 'm', 0, G_OPTION_ARG_FILENAME, &opt_model,
@@ -158,6 +170,10 @@ static GOptionEntry entries[] = {
   { "warmup", 0, 0, G_OPTION_ARG_INT, &opt_warmup,
     "first transcribe the file N times untimed on the same engine, as a running pipeline or "
     "server is warm (for benchmarks; --stats then covers the last run only)", "N" },
+  { "batch-size", 0, 0, G_OPTION_ARG_INT, &opt_batch_size,
+    "cut the audio where the voice activity detector finds no speech and decode N pieces of "
+    "up to 30 s at a time, as faster-whisper's BatchedInferencePipeline (no piece is "
+    "conditioned on the text before it); default 0: one window after the other", "N" },
   { NULL }
 };
 
@@ -169,7 +185,9 @@ static double opt_vad_threshold = 0.5;
 static double opt_vad_neg_threshold = -1.0;
 static int opt_vad_min_speech_ms = 0;
 static double opt_vad_max_speech_s = INFINITY;
-static int opt_vad_min_silence_ms = 2000;
+/* G_MININT: not given (2000, or 160 with --batch-size: the defaults of
+ * WhisperModel.transcribe() and of BatchedInferencePipeline.transcribe()) */
+static int opt_vad_min_silence_ms = G_MININT;
 static int opt_vad_speech_pad_ms = 400;
 
 static GOptionEntry vad_filter_entries[] = {
@@ -185,7 +203,8 @@ static GOptionEntry vad_filter_entries[] = {
   { "vad-max-speech-s", 0, 0, G_OPTION_ARG_DOUBLE, &opt_vad_max_speech_s,
     "split speech longer than this (default inf)", "S" },
   { "vad-min-silence-ms", 0, 0, G_OPTION_ARG_INT, &opt_vad_min_silence_ms,
-    "silence that ends speech (default 2000)", "MS" },
+    "silence that ends speech (default 2000; 160 with --batch-size, as faster-whisper's "
+    "batched pipeline)", "MS" },
   { "vad-speech-pad-ms", 0, 0, G_OPTION_ARG_INT, &opt_vad_speech_pad_ms,
     "padding added to each side of speech (default 400)", "MS" },
   { NULL }
@@ -209,7 +228,8 @@ apply_vad_filter_options (WhisperDecodeOptions *decode, const WhisperVad *vad)
   decode->vad_options.neg_threshold = opt_vad_neg_threshold;
   decode->vad_options.min_speech_duration_ms = opt_vad_min_speech_ms;
   decode->vad_options.max_speech_duration_s = opt_vad_max_speech_s;
-  decode->vad_options.min_silence_duration_ms = opt_vad_min_silence_ms;
+  decode->vad_options.min_silence_duration_ms =
+      opt_vad_min_silence_ms != G_MININT ? opt_vad_min_silence_ms : opt_batch_size > 0 ? 160 : 2000;
   decode->vad_options.speech_pad_ms = opt_vad_speech_pad_ms;
   /* checked now (no probabilities: only the options are looked at) */
   g_autoptr (GArray) none = g_array_new (FALSE, FALSE, sizeof (WhisperVadSpeech));
@@ -388,6 +408,11 @@ main (int argc, char **argv)
                 opt_silence_threshold);
     return 2;
   }
+  if (opt_batch_size < 0 || opt_batch_size > 64) {
+    g_printerr ("whisper-transcribe: --batch-size: %d is not a count from 1 to 64 (0: off)\n",
+                opt_batch_size);
+    return 2;
+  }
   if (opt_warmup < 0 || opt_warmup > 100) {
     g_printerr ("whisper-transcribe: --warmup: %d is not a count from 0 to 100\n", opt_warmup);
     return 2;
@@ -442,7 +467,7 @@ main (int argc, char **argv)
     decode.strict_no_speech = FALSE;
   }
   g_autoptr (WhisperVad) vad = NULL;
-  if (!opt_no_vad && (!opt_reference_rules || opt_vad_filter)) {
+  if (!opt_no_vad && (!opt_reference_rules || opt_vad_filter || opt_batch_size > 0)) {
     g_autofree char *vad_path = opt_vad_model ? g_strdup (opt_vad_model) : whisper_vad_default_path ();
     vad = whisper_vad_new (vad_path, &error);
     if (!vad && opt_vad_model) {
@@ -459,6 +484,17 @@ main (int argc, char **argv)
   decode.vad = opt_reference_rules ? NULL : vad;
   if (!apply_vad_filter_options (&decode, vad))
     return 2;
+  if (opt_batch_size > 0) {
+    if (!vad) {
+      g_printerr ("whisper-transcribe: --batch-size cuts the audio where the voice activity "
+                  "detector finds no speech, and %s\n",
+                  opt_no_vad ? "--no-vad turns it off"
+                             : "none could be loaded (see the note above; tools/fetch-model.sh "
+                               "silero-vad installs it)");
+      return 2;
+    }
+    decode.vad = vad;
+  }
   decode.language = opt_language;
   if (g_str_equal (opt_task, "translate"))
     decode.task = WHISPER_TASK_TRANSLATE;
@@ -509,7 +545,7 @@ main (int argc, char **argv)
   const long peak_after_load = peak_rss_kib ();
   for (int i = 0; i < opt_warmup; i++) {
     g_autoptr (GPtrArray) ignored = NULL;
-    if (!whisper_stream_transcribe (stream, pcm, n_samples, NULL, NULL, &ignored, &error)) {
+    if (!transcribe (stream, pcm, n_samples, &ignored, &error)) {
       g_printerr ("whisper-transcribe: %s: %s\n", argv[1], error->message);
       return 1;
     }
@@ -520,7 +556,7 @@ main (int argc, char **argv)
 
   gint64 t_run = g_get_monotonic_time ();
   g_autoptr (GPtrArray) segments = NULL;
-  if (!whisper_stream_transcribe (stream, pcm, n_samples, NULL, NULL, &segments, &error)) {
+  if (!transcribe (stream, pcm, n_samples, &segments, &error)) {
     g_printerr ("whisper-transcribe: %s: %s\n", argv[1], error->message);
     return 1;
   }

@@ -115,34 +115,49 @@ whisper_decoder_set_audio (WhisperDecoderState *st, WhisperEngine *e)
   }
 }
 
-/* The second half of decoder layer l over n rows of st->x: cross-attention
- * over the shared cross K/V, then the MLP (both residual). With `capture`,
- * the alignment capture (st->capture, when set) sees the queries. */
+/* A forward pass's work buffers: the state's own ([n_text_ctx, .] rows,
+ * its logits), for passes of one state. */
+static WhisperStepBuffers
+state_buffers (WhisperDecoderState *st)
+{
+  WhisperStepBuffers b = { .max_rows = st->self_len, .x = st->x, .h = st->h, .qkv = st->qkv,
+                           .attn = st->attn, .q = st->q, .ffn = st->ffn, .logits = st->logits };
+  return b;
+}
+
+/* The second half of decoder layer l over the n rows of b->x, which are
+ * the rows of parts[0..n_parts) in order: cross-attention of each part over
+ * its own state's cross K/V, then the MLP (both residual). A part with
+ * `capture` hands its queries to its state's alignment capture (when set). */
 static void
-cross_attention_and_mlp (WhisperDecoderState *st, WhisperEngine *e, int l, int n,
-                         gboolean capture)
+cross_attention_and_mlp (WhisperEngine *e, const WhisperStepBuffers *b,
+                         const WhisperStepRows *parts, int n_parts, int l, int n)
 {
   WhisperBackend *be = e->backend;
   const WhisperBackendOps *op = be->ops;
   const WhisperDeviceLayer *L = &e->weights->decoder_layers[l];
   const int d = e->d, n_head = e->n_text_head, d_head = d / n_head;
 
-  op->layer_norm (be, st->h, st->x, L->cross_ln.gamma, L->cross_ln.beta, n, d, LN_EPS);
-  op->linear (be, st->q, d, st->h, d, &L->cross_q.w, L->cross_q.bias, n,
-              WHISPER_LINEAR_DEFAULT);
-  op->attention (be, st->attn, d, st->q, d, st->cross_kv[l], st->cross_kv[l] + d, 2 * d, n,
-                 st->cross_len, n_head, d_head, -1);
-  st->last_cross_key_length = st->cross_len;
-  /* word timestamps: the alignment heads' attention (whisper-alignment.h) */
-  if (capture && st->capture)
-    st->capture->layer (st->capture, e, st, l, st->q, n);
-  op->linear (be, st->x, d, st->attn, d, &L->cross_out.w, L->cross_out.bias, n,
+  op->layer_norm (be, b->h, b->x, L->cross_ln.gamma, L->cross_ln.beta, n, d, LN_EPS);
+  op->linear (be, b->q, d, b->h, d, &L->cross_q.w, L->cross_q.bias, n, WHISPER_LINEAR_DEFAULT);
+  for (int p = 0, r0 = 0; p < n_parts; r0 += parts[p].n_rows, p++) {
+    WhisperDecoderState *st = parts[p].st;
+    const int m = parts[p].n_rows;
+    const float *q = b->q + (size_t) r0 * d;
+    op->attention (be, b->attn + (size_t) r0 * d, d, q, d, st->cross_kv[l], st->cross_kv[l] + d,
+                   2 * d, m, st->cross_len, n_head, d_head, -1);
+    st->last_cross_key_length = st->cross_len;
+    /* word timestamps: the alignment heads' attention (whisper-alignment.h) */
+    if (parts[p].capture && st->capture)
+      st->capture->layer (st->capture, e, st, l, q, m);
+  }
+  op->linear (be, b->x, d, b->attn, d, &L->cross_out.w, L->cross_out.bias, n,
               WHISPER_LINEAR_ACCUMULATE);
 
-  op->layer_norm (be, st->h, st->x, L->mlp_ln.gamma, L->mlp_ln.beta, n, d, LN_EPS);
-  op->linear (be, st->ffn, 4 * d, st->h, d, &L->mlp_fc1.w, L->mlp_fc1.bias, n,
+  op->layer_norm (be, b->h, b->x, L->mlp_ln.gamma, L->mlp_ln.beta, n, d, LN_EPS);
+  op->linear (be, b->ffn, 4 * d, b->h, d, &L->mlp_fc1.w, L->mlp_fc1.bias, n,
               WHISPER_LINEAR_GELU);
-  op->linear (be, st->x, d, st->ffn, 4 * d, &L->mlp_fc2.w, L->mlp_fc2.bias, n,
+  op->linear (be, b->x, d, b->ffn, 4 * d, &L->mlp_fc2.w, L->mlp_fc2.bias, n,
               WHISPER_LINEAR_ACCUMULATE);
 }
 
@@ -154,6 +169,8 @@ whisper_decoder_forward (WhisperDecoderState *st, WhisperEngine *e, const gint32
   const WhisperBackendOps *op = be->ops;
   const WhisperDeviceWeights *w = e->weights;
   const int d = e->d, n_head = e->n_text_head, d_head = d / n_head;
+  const WhisperStepBuffers b = state_buffers (st);
+  const WhisperStepRows whole = { .st = st, .n_rows = n, .capture = TRUE };
 
   g_return_if_fail (pos0 + n <= st->self_len && n_rows <= 2);
 
@@ -171,8 +188,7 @@ whisper_decoder_forward (WhisperDecoderState *st, WhisperEngine *e, const gint32
     op->linear (be, st->x, d, st->attn, d, &L->attn_out.w, L->attn_out.bias, n,
                 WHISPER_LINEAR_ACCUMULATE);
 
-
-    cross_attention_and_mlp (st, e, l, n, TRUE);
+    cross_attention_and_mlp (e, &b, &whole, 1, l, n);
   }
 
   for (int r = 0; r < n_rows; r++)
@@ -190,42 +206,58 @@ slot_cache (const WhisperDecoderState *st, int l, int slot, int d)
 }
 
 void
-whisper_decoder_forward_rows (WhisperDecoderState *st, WhisperEngine *e, const gint32 *tokens,
-                              const int *slots, int n_rows, int pos)
+whisper_decoder_forward_batch (WhisperEngine *e, const WhisperStepBuffers *buffers,
+                               const WhisperStepRows *parts, int n_parts)
 {
   WhisperBackend *be = e->backend;
   const WhisperBackendOps *op = be->ops;
   const WhisperDeviceWeights *w = e->weights;
   const int d = e->d, n_head = e->n_text_head, d_head = d / n_head;
+  const size_t V = e->n_vocab;
+  /* one part: its state's own buffers (the logits land where they belong) */
+  const WhisperStepBuffers own = n_parts == 1 ? state_buffers (parts[0].st) : (WhisperStepBuffers) { 0 };
+  const WhisperStepBuffers *b = n_parts == 1 ? &own : buffers;
+  int n = 0;
+  for (int p = 0; p < n_parts; p++) {
+    g_return_if_fail (parts[p].n_rows >= 1 && parts[p].n_rows <= parts[p].st->n_slots &&
+                      parts[p].pos < parts[p].st->self_len);
+    n += parts[p].n_rows;
+  }
+  g_return_if_fail (n_parts >= 1 && n <= b->max_rows);
 
-  g_return_if_fail (pos < st->self_len && n_rows >= 1 && n_rows <= st->n_slots);
-
-  /* every row at the same position: one embedding call per row */
-  for (int r = 0; r < n_rows; r++)
-    op->embed (be, st->x + (size_t) r * d, &w->token_embedding, w->decoder_positional,
-               tokens + r, 1, pos, d);
-  for (int l = 0; l < st->n_layers; l++) {
+  /* each row at its own stream's position: one embedding call per row */
+  for (int p = 0, r = 0; p < n_parts; p++)
+    for (int i = 0; i < parts[p].n_rows; i++, r++)
+      op->embed (be, b->x + (size_t) r * d, &w->token_embedding, w->decoder_positional,
+                 parts[p].tokens + i, 1, parts[p].pos, d);
+  for (int l = 0; l < e->n_text_layer; l++) {
     const WhisperDeviceLayer *L = &w->decoder_layers[l];
 
-    op->layer_norm (be, st->h, st->x, L->attn_ln.gamma, L->attn_ln.beta, n_rows, d, LN_EPS);
-    op->linear (be, st->qkv, 3 * d, st->h, d, &L->attn_qkv.w, L->attn_qkv.bias, n_rows,
+    op->layer_norm (be, b->h, b->x, L->attn_ln.gamma, L->attn_ln.beta, n, d, LN_EPS);
+    op->linear (be, b->qkv, 3 * d, b->h, d, &L->attn_qkv.w, L->attn_qkv.bias, n,
                 WHISPER_LINEAR_DEFAULT);
-    for (int r = 0; r < n_rows; r++) {
-      float *kv = slot_cache (st, l, slots[r], d);
-      const float *qkv = st->qkv + (size_t) r * 3 * d;
-      op->copy_rows (be, kv + (size_t) pos * 2 * d, 2 * d, qkv + d, 3 * d, 1, 2 * d);
-      op->attention (be, st->attn + (size_t) r * d, d, qkv, 3 * d, kv, kv + d, 2 * d, 1, pos + 1,
-                     n_head, d_head, pos);
+    for (int p = 0, r = 0; p < n_parts; p++) {
+      const WhisperStepRows *part = &parts[p];
+      for (int i = 0; i < part->n_rows; i++, r++) {
+        float *kv = slot_cache (part->st, l, part->slots[i], d);
+        const float *qkv = b->qkv + (size_t) r * 3 * d;
+        op->copy_rows (be, kv + (size_t) part->pos * 2 * d, 2 * d, qkv + d, 3 * d, 1, 2 * d);
+        op->attention (be, b->attn + (size_t) r * d, d, qkv, 3 * d, kv, kv + d, 2 * d, 1,
+                       part->pos + 1, n_head, d_head, part->pos);
+      }
     }
-    op->linear (be, st->x, d, st->attn, d, &L->attn_out.w, L->attn_out.bias, n_rows,
+    op->linear (be, b->x, d, b->attn, d, &L->attn_out.w, L->attn_out.bias, n,
                 WHISPER_LINEAR_ACCUMULATE);
 
-
-    cross_attention_and_mlp (st, e, l, n_rows, FALSE);
+    cross_attention_and_mlp (e, b, parts, n_parts, l, n);
   }
-  op->layer_norm (be, st->h, st->x, w->ln.gamma, w->ln.beta, n_rows, d, LN_EPS);
-  op->linear (be, st->logits, e->n_vocab, st->h, d, &w->token_embedding, NULL, n_rows,
+  op->layer_norm (be, b->h, b->x, w->ln.gamma, w->ln.beta, n, d, LN_EPS);
+  op->linear (be, b->logits, e->n_vocab, b->h, d, &w->token_embedding, NULL, n,
               WHISPER_LINEAR_DEFAULT);
+  if (b == &own)
+    return;
+  for (int p = 0, r = 0; p < n_parts; r += parts[p].n_rows, p++)
+    op->copy_rows (be, parts[p].st->logits, V, b->logits + r * V, V, parts[p].n_rows, V);
 }
 
 void

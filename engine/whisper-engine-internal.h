@@ -3,6 +3,7 @@
 #pragma once
 
 #include "backend.h"
+#include "turn-lock.h"
 #include "whisper-bpe.h"
 #include "whisper-engine.h"
 #include "whisper-mel.h"
@@ -21,6 +22,7 @@ typedef struct {
 
 typedef struct _WhisperAlignCapture WhisperAlignCapture;
 typedef struct _WhisperDecoderPool WhisperDecoderPool;
+typedef struct _WhisperStepBatcher WhisperStepBatcher;
 
 /* Encoder work buffers (backend memory), sized once from the cached
  * maximum encoder length. Used under the engine's compute lock. */
@@ -58,12 +60,15 @@ struct _WhisperEngine {
   gint32 *suppress_ids;
   int n_suppress_ids;
 
-  GMutex compute_lock;  /* one stream computes on the backend at a time */
+  /* one stream computes on the backend at a time, in the order they ask
+   * (turn-lock.h) */
+  WhisperTurnLock compute_lock;
   WhisperEncoderBuffers enc;
 
   WhisperAlignmentHeads align_heads;  /* word timestamps (whisper-alignment.h) */
 
   WhisperDecoderPool *decoders;  /* decoder states lent to streams (whisper-decoder-pool.h) */
+  WhisperStepBatcher *steps;     /* the streams' decode steps, batched (whisper-step-batcher.h) */
 };
 
 /* Decoder state of one stream: KV caches and work buffers, backend memory,
@@ -117,13 +122,38 @@ void whisper_decoder_forward (WhisperDecoderState *st, WhisperEngine *engine,
  * many already). Not for the decode path: call it before a transcription. */
 gboolean whisper_decoder_state_ensure_slots (WhisperDecoderState *st, WhisperEngine *engine,
                                              int n_slots, GError **error);
-/* One decode step of n_rows sequences at the same position `pos`: row r
- * feeds tokens[r] and reads and extends the self-attention cache of slot
- * slots[r] (all slots distinct, < n_slots); the cross-attention K/V is
- * shared. Logits of row r are left in st->logits + r * n_vocab. Caller
- * holds the compute lock. */
-void whisper_decoder_forward_rows (WhisperDecoderState *st, WhisperEngine *engine,
-                                   const gint32 *tokens, const int *slots, int n_rows, int pos);
+/* One stream's share of a decode step: row i feeds tokens[i] at position
+ * `pos` and reads and extends the self-attention cache of slot slots[i] of
+ * `st` (all slots distinct, < st->n_slots); the rows read st's cross K/V.
+ * With `capture`, st's alignment capture (when set) sees the rows'
+ * cross-attention queries (word timestamps of greedy steps). */
+typedef struct {
+  WhisperDecoderState *st;
+  const gint32 *tokens;
+  const int *slots;
+  int n_rows;
+  int pos;
+  gboolean capture;
+} WhisperStepRows;
+
+/* Work buffers of a decode step over several states (backend memory):
+ * [max_rows, d | 3d | 4d] and logits [max_rows, n_vocab]. */
+typedef struct {
+  int max_rows;
+  float *x, *h, *qkv, *attn, *q, *ffn, *logits;
+} WhisperStepBuffers;
+
+/* One decode step of the rows of parts[0..n_parts) (several streams'
+ * states at their own positions) as one forward pass: every linear layer
+ * reads its weight once for all the rows, the attention of each part runs
+ * over its own caches. The logits of part p's row i are left in
+ * parts[p].st->logits + i * n_vocab. A single part runs in its state's own
+ * buffers (`buffers` unused, may be NULL); several need `buffers` with room
+ * for all their rows. On a backend whose linear gives every row the bits of
+ * its one-row call for up to max_exact_rows rows (WhisperBackend), every
+ * part then gets the logits it gets alone. Caller holds the compute lock. */
+void whisper_decoder_forward_batch (WhisperEngine *engine, const WhisperStepBuffers *buffers,
+                                    const WhisperStepRows *parts, int n_parts);
 /* Copies the first n_positions rows of slot src's self-attention caches
  * into slot dst (a beam that takes over another beam's history). */
 void whisper_decoder_copy_slot (WhisperDecoderState *st, WhisperEngine *engine, int dst, int src,

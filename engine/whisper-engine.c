@@ -3,6 +3,7 @@
 #include "whisper-engine-private.h"
 #include "whisper-alignment.h"
 #include "whisper-decoder-pool.h"
+#include "whisper-step-batcher.h"
 #include "whisper-engine-internal.h"
 #include "whisper-tokenizer.h"
 
@@ -247,7 +248,7 @@ whisper_engine_new (const WhisperEngineOptions *options, GError **error)
 
   g_autoptr (WhisperEngine) e = g_new0 (WhisperEngine, 1);
   e->ref_count = 1;
-  g_mutex_init (&e->compute_lock);
+  whisper_turn_lock_init (&e->compute_lock);
   e->decoders = whisper_decoder_pool_new ();
   e->model_path = options->model_path ? g_strdup (options->model_path)
                                       : whisper_model_default_path ();
@@ -289,6 +290,9 @@ whisper_engine_new (const WhisperEngineOptions *options, GError **error)
     return NULL;
   if (!whisper_encoder_buffers_init (e, error))
     return NULL;
+  e->steps = whisper_step_batcher_new (e, error);
+  if (!e->steps)
+    return NULL;
   e->mel = whisper_mel_new (e->n_mels, e->backend->n_threads, error);
   if (!e->mel)
     return NULL;
@@ -309,6 +313,7 @@ whisper_engine_unref (WhisperEngine *e)
     return;
   if (e->backend) {
     whisper_decoder_pool_free (e->decoders, e);
+    whisper_step_batcher_free (e->steps, e);
     whisper_encoder_buffers_clear (e);
     whisper_device_weights_free (e->weights);
     if (e->backend->ops->logits_release)
@@ -325,7 +330,7 @@ whisper_engine_unref (WhisperEngine *e)
   whisper_alignment_heads_clear (&e->align_heads);
   g_free (e->model_path);
   g_free (e->device_name);
-  g_mutex_clear (&e->compute_lock);
+  whisper_turn_lock_clear (&e->compute_lock);
   g_free (e);
 }
 
@@ -388,12 +393,12 @@ whisper_engine_encode (WhisperEngine *e, const float *mel, int n_frames, float *
     return FALSE;
   }
   g_autofree float *window = g_new (float, (size_t) frames * e->n_mels);
-  g_mutex_lock (&e->compute_lock);
+  whisper_turn_lock_acquire (&e->compute_lock);
   whisper_engine_load_window (e, mel, n_frames, 0, n_frames, window);
   whisper_encoder_run (e);
   e->backend->ops->download (e->backend, out, e->enc.h,
                              (size_t) e->max_encoder_length * e->d * sizeof (float));
   e->backend->ops->sync (e->backend);
-  g_mutex_unlock (&e->compute_lock);
+  whisper_turn_lock_release (&e->compute_lock);
   return TRUE;
 }

@@ -285,6 +285,26 @@ gboolean whisper_stream_transcribe (WhisperStream *stream, const float *pcm, gsi
                                     WhisperSegmentFunc segment_func, gpointer user_data,
                                     GPtrArray **segments_out, GError **error);
 
+/* A long recording cut at non-speech and decoded `batch_size` pieces at a
+ * time (faster-whisper's BatchedInferencePipeline; engine/whisper-batched.h):
+ * the voice activity detector's speech regions (options.vad, required;
+ * options.vad_options with max_speech_duration_s at most one window) are
+ * joined in order into pieces of at most one window of speech, and each
+ * piece is transcribed on its own by one of batch_size streams of the
+ * engine working at the same time, whose decode steps run as shared
+ * forward passes. The accuracy trade: no piece is conditioned on the text
+ * before it (condition_on_previous_text does not apply), and the silence
+ * between regions is cut out (times are mapped back to the input). The
+ * token callback is not called; segments reach segment_func in order, each
+ * piece's once it and the pieces before it are done. batch_size: 1 to 64. */
+gboolean whisper_stream_transcribe_batched (WhisperStream *stream, int batch_size,
+                                            const float *pcm, gsize n_samples,
+                                            WhisperSegmentFunc segment_func, gpointer user_data,
+                                            GPtrArray **segments_out, GError **error);
+
+/* A deep copy of a segment (its text, tokens and words). */
+WhisperSegment *whisper_segment_copy (const WhisperSegment *segment);
+
 /* Forget the prompt history (and the detected language: the next
  * transcription detects it again). */
 void whisper_stream_reset (WhisperStream *stream);
@@ -326,6 +346,8 @@ typedef struct {
   guint64 windows_no_voice;   /* windows skipped because the VAD found no speech, cumulative */
   guint64 windows_no_speech;  /* windows decoded and dropped by the no-speech rule, cumulative */
   guint64 windows_fallback;   /* windows decoded again at a higher temperature, cumulative */
+  guint64 batched_steps;      /* decode steps run in one pass with other streams' steps
+                                 (whisper-step-batcher.h), cumulative */
 } WhisperStreamStats;
 
 void whisper_stream_get_stats (const WhisperStream *stream, WhisperStreamStats *stats);

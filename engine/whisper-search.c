@@ -142,7 +142,7 @@ step_logits (const WhisperSearch *s, WhisperSearchBuffers *b, gboolean first, in
     return;
   }
   WhisperBackend *be = s->engine->backend;
-  whisper_decoder_forward_rows (s->dec, s->engine, b->feed, b->feed_slot, n_rows, pos);
+  s->step (s->step_data, b->feed, b->feed_slot, n_rows, pos);
   be->ops->download (be, b->logits, s->dec->logits, n_rows * V * sizeof (float));
   be->ops->sync (be);
   (*s->decode_steps)++;

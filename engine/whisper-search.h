@@ -38,6 +38,11 @@ typedef struct {
   GRand *rand;                         /* temperature > 0 */
   gint *cancelled;                     /* checked between steps */
   guint64 *decode_steps;               /* incremented per forward pass */
+  /* Runs the forward pass of one step: row r feeds tokens[r] at `pos` into
+   * slot slots[r] of dec; the logits are left in dec->logits (the stream
+   * batches it with other streams' steps: whisper-step-batcher.h). */
+  void (*step) (gpointer step_data, const gint32 *tokens, const int *slots, int n_rows, int pos);
+  gpointer step_data;
 } WhisperSearch;
 
 typedef struct {

@@ -2,7 +2,9 @@
  * does it (generate_segments() in https://github.com/SYSTRAN/faster-whisper/blob/master/faster_whisper/transcribe.py),
  * greedy decoding of each window (https://github.com/openai/whisper/blob/main/whisper/decoding.py). */
 #include "whisper-alignment.h"
+#include "whisper-batched.h"
 #include "whisper-decoder-pool.h"
+#include "whisper-step-batcher.h"
 #include "whisper-engine-internal.h"
 #include "whisper-languages.h"
 #include "whisper-logits.h"
@@ -29,6 +31,7 @@ struct _WhisperStream {
   WhisperPooledDecoder *lease;
   WhisperDecoderState *dec;
   int n_slots;                      /* self-attention caches the search needs */
+  WhisperStepMember step_member;    /* in the engine's step batcher (whisper-step-batcher.h) */
   WhisperLogitConfig logit_config;  /* the engine's, with this stream's options */
 
   WhisperTokenFunc token_func;
@@ -623,9 +626,11 @@ emit_token (WhisperStream *s, gint32 token, float logprob, int step, double wind
       ev.piece = "";
     }
   }
-  g_mutex_unlock (&e->compute_lock);
+  /* (the next batch of steps waits for this stream at most about one pass:
+   * whisper-step-batcher.h) */
+  whisper_turn_lock_release (&e->compute_lock);
   const gboolean go_on = s->token_func (&ev, s->token_data);
-  g_mutex_lock (&e->compute_lock);
+  whisper_turn_lock_acquire (&e->compute_lock);
   return go_on;
 }
 
@@ -645,6 +650,27 @@ backend_ok (WhisperBackend *be, GError **error)
   return !be->ops->check || be->ops->check (be, error);
 }
 
+/* The forward pass of one decode step of this stream, batched with the
+ * steps other streams of the engine are ready to run (whisper-step-batcher.h);
+ * the logits are in rows->st->logits. Called with the compute lock held,
+ * which is let go meanwhile. */
+static void
+run_step (WhisperStream *s, const WhisperStepRows *rows)
+{
+  if (whisper_step_batcher_run (s->engine->steps, s->engine, rows, &s->step_member) > 1)
+    s->stats.batched_steps++;
+}
+
+/* The search's decode steps (WhisperSearch.step). */
+static void
+search_step (gpointer data, const gint32 *tokens, const int *slots, int n_rows, int pos)
+{
+  WhisperStream *s = data;
+  const WhisperStepRows rows = { .st = s->dec, .tokens = tokens, .slots = slots,
+                                 .n_rows = n_rows, .pos = pos };
+  run_step (s, &rows);
+}
+
 /* One decode step: the forward pass of `token` at position `pos`, then the
  * choice of the next token. On a backend with decode graphs (CUDA) the
  * whole step is one graph launch and only the choice comes back. */
@@ -660,7 +686,13 @@ decode_step (WhisperStream *s, gint32 token, int pos, const WhisperLogitState *s
 
   if (graph && !be->ops->graph_begin (be, s->lease->step_graph, error))
     return FALSE;
-  whisper_decoder_forward (s->dec, e, &token, 1, pos, &row0, 1);
+  if (graph) {
+    whisper_decoder_forward (s->dec, e, &token, 1, pos, &row0, 1);
+  } else {
+    const WhisperStepRows rows = { .st = s->dec, .tokens = &token, .slots = &row0, .n_rows = 1,
+                                   .pos = pos, .capture = TRUE };
+    run_step (s, &rows);
+  }
   select_token (s, s->dec->logits, s->host_logits + (size_t) 2 * e->n_vocab, state, choice);
   if (graph && !be->ops->graph_end (be, error))
     return FALSE;
@@ -683,13 +715,14 @@ warm_up_decoder_locked (WhisperStream *s, GError **error)
   const WhisperLogitState state = { .n_sampled = 0, .last_is_timestamp = FALSE,
                                     .penultimate_is_timestamp = TRUE, .last_timestamp = -1 };
   WhisperLogitChoice choice;
-  const guint64 steps = s->stats.decode_steps;
+  const guint64 steps = s->stats.decode_steps, batched = s->stats.batched_steps;
   gboolean ok = decode_step (s, e->info.token_sot, s->dec->self_len - 1, &state, &choice, error);
   if (ok) {
     e->backend->ops->sync (e->backend);
     ok = backend_ok (e->backend, error);
   }
   s->stats.decode_steps = steps;
+  s->stats.batched_steps = batched;
   s->lease->warmed = ok;
   return ok;
 }
@@ -725,6 +758,7 @@ return_decoder (WhisperStream *s)
 {
   if (!s->lease)
     return;
+  whisper_step_batcher_leave (s->engine->steps, &s->step_member);
   s->stats.last_cross_key_length = s->dec->last_cross_key_length;
   whisper_decoder_pool_release (s->engine->decoders, s->lease);
   s->lease = NULL;
@@ -736,9 +770,9 @@ return_decoder (WhisperStream *s)
 static gboolean
 prepare_decode_steps (WhisperStream *s, GError **error)
 {
-  g_mutex_lock (&s->engine->compute_lock);
+  whisper_turn_lock_acquire (&s->engine->compute_lock);
   const gboolean ok = lease_decoder_locked (s, error);
-  g_mutex_unlock (&s->engine->compute_lock);
+  whisper_turn_lock_release (&s->engine->compute_lock);
   return_decoder (s);
   return ok;
 }
@@ -823,15 +857,15 @@ detect_language (WhisperStream *s, const float *mel, gsize mel_stride, gsize n_m
   int language = 0;
   double probability = 0.0;
 
-  g_mutex_lock (&e->compute_lock);
+  whisper_turn_lock_acquire (&e->compute_lock);
   if (!lease_decoder_locked (s, error)) {
-    g_mutex_unlock (&e->compute_lock);
+    whisper_turn_lock_release (&e->compute_lock);
     return FALSE;
   }
   for (gsize i = 0; i < total && !decided; i += window) {
     const int n = (int) MIN (window, total - i);
     if (!encode_window (s, mel, mel_stride, seek + i, n, error)) {
-      g_mutex_unlock (&e->compute_lock);
+      whisper_turn_lock_release (&e->compute_lock);
       return FALSE;
     }
     double p;
@@ -847,7 +881,7 @@ detect_language (WhisperStream *s, const float *mel, gsize mel_stride, gsize n_m
       best_prob[top] = MAX (best_prob[top], p);
     }
   }
-  g_mutex_unlock (&e->compute_lock);
+  whisper_turn_lock_release (&e->compute_lock);
   if (!decided && n_seen > 0) {
     language = order[0];
     for (int k = 1; k < n_seen; k++)
@@ -946,7 +980,7 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
   result->language = s->language_index;
   whisper_piece_decoder_reset (&s->piece);
 
-  g_mutex_lock (&e->compute_lock);
+  whisper_turn_lock_acquire (&e->compute_lock);
   /* the window's decoder state, kept to its word timestamps (the caller
    * gives it back) */
   if (!lease_decoder_locked (s, error) ||
@@ -1031,6 +1065,7 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
         .best_of = temperature > 0 ? o->best_of : 1, .patience = o->patience,
         .length_penalty = o->length_penalty, .temperature = temperature, .rand = s->rand,
         .cancelled = &s->cancelled, .decode_steps = &s->stats.decode_steps,
+        .step = search_step, .step_data = s,
       };
       WhisperSearchResult r;
       if (!whisper_search_run (&search, s->search, &r, error))
@@ -1039,7 +1074,9 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
       n_tokens = r.n_tokens;
       cum = r.cum_logprob;
     }
-    /* the backend's work of the attempt is done (nothing below is a step's) */
+    /* the backend's work of the attempt is done (nothing below is a step's,
+     * and the next batch of steps does not wait for this stream) */
+    whisper_step_batcher_leave (e->steps, &s->step_member);
     be->ops->sync (be);
     if (!backend_ok (be, error))
       goto out;
@@ -1100,7 +1137,7 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
 out:
   if (s->dec)
     s->dec->capture = NULL;
-  g_mutex_unlock (&e->compute_lock);
+  whisper_turn_lock_release (&e->compute_lock);
   return ok;
 }
 
@@ -1163,8 +1200,8 @@ segment_new (WhisperStream *s, const gint32 *tokens, int n, double start, double
   return seg;
 }
 
-static WhisperSegment *
-segment_copy (const WhisperSegment *src)
+WhisperSegment *
+whisper_segment_copy (const WhisperSegment *src)
 {
   WhisperSegment *seg = g_memdup2 (src, sizeof *src);
   seg->text = g_strdup (src->text);
@@ -1192,7 +1229,7 @@ deliver_segment (WhisperStream *s, SegmentSink *sink, WhisperSegment *seg)
     return;
   }
   g_array_append_vals (s->history, seg->tokens, seg->n_tokens);
-  if (sink->func && !sink->func (sink->out ? segment_copy (seg) : seg, sink->data))
+  if (sink->func && !sink->func (sink->out ? whisper_segment_copy (seg) : seg, sink->data))
     sink->stop = TRUE;
   if (sink->out)
     g_ptr_array_add (sink->out, seg);
@@ -1499,5 +1536,49 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
     *segments_out = g_steal_pointer (&sink.out);
   if (sink.out)
     g_ptr_array_unref (sink.out);
+  return ok;
+}
+
+gboolean
+whisper_stream_transcribe_batched (WhisperStream *s, int batch_size, const float *pcm,
+                                   gsize n_samples, WhisperSegmentFunc segment_func,
+                                   gpointer user_data, GPtrArray **segments_out, GError **error)
+{
+  WhisperEngine *e = s->engine;
+  g_atomic_int_set (&s->cancelled, 0);
+  if (s->options.word_timestamps && !whisper_alignment_heads_check (e, error))
+    return FALSE;
+  if (n_samples > 0 && !pcm) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_AUDIO,
+                 "no audio buffer given for %zu samples", n_samples);
+    return FALSE;
+  }
+  if (!prepare_transcription (s, error))
+    return FALSE;
+  g_autofree float *fixed = NULL;
+  WhisperPcmFixes fixes = { 0, 0 };
+  pcm = whisper_pcm_sanitize (pcm, n_samples, &fixed, &fixes);
+  s->stats.samples_non_finite += fixes.non_finite;
+  s->stats.samples_clipped += fixes.clipped;
+  /* input quieter than the silence threshold: a silent window, no detector
+   * run (as the vad_filter path counts it) */
+  if (n_samples > 0 && !whisper_gate_is_loud_enough (pcm, n_samples, s->options.silence_threshold_db)) {
+    s->stats.windows_silent++;
+    if (segments_out)
+      *segments_out = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
+    return TRUE;
+  }
+  WhisperBatchedResult result;
+  const gboolean ok = whisper_batched_transcribe (e, &s->options, batch_size, &s->cancelled, pcm,
+                                                  n_samples, segment_func, user_data,
+                                                  segments_out, &result, error);
+  whisper_stream_stats_add (&s->stats, &result.stats);
+  int index;
+  if (result.language && whisper_language_parse (result.language,
+                                                   e->info.token_translate - e->info.token_sot - 1,
+                                                   &index, NULL)) {
+    s->language_index = index;
+    s->language_probability = result.language_probability;
+  }
   return ok;
 }

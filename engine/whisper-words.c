@@ -327,11 +327,11 @@ whisper_words_window (WhisperDecoderState *st, WhisperEngine *e, GPtrArray *wind
 
   *skip_window = FALSE;
   *n_keep = window->len;
-  g_mutex_lock (&e->compute_lock);
+  whisper_turn_lock_acquire (&e->compute_lock);
   gboolean ok = whisper_words_add (st, e, window, sot_sequence, n_sot, language, time_offset,
                                    segment_size, prepended, appended, *last_speech_timestamp,
                                    error);
-  g_mutex_unlock (&e->compute_lock);
+  whisper_turn_lock_release (&e->compute_lock);
   if (!ok)
     return FALSE;
   double last_word_end;

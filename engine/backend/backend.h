@@ -25,7 +25,7 @@
 G_BEGIN_DECLS
 
 /* Bump when the table changes: the CUDA module checks it at load time. */
-#define WHISPER_BACKEND_ABI_VERSION 5
+#define WHISPER_BACKEND_ABI_VERSION 6
 
 typedef struct _WhisperBackend WhisperBackend;
 
@@ -211,6 +211,10 @@ typedef struct {
 struct _WhisperBackend {
   const WhisperBackendOps *ops;
   int n_threads;
+  /* linear with 1 to max_exact_rows input rows gives every output row the
+   * bits of its one-row call (at least 1): the bound of decode steps
+   * batched across streams (whisper-step-batcher.h) */
+  int max_exact_rows;
 };
 
 WhisperBackend *whisper_backend_cpu_new (int n_threads, GError **error);

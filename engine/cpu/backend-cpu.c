@@ -596,6 +596,7 @@ whisper_backend_cpu_new (int n_threads, GError **error)
   WhisperBackendCpu *self = g_new0 (WhisperBackendCpu, 1);
   self->parent.ops = &cpu_ops;
   self->parent.n_threads = n_threads;
+  self->parent.max_exact_rows = WHISPER_CPU_GEMV_MAX_ROWS;  /* the matrix-vector kernels */
   self->pool = whisper_thread_pool_new (n_threads);
   self->scratch = g_new0 (float *, n_threads);
   self->scratch_size = g_new0 (size_t, n_threads);

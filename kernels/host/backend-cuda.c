@@ -477,6 +477,8 @@ whisper_backend_cuda_module_new (int abi_version, GError **error)
   g_mutex_init (&self->lock);
   self->deferred_free = g_ptr_array_new ();
   self->gemv_max_n = CLAMP (env_int ("WHISPER_CUDA_GEMV_MAX_N", WC_GEMV_MAX_N), 0, WC_GEMV_MAX_N);
+  /* the fused GEMV sums each row alone; cuBLAS above it may not */
+  self->parent.max_exact_rows = MAX (1, self->gemv_max_n);
   self->graphs_enabled = env_int ("WHISPER_CUDA_GRAPHS", 1) != 0;
   self->split_precision = g_strcmp0 (g_getenv ("WHISPER_CUDA_PRECISION"), "fast") != 0;
   wc_graphs_init (self);

@@ -172,8 +172,8 @@ join_segments (GPtrArray *segments)
 static void
 check_callback_freedom (TokenLog *log)
 {
-  if (g_mutex_trylock (&log->engine->compute_lock))
-    g_mutex_unlock (&log->engine->compute_lock);
+  if (whisper_turn_lock_try (&log->engine->compute_lock))
+    whisper_turn_lock_release (&log->engine->compute_lock);
   else
     log->lock_held = TRUE;
   if (log->steps != log->nested_at || log->lock_held)

@@ -1,0 +1,50 @@
+/* whisper-batched.h: a long recording cut at non-speech into pieces of at
+ * most one window, the pieces decoded at the same time on several streams
+ * of the engine (internal: whisper_stream_transcribe_batched() in
+ * whisper-stream.c calls it).
+ *
+ * As faster-whisper 1.2.1's BatchedInferencePipeline.transcribe() does
+ * (faster_whisper/transcribe.py and collect_chunks() in faster_whisper/vad.py,
+ * https://github.com/SYSTRAN/faster-whisper/blob/master/faster_whisper/transcribe.py):
+ * the speech regions of get_speech_timestamps() with max_speech_duration_s
+ * at most the window (30 s), joined in order into pieces while a piece's
+ * speech stays within the window (collect_chunks(max_duration=30)), each
+ * piece transcribed on its own, without the text before it as a prompt,
+ * and its times mapped back to the input (restore_speech_timestamps()).
+ * Here batch_size streams take the pieces in turn: their decode steps run
+ * as shared forward passes (whisper-step-batcher.h), their encoder windows
+ * one after the other (the encoder is bound by arithmetic, not by weight
+ * reads: a batch of windows costs what the windows cost one by one). */
+#pragma once
+
+#include "whisper-engine.h"
+
+G_BEGIN_DECLS
+
+#define WHISPER_MAX_BATCH_SIZE 64
+
+/* What the pieces' streams did, for the calling stream's counters. */
+typedef struct {
+  WhisperStreamStats stats;   /* the cumulative counters, summed */
+  const char *language;       /* the first piece's (static), NULL when none */
+  double language_probability;
+} WhisperBatchedResult;
+
+/* Transcribes pcm[0..n) (finite samples in [-1, 1]) as above with
+ * `options` (options->vad set; condition_on_previous_text, vad_filter and
+ * clip_timestamps do not apply), on batch_size streams of `engine`.
+ * Segments go to segment_func in the order of the input, each piece's as
+ * soon as it and every piece before it are done, and into segments_out.
+ * Stops early when *cancelled becomes non-zero (FALSE, "transcription
+ * cancelled") or segment_func returns FALSE (TRUE). */
+gboolean whisper_batched_transcribe (WhisperEngine *engine, const WhisperDecodeOptions *options,
+                                     int batch_size, const gint *cancelled, const float *pcm,
+                                     gsize n, WhisperSegmentFunc segment_func,
+                                     gpointer user_data, GPtrArray **segments_out,
+                                     WhisperBatchedResult *result, GError **error);
+
+/* Adds the cumulative counters of `add` (windows, steps, times, skips) to
+ * `sum`. */
+void whisper_stream_stats_add (WhisperStreamStats *sum, const WhisperStreamStats *add);
+
+G_END_DECLS
