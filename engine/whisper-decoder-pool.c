@@ -4,6 +4,7 @@
 
 struct _WhisperDecoderPool {
   GMutex lock;
+  GCond returned;   /* a state was given back */
   GPtrArray *free;  /* WhisperPooledDecoder, most recently returned last */
   guint total, lent;
 };
@@ -25,6 +26,7 @@ whisper_decoder_pool_new (void)
   WhisperDecoderPool *pool = g_new0 (WhisperDecoderPool, 1);
 
   g_mutex_init (&pool->lock);
+  g_cond_init (&pool->returned);
   pool->free = g_ptr_array_new ();
   return pool;
 }
@@ -40,6 +42,7 @@ whisper_decoder_pool_free (WhisperDecoderPool *pool, WhisperEngine *e)
     pooled_free (g_ptr_array_index (pool->free, i), e);
   g_ptr_array_unref (pool->free);
   g_mutex_clear (&pool->lock);
+  g_cond_clear (&pool->returned);
   g_free (pool);
 }
 
@@ -85,6 +88,7 @@ whisper_decoder_pool_release (WhisperDecoderPool *pool, WhisperPooledDecoder *d)
   g_mutex_lock (&pool->lock);
   g_ptr_array_add (pool->free, d);
   pool->lent--;
+  g_cond_broadcast (&pool->returned);
   g_mutex_unlock (&pool->lock);
 }
 
@@ -96,6 +100,7 @@ whisper_decoder_pool_discard (WhisperDecoderPool *pool, WhisperEngine *e,
   g_mutex_lock (&pool->lock);
   pool->lent--;
   pool->total--;
+  g_cond_broadcast (&pool->returned);
   g_mutex_unlock (&pool->lock);
 }
 
@@ -108,4 +113,16 @@ whisper_decoder_pool_counts (WhisperDecoderPool *pool, guint *total, guint *lent
   if (lent)
     *lent = pool->lent;
   g_mutex_unlock (&pool->lock);
+}
+
+gboolean
+whisper_decoder_pool_wait_below (WhisperDecoderPool *pool, guint limit, gint64 deadline)
+{
+  g_mutex_lock (&pool->lock);
+  while (pool->lent >= limit)
+    if (!g_cond_wait_until (&pool->returned, &pool->lock, deadline))
+      break;
+  const gboolean below = pool->lent < limit;
+  g_mutex_unlock (&pool->lock);
+  return below;
 }

@@ -7,11 +7,13 @@
  * audio overwrites the cross K/V and its prompt pass every self-attention
  * row a later step reads. So the engine keeps the states and a stream
  * borrows one for each window (and for language detection): an idle stream
- * holds no KV cache, and the engine holds as many states as streams ever
- * decoded at the same time (one, and one more while a token callback runs
- * without the compute lock), not as many as it has streams. On the CPU
- * backend a state of tiny.en is about 55 MB at five beams, most of the
- * memory a stream costs. */
+ * holds no KV cache, and the engine holds as many states as streams
+ * decode at the same time, not as many as it has streams. How many may
+ * decode at once is whisper-stream.c's choice (lease_decoder_locked(): as
+ * many as one batch of decode steps takes, whisper-step-batcher.h); a
+ * state is never refused, only waited for. On the CPU backend a state of
+ * tiny.en is about 55 MB at five beams, most of the memory a stream
+ * costs. */
 #pragma once
 
 #include "whisper-engine-internal.h"
@@ -45,6 +47,11 @@ void whisper_decoder_pool_release (WhisperDecoderPool *pool, WhisperPooledDecode
  * first step is not kept). */
 void whisper_decoder_pool_discard (WhisperDecoderPool *pool, WhisperEngine *engine,
                                    WhisperPooledDecoder *decoder);
+
+/* Waits until fewer than `limit` states are lent, or until `deadline`
+ * (monotonic time); TRUE when fewer are. */
+gboolean whisper_decoder_pool_wait_below (WhisperDecoderPool *pool, guint limit,
+                                          gint64 deadline);
 
 /* States made so far, and of them lent now (for tests and diagnostics). */
 void whisper_decoder_pool_counts (WhisperDecoderPool *pool, guint *total, guint *lent);

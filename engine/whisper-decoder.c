@@ -50,7 +50,7 @@ whisper_decoder_state_init (WhisperDecoderState *st, WhisperEngine *e, GError **
   st->self_kv = g_new0 (float *, st->n_layers);
   st->cross_kv = g_new0 (float *, st->n_layers);
   for (int l = 0; l < st->n_layers; l++) {
-    st->cross_kv[l] = be->ops->alloc (be, (size_t) st->cross_len * 2 * d, error);
+    st->cross_kv[l] = be->ops->alloc (be, (size_t) e->max_encoder_length * 2 * d, error);
     if (!st->cross_kv[l])
       return FALSE;
   }
@@ -104,14 +104,16 @@ whisper_decoder_state_clear (WhisperDecoderState *st, WhisperEngine *e)
 }
 
 void
-whisper_decoder_set_audio (WhisperDecoderState *st, WhisperEngine *e)
+whisper_decoder_set_audio (WhisperDecoderState *st, WhisperEngine *e, int T)
 {
   WhisperBackend *be = e->backend;
   const int d = e->d;
+  g_return_if_fail (T >= 1 && T <= e->max_encoder_length);
+  st->cross_len = T;
   for (int l = 0; l < st->n_layers; l++) {
     const WhisperDeviceLayer *L = &e->weights->decoder_layers[l];
     be->ops->linear (be, st->cross_kv[l], 2 * d, e->enc.h, d, &L->cross_kv.w, L->cross_kv.bias,
-                     st->cross_len, WHISPER_LINEAR_DEFAULT);
+                     T, WHISPER_LINEAR_DEFAULT);
   }
 }
 

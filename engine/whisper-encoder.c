@@ -42,13 +42,13 @@ whisper_encoder_buffers_clear (WhisperEngine *e)
 }
 
 void
-whisper_encoder_run (WhisperEngine *e)
+whisper_encoder_run (WhisperEngine *e, int T)
 {
   WhisperBackend *be = e->backend;
   const WhisperBackendOps *op = be->ops;
   const WhisperDeviceWeights *w = e->weights;
   WhisperEncoderBuffers *b = &e->enc;
-  const int T = e->max_encoder_length, d = e->d;
+  const int d = e->d;
   const int n_head = e->n_audio_head, d_head = d / n_head;
 
   op->conv1d_gelu (be, b->conv1, b->mel, 2 * T, e->n_mels, &w->conv1, w->conv1_bias, 1,

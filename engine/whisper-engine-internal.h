@@ -63,6 +63,9 @@ struct _WhisperEngine {
   /* one stream computes on the backend at a time, in the order they ask
    * (turn-lock.h) */
   WhisperTurnLock compute_lock;
+  /* streams waiting for a decoder state, in turn (whisper-stream.c's
+   * lease_decoder_locked(); taken before compute_lock, never while holding it) */
+  WhisperTurnLock lease_turn;
   WhisperEncoderBuffers enc;
 
   WhisperAlignmentHeads align_heads;  /* word timestamps (whisper-alignment.h) */
@@ -76,7 +79,9 @@ struct _WhisperEngine {
 typedef struct {
   int n_layers;
   int self_len;              /* rows of each self-attention cache (n_text_ctx) */
-  int cross_len;             /* rows of each cross-attention cache (max_encoder_length) */
+  int cross_len;             /* keys of the window's cross-attention: its encoder frames
+                                (whisper_decoder_set_audio()), at most the
+                                max_encoder_length rows of each cache */
   int n_slots;               /* self-attention caches per layer: one per sequence decoded
                                 together (beams, best-of samples); at least 1 */
   float **self_kv;           /* per layer [n_slots, self_len, 2d]: k | v of each slot */
@@ -93,23 +98,27 @@ typedef struct {
 
 gboolean whisper_encoder_buffers_init (WhisperEngine *engine, GError **error);
 void whisper_encoder_buffers_clear (WhisperEngine *engine);
-/* Runs the encoder on engine->enc.mel; the output is left in engine->enc.h.
- * Caller holds the compute lock. */
-void whisper_encoder_run (WhisperEngine *engine);
+/* Runs the encoder over its first T frames (1..max_encoder_length: the
+ * positional embedding's first T rows) on the first 2T mel frames of
+ * engine->enc.mel; the output [T, d] is left in engine->enc.h. Caller holds
+ * the compute lock. */
+void whisper_encoder_run (WhisperEngine *engine, int T);
 
 /* Copies mel[:, first:first+n_frames] (mel is [n_mels, stride] row-major)
- * into the encoder's time-major input window (through host_window, which
- * holds 2 * max_encoder_length * n_mels floats), zero-padded in the log-mel
+ * into the encoder's time-major input window of 2T frames (T encoder
+ * frames, at most max_encoder_length; n_frames <= 2T), through host_window
+ * (2 * max_encoder_length * n_mels floats), zero-padded in the log-mel
  * domain. Caller holds the compute lock. */
 void whisper_engine_load_window (WhisperEngine *e, const float *mel, gsize stride, gsize first,
-                                 int n_frames, float *host_window);
+                                 int n_frames, int T, float *host_window);
 
 gboolean whisper_decoder_state_init (WhisperDecoderState *st, WhisperEngine *engine,
                                      GError **error);
 void whisper_decoder_state_clear (WhisperDecoderState *st, WhisperEngine *engine);
-/* Cross-attention K/V of every layer from the encoder output in
- * engine->enc.h. Caller holds the compute lock. */
-void whisper_decoder_set_audio (WhisperDecoderState *st, WhisperEngine *engine);
+/* Cross-attention K/V of every layer from the encoder output of T frames
+ * in engine->enc.h; the window's steps attend over those T keys
+ * (st->cross_len). Caller holds the compute lock. */
+void whisper_decoder_set_audio (WhisperDecoderState *st, WhisperEngine *engine, int T);
 /* Forward pass of n tokens at positions pos0.. (appends to the self-attention
  * caches). Logits of rows `rows[0..n_rows)` (n_rows <= 2, indices into
  * tokens) are left in st->logits. Caller holds the compute lock. */

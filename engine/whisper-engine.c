@@ -249,6 +249,7 @@ whisper_engine_new (const WhisperEngineOptions *options, GError **error)
   g_autoptr (WhisperEngine) e = g_new0 (WhisperEngine, 1);
   e->ref_count = 1;
   whisper_turn_lock_init (&e->compute_lock);
+  whisper_turn_lock_init (&e->lease_turn);
   e->decoders = whisper_decoder_pool_new ();
   e->model_path = options->model_path ? g_strdup (options->model_path)
                                       : whisper_model_default_path ();
@@ -331,6 +332,7 @@ whisper_engine_unref (WhisperEngine *e)
   g_free (e->model_path);
   g_free (e->device_name);
   whisper_turn_lock_clear (&e->compute_lock);
+  whisper_turn_lock_clear (&e->lease_turn);
   g_free (e);
 }
 
@@ -369,9 +371,10 @@ whisper_engine_get_backend (WhisperEngine *engine)
 
 void
 whisper_engine_load_window (WhisperEngine *e, const float *mel, gsize stride, gsize first,
-                            int n_frames, float *host_window)
+                            int n_frames, int T, float *host_window)
 {
-  const int frames = 2 * e->max_encoder_length;
+  const int frames = 2 * T;
+  g_return_if_fail (T >= 1 && T <= e->max_encoder_length && n_frames <= frames);
   memset (host_window, 0, (size_t) frames * e->n_mels * sizeof (float));
   for (int m = 0; m < e->n_mels; m++) {
     const float *src = mel + (size_t) m * stride + first;
@@ -394,8 +397,8 @@ whisper_engine_encode (WhisperEngine *e, const float *mel, int n_frames, float *
   }
   g_autofree float *window = g_new (float, (size_t) frames * e->n_mels);
   whisper_turn_lock_acquire (&e->compute_lock);
-  whisper_engine_load_window (e, mel, n_frames, 0, n_frames, window);
-  whisper_encoder_run (e);
+  whisper_engine_load_window (e, mel, n_frames, 0, n_frames, e->max_encoder_length, window);
+  whisper_encoder_run (e, e->max_encoder_length);
   e->backend->ops->download (e->backend, out, e->enc.h,
                              (size_t) e->max_encoder_length * e->d * sizeof (float));
   e->backend->ops->sync (e->backend);

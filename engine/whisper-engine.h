@@ -213,6 +213,14 @@ typedef struct {
   int n_temperatures;                   /* default 1 */
   gboolean without_timestamps;          /* default FALSE */
   int max_new_tokens;                   /* default 0: the model's limit */
+  int encoder_frames;                   /* default 0: the engine's window (max_encoder_length);
+                                           else the encoder frames of this transcription's
+                                           windows (1..max_encoder_length, 50 a second): a
+                                           caller with less audio than a window (live
+                                           input) runs a cheaper encoder on a shorter one.
+                                           The models were trained on 30-s windows: see
+                                           gst-plugin/README.md (live-encoder) for what it
+                                           costs in accuracy */
   const char *clip_timestamps;          /* default NULL (all): "start,end,start,..." s */
   const gint32 *suppress_tokens;        /* default NULL: ids suppressed besides the
                                            non-speech list (copied) */

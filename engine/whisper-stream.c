@@ -29,8 +29,11 @@ struct _WhisperStream {
   /* The decoder state lent by the engine for the window being decoded
    * (whisper-decoder-pool.h), NULL between windows; dec is &lease->dec. */
   WhisperPooledDecoder *lease;
+  GThread *lease_thread;            /* the thread that holds it (counted in thread_leases) */
   WhisperDecoderState *dec;
   int n_slots;                      /* self-attention caches the search needs */
+  int window_encoder_frames;        /* T of this transcription's windows (options.encoder_frames,
+                                       or the engine's max_encoder_length) */
   WhisperStepMember step_member;    /* in the engine's step batcher (whisper-step-batcher.h) */
   WhisperLogitConfig logit_config;  /* the engine's, with this stream's options */
 
@@ -75,6 +78,9 @@ struct _WhisperStream {
   int n_sot;
   WhisperAlignCapture *step_capture;  /* per-step alignment-head attention */
 };
+
+/* Decoder states held by the streams of this thread (lease_decoder_locked()). */
+static _Thread_local int thread_leases;
 
 /* Result of decoding one window. */
 typedef struct {
@@ -121,6 +127,7 @@ whisper_decode_options_init (WhisperDecodeOptions *o)
   o->n_temperatures = 1;
   o->without_timestamps = FALSE;
   o->max_new_tokens = 0;
+  o->encoder_frames = 0;
   o->clip_timestamps = NULL;
   o->suppress_tokens = NULL;
   o->n_suppress_tokens = 0;
@@ -234,6 +241,9 @@ whisper_decode_options_check (const WhisperEngine *e, const WhisperDecodeOptions
   for (int i = 0; i < o->n_temperatures; i++)
     if (!(o->temperatures[i] >= 0) || o->temperatures[i] > 10)
       BAD ("temperature %g is out of range 0..10", o->temperatures[i]);
+  if (o->encoder_frames < 0 || o->encoder_frames > info->max_encoder_length)
+    BAD ("encoder frames %d is out of range 0..%d (0: the engine's window)", o->encoder_frames,
+         info->max_encoder_length);
   if (o->max_new_tokens < 0 || o->max_new_tokens > info->n_text_ctx)
     BAD ("max new tokens %d is out of range 0..%d (0: the model's limit)", o->max_new_tokens,
          info->n_text_ctx);
@@ -384,6 +394,8 @@ whisper_stream_free (WhisperStream *s)
   WhisperBackend *be = s->engine->backend;
   if (be->ops->logits_release)
     be->ops->logits_release (be, &s->logit_config);
+  if (s->lease && s->lease_thread == g_thread_self ())
+    thread_leases--;
   whisper_decoder_pool_release (s->engine->decoders, s->lease);
   if (s->history)
     g_array_unref (s->history);
@@ -681,8 +693,10 @@ decode_step (WhisperStream *s, gint32 token, int pos, const WhisperLogitState *s
   WhisperEngine *e = s->engine;
   WhisperBackend *be = e->backend;
   const int row0 = 0;
-  /* (a step that captures alignment-head attention runs without a graph) */
-  const gboolean graph = s->lease->step_graph && be->ops->logits_select && !s->dec->capture;
+  /* (a step that captures alignment-head attention, or of a window shorter
+   * than the graph's, runs without a graph) */
+  const gboolean graph = s->lease->step_graph && be->ops->logits_select && !s->dec->capture &&
+                         s->dec->cross_len == e->max_encoder_length;
 
   if (graph && !be->ops->graph_begin (be, s->lease->step_graph, error))
     return FALSE;
@@ -727,26 +741,55 @@ warm_up_decoder_locked (WhisperStream *s, GError **error)
   return ok;
 }
 
+/* Streams decoding at once: as many as one batch of decode steps holds
+ * (the backend's max_exact_rows rows, n_slots each) and one more, which
+ * encodes its window while the others decode; at least 2, at most
+ * LEASE_MAX_DECODING. A stream that finds that many decoding waits for
+ * one of them, in turn, up to LEASE_WAIT_US: more would not share the passes (so
+ * not go faster) but would each hold a decoder state (55 MB for tiny.en at
+ * five beams). The wait is bounded, and a thread that holds a state
+ * already never waits (a token callback that runs another stream of the
+ * engine, or a pipeline in which one element's output waits for another's
+ * text), so no stream waits on a state that cannot come back. */
+#define LEASE_MAX_DECODING 8
+#define LEASE_WAIT_US (5 * G_TIME_SPAN_SECOND)
+
 /* Borrows a decoder state of the engine for one window (with the caches
  * the search needs), warmed up when it is new. Called with the compute
- * lock held, so that a stream waiting for the engine holds no state: the
- * engine then has about as many states as streams decode at once (one,
- * and one more while a token callback runs without the lock), not one per
- * stream waiting. A stream that holds one already keeps it. */
+ * lock held, so that a stream waiting for the engine holds no state; lets
+ * go of it while it waits for a state. A stream that holds one already
+ * keeps it. */
 static gboolean
 lease_decoder_locked (WhisperStream *s, GError **error)
 {
+  WhisperEngine *e = s->engine;
   if (s->lease)
     return TRUE;
-  s->lease = whisper_decoder_pool_acquire (s->engine->decoders, s->engine, s->n_slots, error);
+  const guint limit = CLAMP (e->backend->max_exact_rows / MAX (1, s->n_slots) + 1, 2,
+                             LEASE_MAX_DECODING);
+  guint lent;
+  whisper_decoder_pool_counts (e->decoders, NULL, &lent);
+  if (thread_leases == 0 && lent >= limit) {
+    /* in the order the streams came (e->lease_turn), without the compute
+     * lock (the streams decoding need it to finish) */
+    whisper_turn_lock_release (&e->compute_lock);
+    whisper_turn_lock_acquire (&e->lease_turn);
+    whisper_decoder_pool_wait_below (e->decoders, limit, g_get_monotonic_time () + LEASE_WAIT_US);
+    whisper_turn_lock_acquire (&e->compute_lock);
+    whisper_turn_lock_release (&e->lease_turn);
+  }
+  s->lease = whisper_decoder_pool_acquire (e->decoders, e, s->n_slots, error);
   if (!s->lease)
     return FALSE;
+  thread_leases++;
+  s->lease_thread = g_thread_self ();
   s->dec = &s->lease->dec;
   if (!s->lease->warmed && !warm_up_decoder_locked (s, error)) {
     /* a state that failed its first step is not kept */
     whisper_decoder_pool_discard (s->engine->decoders, s->engine, s->lease);
     s->lease = NULL;
     s->dec = NULL;
+    thread_leases--;
     return FALSE;
   }
   return TRUE;
@@ -763,6 +806,7 @@ return_decoder (WhisperStream *s)
   whisper_decoder_pool_release (s->engine->decoders, s->lease);
   s->lease = NULL;
   s->dec = NULL;
+  thread_leases--;
 }
 
 /* One decoder state made and warmed up at once (the stream's first
@@ -777,18 +821,19 @@ prepare_decode_steps (WhisperStream *s, GError **error)
   return ok;
 }
 
-/* Encodes mel[:, seek : seek+n_frames] and computes the cross-attention
- * K/V from it. Caller holds the compute lock. */
+/* Encodes mel[:, seek : seek+n_frames] in a window of T encoder frames
+ * (n_frames <= 2T) and computes the cross-attention K/V from it. Caller
+ * holds the compute lock. */
 static gboolean
 encode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek, int n_frames,
-               GError **error)
+               int T, GError **error)
 {
   WhisperEngine *e = s->engine;
   WhisperBackend *be = e->backend;
   gint64 t0 = g_get_monotonic_time ();
-  whisper_engine_load_window (e, mel, mel_stride, seek, n_frames, s->host_window);
-  whisper_encoder_run (e);
-  whisper_decoder_set_audio (s->dec, e);
+  whisper_engine_load_window (e, mel, mel_stride, seek, n_frames, T, s->host_window);
+  whisper_encoder_run (e, T);
+  whisper_decoder_set_audio (s->dec, e, T);
   be->ops->sync (be);
   s->stats.encoder_seconds += elapsed_since (t0);
   s->stats.windows++;
@@ -864,7 +909,7 @@ detect_language (WhisperStream *s, const float *mel, gsize mel_stride, gsize n_m
   }
   for (gsize i = 0; i < total && !decided; i += window) {
     const int n = (int) MIN (window, total - i);
-    if (!encode_window (s, mel, mel_stride, seek + i, n, error)) {
+    if (!encode_window (s, mel, mel_stride, seek + i, n, e->max_encoder_length, error)) {
       whisper_turn_lock_release (&e->compute_lock);
       return FALSE;
     }
@@ -984,7 +1029,7 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
   /* the window's decoder state, kept to its word timestamps (the caller
    * gives it back) */
   if (!lease_decoder_locked (s, error) ||
-      !encode_window (s, mel, mel_stride, seek, n_frames, error))
+      !encode_window (s, mel, mel_stride, seek, n_frames, s->window_encoder_frames, error))
     goto out;
   gint64 t0 = g_get_monotonic_time ();
   if (e->info.is_multilingual && o->detect_language_per_window) {
@@ -997,7 +1042,9 @@ decode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
    * and the per-step capture of greedy steps */
   s->n_sot = e->info.is_multilingual ? 3 : 1;  /* <|startoftranscript|> [language, task] */
   memcpy (s->sot_sequence, s->prompt + sot_index, s->n_sot * sizeof (gint32));
-  if (s->options.word_timestamps && s->token_func) {
+  /* (only greedy steps capture: a beam search's tokens reach the callback
+   * after it, their times come from the window's alignment pass) */
+  if (s->options.word_timestamps && s->token_func && o->beam_size == 1) {
     if (!s->step_capture)
       s->step_capture = whisper_align_step_capture_new (e, error);
     if (!s->step_capture)
@@ -1408,7 +1455,9 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
   s->stats.mel_seconds += elapsed_since (t0);
 
   const gsize content_frames = n_samples / WHISPER_HOP_LENGTH;
-  const int window_frames = 2 * e->max_encoder_length;
+  s->window_encoder_frames = s->options.encoder_frames > 0 ? s->options.encoder_frames
+                                                           : e->max_encoder_length;
+  const int window_frames = 2 * s->window_encoder_frames;
   gint64 clips[2 * MAX_CLIPS];
   int n_clips = parse_clips (s->options.clip_timestamps, clips, MAX_CLIPS, error);
   if (n_clips < 0)

@@ -79,3 +79,20 @@ gst_whisper_live_commit_get_type (void)
 
   return enum_type_once (&type, "GstWhisperLiveCommit", values);
 }
+
+GType
+gst_whisper_live_encoder_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_WHISPER_LIVE_ENCODER_FULL,
+        "Encode each call's audio in the model's full window (30 s, as it was trained)",
+          "full"},
+    {GST_WHISPER_LIVE_ENCODER_BUFFERED,
+        "Encode a window as long as the audio buffered plus a second (at least 7.5 s): "
+          "a cheaper encoder, more streams per machine", "buffered"},
+    {0, NULL, NULL},
+  };
+
+  return enum_type_once (&type, "GstWhisperLiveEncoder", values);
+}

@@ -31,14 +31,22 @@ typedef enum {
   GST_WHISPER_LIVE_COMMIT_DEADLINE,   /* at the last decode that still meets the budget */
 } GstWhisperLiveCommit;
 
+/* The encoder window of a live call (gstwhispertask.c). */
+typedef enum {
+  GST_WHISPER_LIVE_ENCODER_FULL,      /* the model's window (30 s), as trained */
+  GST_WHISPER_LIVE_ENCODER_BUFFERED,  /* the audio buffered and a second, at least 7.5 s */
+} GstWhisperLiveEncoder;
+
 #define GST_TYPE_WHISPER_DEVICE (gst_whisper_device_get_type ())
 #define GST_TYPE_WHISPER_OUTPUT_MODE (gst_whisper_output_mode_get_type ())
 #define GST_TYPE_WHISPER_OFFLINE_MODE (gst_whisper_offline_mode_get_type ())
 #define GST_TYPE_WHISPER_LIVE_COMMIT (gst_whisper_live_commit_get_type ())
+#define GST_TYPE_WHISPER_LIVE_ENCODER (gst_whisper_live_encoder_get_type ())
 
 GType gst_whisper_device_get_type (void);
 GType gst_whisper_output_mode_get_type (void);
 GType gst_whisper_offline_mode_get_type (void);
 GType gst_whisper_live_commit_get_type (void);
+GType gst_whisper_live_encoder_get_type (void);
 
 G_END_DECLS

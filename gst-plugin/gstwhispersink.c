@@ -40,6 +40,7 @@
 #define DEFAULT_THREADS 0
 #define DEFAULT_LANGUAGE_CODE "auto"
 #define DEFAULT_LATENCY_MS 8000
+#define DEFAULT_LIVE_ENCODER GST_WHISPER_LIVE_ENCODER_FULL
 #define DEFAULT_LATENESS_MS 0
 #define DEFAULT_OUTPUT GST_WHISPER_OUTPUT_SEGMENTS
 #define DEFAULT_ENCODER_CONTEXT 0
@@ -76,6 +77,7 @@ enum {
   PROP_CONDITION_ON_PREVIOUS_TEXT,
   PROP_LIVE_PROMPT,
   PROP_LIVE_COMMIT,
+  PROP_LIVE_ENCODER,
   PROP_CHANNEL,
   PROP_SILENCE_THRESHOLD,
   PROP_STRICT_NO_SPEECH,
@@ -486,6 +488,26 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
           "(more audio after it, more work)", GST_TYPE_WHISPER_LIVE_COMMIT,
           GST_WHISPER_LIVE_COMMIT_AGREEMENT, rw | GST_PARAM_MUTABLE_PLAYING));
   /**
+   * GstWhisperSink:live-encoder:
+   *
+   * The encoder window of a live call. Whisper's encoder reads a 30-s
+   * window whatever the audio, and on live input most of it is padding: a
+   * call decodes the few seconds not committed yet. "buffered" encodes a
+   * window as long as the call's audio and a second more (at least 7.5 s,
+   * 375 frames; 30 s when the audio is longer), through the engine's
+   * per-call window (WhisperDecodeOptions.encoder_frames): the encoder's
+   * work falls with the window (its attention with its square), about 3x
+   * for a 10-s buffer, which is what lets one machine hold more live
+   * streams. The models were trained on 30-s windows only; the measured
+   * cost in accuracy is in gst-plugin/README.md ("Many live streams"). No
+   * effect on files.
+   */
+  g_object_class_install_property (gobject_class, PROP_LIVE_ENCODER,
+      g_param_spec_enum ("live-encoder", "Live encoder",
+          "Live input: encode each call's audio in the model's 30-s window (full), or in one "
+          "as long as the audio buffered plus a second (buffered: cheaper, more streams)",
+          GST_TYPE_WHISPER_LIVE_ENCODER, DEFAULT_LIVE_ENCODER, rw | GST_PARAM_MUTABLE_PLAYING));
+  /**
    * GstWhisperSink:channel:
    *
    * Which channel of a multi-channel stream is transcribed: -1 (the
@@ -729,6 +751,7 @@ gst_whisper_sink_init (GstWhisperSink *self)
   self->threads = DEFAULT_THREADS;
   self->language_code = g_strdup (DEFAULT_LANGUAGE_CODE);
   self->latency_ms = DEFAULT_LATENCY_MS;
+  self->live_encoder = DEFAULT_LIVE_ENCODER;
   self->lateness_ms = DEFAULT_LATENESS_MS;
   self->output = DEFAULT_OUTPUT;
   self->encoder_context = DEFAULT_ENCODER_CONTEXT;
@@ -966,6 +989,9 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
     case PROP_LIVE_PROMPT:
       self->live_prompt = g_value_get_boolean (value);
       break;
+    case PROP_LIVE_ENCODER:
+      self->live_encoder = g_value_get_enum (value);
+      break;
     case PROP_LIVE_COMMIT:
       self->live_commit = g_value_get_enum (value);
       break;
@@ -1123,6 +1149,9 @@ gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_LIVE_PROMPT:
       g_value_set_boolean (value, self->live_prompt);
+      break;
+    case PROP_LIVE_ENCODER:
+      g_value_set_enum (value, self->live_encoder);
       break;
     case PROP_LIVE_COMMIT:
       g_value_set_enum (value, self->live_commit);

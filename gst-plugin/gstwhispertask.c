@@ -90,6 +90,25 @@ typedef struct {
   GstFlowReturn flow;
 } CallContext;
 
+/* live-encoder=buffered: a live call's encoder window is its audio and
+ * this much more (a word being said at its end), in steps of 0.5 s
+ * (25 frames), at least LIVE_ENCODER_MIN_FRAMES: the shortest window the
+ * measurements of encoder-context found as good as 30 s (gstwhispersink.c). */
+#define LIVE_ENCODER_MARGIN_S 1.0
+#define LIVE_ENCODER_STEP_FRAMES 25
+#define LIVE_ENCODER_MIN_FRAMES 375
+
+/* Encoder frames (50 a second) of a live call of n_samples, at most the
+ * engine's window. */
+static int
+live_encoder_frames (gsize n_samples, int max_frames)
+{
+  const double seconds = n_samples / (double) WHISPER_SAMPLE_RATE + LIVE_ENCODER_MARGIN_S;
+  const int steps = (int) ceil (seconds * 50.0 / LIVE_ENCODER_STEP_FRAMES);
+  return CLAMP (steps * LIVE_ENCODER_STEP_FRAMES, MIN (LIVE_ENCODER_MIN_FRAMES, max_frames),
+      max_frames);
+}
+
 static void task_loop (gpointer user_data);
 
 void
@@ -541,6 +560,9 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
       opts.max_new_tokens = bound;
     opts.word_timestamps = TRUE;
     opts.condition_on_previous_text = TRUE;
+    if (self->live_encoder == GST_WHISPER_LIVE_ENCODER_BUFFERED)
+      opts.encoder_frames = live_encoder_frames (region->n_samples,
+          whisper_engine_get_info (self->engine)->max_encoder_length);
     /* Only the speech: trailing noise made "Thank you." (the detector is
      * loaded with vad-gate, the default, or vad-filter) */
     if (self->vad) {
