@@ -6,6 +6,8 @@
 #include "whisper-batched.h"
 
 #include "whisper-engine-internal.h"
+#include "whisper-pcm.h"
+#include "whisper-speech-gate.h"
 #include "whisper-vad-filter.h"
 
 #include <string.h>
@@ -39,6 +41,7 @@ struct _BatchedRun {
   GError *error;   /* the first failure of a piece */
   Worker *workers;
   int n_workers;
+  double duration;  /* of the input, s */
 };
 
 /* ---- the pieces ------------------------------------------------------ */
@@ -105,6 +108,21 @@ run_locked_finish (BatchedRun *run, int i, GPtrArray *segments, GError *error)
   g_cond_broadcast (&run->cond);
 }
 
+/* A piece's segment in the input's times (restore_speech_timestamps()),
+ * none past the input's end (a last timestamp token may point past the
+ * end of the speech). */
+static void
+restore_times (const WhisperVadFilter *map, WhisperSegment *seg, double duration)
+{
+  whisper_vad_filter_restore_segment (map, seg);
+  seg->start = MIN (seg->start, duration);
+  seg->end = MIN (seg->end, duration);
+  for (gsize i = 0; i < seg->n_words; i++) {
+    seg->words[i].start = MIN (seg->words[i].start, duration);
+    seg->words[i].end = MIN (seg->words[i].end, duration);
+  }
+}
+
 static gpointer
 worker_main (gpointer data)
 {
@@ -125,7 +143,7 @@ worker_main (gpointer data)
     whisper_stream_reset (w->stream);
     if (whisper_stream_transcribe (w->stream, pcm, n, NULL, NULL, &segments, &error))
       for (guint k = 0; k < segments->len; k++)
-        whisper_vad_filter_restore_segment (p->map, g_ptr_array_index (segments, k));
+        restore_times (p->map, g_ptr_array_index (segments, k), run->duration);
     double probability = 0.0;
     const char *language = whisper_stream_get_language (w->stream, &probability);
     g_mutex_lock (&run->lock);
@@ -154,14 +172,17 @@ run_locked_wait_piece (BatchedRun *run, int i, const gint *cancelled)
   return run->pieces[i].segments != NULL;
 }
 
-void
-whisper_stream_stats_add (WhisperStreamStats *sum, const WhisperStreamStats *s)
+/* Adds the cumulative counters of s to sum. */
+static void
+add_stats (WhisperStreamStats *sum, const WhisperStreamStats *s)
 {
   sum->windows += s->windows;
   sum->decode_steps += s->decode_steps;
   sum->mel_seconds += s->mel_seconds;
   sum->encoder_seconds += s->encoder_seconds;
   sum->decoder_seconds += s->decoder_seconds;
+  sum->samples_non_finite += s->samples_non_finite;
+  sum->samples_clipped += s->samples_clipped;
   sum->windows_silent += s->windows_silent;
   sum->windows_no_voice += s->windows_no_voice;
   sum->windows_no_speech += s->windows_no_speech;
@@ -206,6 +227,7 @@ whisper_batched_transcribe (WhisperEngine *e, const WhisperDecodeOptions *option
   g_mutex_init (&run.lock);
   g_cond_init (&run.cond);
   run.n_pieces = (int) groups->len;
+  run.duration = n / (double) WHISPER_SAMPLE_RATE;
   run.pieces = g_new0 (Piece, MAX (1, run.n_pieces));
   for (int i = 0; i < run.n_pieces; i++)
     run.pieces[i].map = whisper_vad_filter_new_from_speech (pcm, n, g_ptr_array_index (groups, i));
@@ -274,7 +296,7 @@ whisper_batched_transcribe (WhisperEngine *e, const WhisperDecodeOptions *option
       g_thread_join (run.workers[w].thread);
     WhisperStreamStats st;
     whisper_stream_get_stats (run.workers[w].stream, &st);
-    whisper_stream_stats_add (&result->stats, &st);
+    add_stats (&result->stats, &st);
     whisper_stream_free (run.workers[w].stream);
   }
   if (ok && run.error) {
@@ -300,5 +322,44 @@ whisper_batched_transcribe (WhisperEngine *e, const WhisperDecodeOptions *option
     *segments_out = out;
   else if (out)
     g_ptr_array_unref (out);
+  return ok;
+}
+
+gboolean
+whisper_stream_transcribe_batched (WhisperStream *s, int batch_size, const float *pcm,
+                                   gsize n_samples, WhisperSegmentFunc segment_func,
+                                   gpointer user_data, GPtrArray **segments_out, GError **error)
+{
+  WhisperEngine *e;
+  const gint *cancelled;
+  const WhisperDecodeOptions *options = whisper_stream_begin_batched (s, &e, &cancelled, error);
+  if (!options)
+    return FALSE;
+  if (n_samples > 0 && !pcm) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_AUDIO,
+                 "no audio buffer given for %zu samples", n_samples);
+    return FALSE;
+  }
+  WhisperStreamStats *stats = whisper_stream_batched_stats (s);
+  /* the input boundary: whisper-pcm.h */
+  g_autofree float *fixed = NULL;
+  WhisperPcmFixes fixes = { 0, 0 };
+  pcm = whisper_pcm_sanitize (pcm, n_samples, &fixed, &fixes);
+  stats->samples_non_finite += fixes.non_finite;
+  stats->samples_clipped += fixes.clipped;
+  /* input quieter than the silence threshold: a silent window, no detector
+   * run (as the vad_filter path counts it) */
+  if (n_samples > 0 && !whisper_gate_is_loud_enough (pcm, n_samples, options->silence_threshold_db)) {
+    stats->windows_silent++;
+    if (segments_out)
+      *segments_out = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
+    return TRUE;
+  }
+  WhisperBatchedResult result;
+  const gboolean ok = whisper_batched_transcribe (e, options, batch_size, cancelled, pcm,
+                                                  n_samples, segment_func, user_data,
+                                                  segments_out, &result, error);
+  add_stats (stats, &result.stats);
+  whisper_stream_set_batched_language (s, result.language, result.language_probability);
   return ok;
 }

@@ -43,8 +43,16 @@ gboolean whisper_batched_transcribe (WhisperEngine *engine, const WhisperDecodeO
                                      gpointer user_data, GPtrArray **segments_out,
                                      WhisperBatchedResult *result, GError **error);
 
-/* Adds the cumulative counters of `add` (windows, steps, times, skips) to
- * `sum`. */
-void whisper_stream_stats_add (WhisperStreamStats *sum, const WhisperStreamStats *add);
+/* whisper-stream.c's side of whisper_stream_transcribe_batched() (defined
+ * there, as they reach into the stream): the start of a call (the cancel
+ * flag cleared, the options resolved), which gives the engine, the
+ * stream's options and its cancel flag; its counters; the language found. */
+const WhisperDecodeOptions *whisper_stream_begin_batched (WhisperStream *stream,
+                                                          WhisperEngine **engine,
+                                                          const gint **cancelled,
+                                                          GError **error);
+WhisperStreamStats *whisper_stream_batched_stats (WhisperStream *stream);
+void whisper_stream_set_batched_language (WhisperStream *stream, const char *language,
+                                          double probability);
 
 G_END_DECLS

@@ -1588,46 +1588,35 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
   return ok;
 }
 
-gboolean
-whisper_stream_transcribe_batched (WhisperStream *s, int batch_size, const float *pcm,
-                                   gsize n_samples, WhisperSegmentFunc segment_func,
-                                   gpointer user_data, GPtrArray **segments_out, GError **error)
+/* ---- for whisper-batched.c (whisper-batched.h) ------------------------- */
+
+const WhisperDecodeOptions *
+whisper_stream_begin_batched (WhisperStream *s, WhisperEngine **engine, const gint **cancelled,
+                              GError **error)
 {
-  WhisperEngine *e = s->engine;
   g_atomic_int_set (&s->cancelled, 0);
-  if (s->options.word_timestamps && !whisper_alignment_heads_check (e, error))
-    return FALSE;
-  if (n_samples > 0 && !pcm) {
-    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_AUDIO,
-                 "no audio buffer given for %zu samples", n_samples);
-    return FALSE;
-  }
+  if (s->options.word_timestamps && !whisper_alignment_heads_check (s->engine, error))
+    return NULL;
   if (!prepare_transcription (s, error))
-    return FALSE;
-  g_autofree float *fixed = NULL;
-  WhisperPcmFixes fixes = { 0, 0 };
-  pcm = whisper_pcm_sanitize (pcm, n_samples, &fixed, &fixes);
-  s->stats.samples_non_finite += fixes.non_finite;
-  s->stats.samples_clipped += fixes.clipped;
-  /* input quieter than the silence threshold: a silent window, no detector
-   * run (as the vad_filter path counts it) */
-  if (n_samples > 0 && !whisper_gate_is_loud_enough (pcm, n_samples, s->options.silence_threshold_db)) {
-    s->stats.windows_silent++;
-    if (segments_out)
-      *segments_out = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
-    return TRUE;
-  }
-  WhisperBatchedResult result;
-  const gboolean ok = whisper_batched_transcribe (e, &s->options, batch_size, &s->cancelled, pcm,
-                                                  n_samples, segment_func, user_data,
-                                                  segments_out, &result, error);
-  whisper_stream_stats_add (&s->stats, &result.stats);
+    return NULL;
+  *engine = s->engine;
+  *cancelled = &s->cancelled;
+  return &s->options;
+}
+
+WhisperStreamStats *
+whisper_stream_batched_stats (WhisperStream *s)
+{
+  return &s->stats;
+}
+
+void
+whisper_stream_set_batched_language (WhisperStream *s, const char *language, double probability)
+{
+  const int n_languages = s->engine->info.token_translate - s->engine->info.token_sot - 1;
   int index;
-  if (result.language && whisper_language_parse (result.language,
-                                                   e->info.token_translate - e->info.token_sot - 1,
-                                                   &index, NULL)) {
+  if (language && whisper_language_parse (language, n_languages, &index, NULL) && index >= 0) {
     s->language_index = index;
-    s->language_probability = result.language_probability;
+    s->language_probability = probability;
   }
-  return ok;
 }

@@ -14,7 +14,11 @@
  * - beam search (several rows per stream: the batch holds several
  *   streams' beams).
  *
- * Paths: /batched-steps/cpu/{greedy,beam} (the CPU backend, 30-s windows)
+ * - a file in pieces (whisper_stream_transcribe_batched(), four pieces at a
+ *   time, engine/whisper-batched.h) against the same pieces one at a time:
+ *   the same segments, in the order of the input, within it.
+ *
+ * Paths: /batched-steps/cpu/{greedy,beam,file} (the CPU backend, 30-s windows)
  * and /batched-steps/cuda-emu/{greedy,beam} (the CUDA backend on the CPU
  * emulator of tests/gpu/emu/, module given by $WHISPER_CUDA_MODULE: two
  * short clips, 7.5-s windows, as a 30-s window takes the emulator minutes;
@@ -238,6 +242,83 @@ check_batched (WhisperDevice device, int encoder_context, gboolean beam)
   g_cond_clear (&barrier.cond);
 }
 
+/* Three clips with 2 s of silence between them (about 58 s: a few pieces). */
+static float *
+load_file (gsize *n)
+{
+  static const char *parts[] = { "numbers.wav", "pauses.wav", "long.wav" };
+  GArray *pcm = g_array_new (FALSE, TRUE, sizeof (float));
+  for (gsize i = 0; i < G_N_ELEMENTS (parts); i++) {
+    gsize m;
+    g_autofree float *clip = load_clip (parts[i], &m);
+    g_array_set_size (pcm, pcm->len + 2 * WHISPER_SAMPLE_RATE);
+    g_array_append_vals (pcm, clip, (guint) m);
+  }
+  *n = pcm->len;
+  return (float *) g_array_free (pcm, FALSE);
+}
+
+static GPtrArray *
+transcribe_batched (WhisperStream *stream, const float *pcm, gsize n, int batch_size)
+{
+  g_autoptr (GError) error = NULL;
+  GPtrArray *segments = NULL;
+  g_assert_true (whisper_stream_transcribe_batched (stream, batch_size, pcm, n, NULL, NULL,
+                                                    &segments, &error));
+  g_assert_no_error (error);
+  return segments;
+}
+
+static void
+test_cpu_file (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WhisperEngine) engine = whisper_engine_new (NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (WhisperVad) vad = whisper_vad_new (NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (WhisperStream) stream = whisper_stream_new (engine, &error);
+  g_assert_no_error (error);
+  WhisperDecodeOptions decode;
+  whisper_decode_options_init (&decode);
+  whisper_decode_options_set_search_defaults (&decode);
+  decode.vad = vad;
+  whisper_stream_set_options (stream, &decode);
+  gsize n;
+  g_autofree float *pcm = load_file (&n);
+
+  g_autoptr (GPtrArray) alone = transcribe_batched (stream, pcm, n, 1);
+  WhisperStreamStats before, after;
+  whisper_stream_get_stats (stream, &before);
+  g_assert_cmpuint (before.batched_steps, ==, 0);
+  g_assert_cmpuint (before.windows, >=, 2);
+  Job job = { .clip = "numbers.wav + pauses.wav + long.wav", .segments = transcribe_batched (stream, pcm, n, 4) };
+  whisper_stream_get_stats (stream, &after);
+  g_test_message ("%" G_GUINT64_FORMAT " windows, %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                  " steps batched", after.windows - before.windows,
+                  after.batched_steps, after.decode_steps - before.decode_steps);
+  g_assert_cmpuint (after.batched_steps, >, 0);
+  assert_same_segments (&job, alone);
+  double last_start = 0.0;
+  for (guint i = 0; i < alone->len; i++) {
+    const WhisperSegment *seg = g_ptr_array_index (alone, i);
+    g_assert_cmpfloat (seg->start, >=, last_start);
+    g_assert_cmpfloat (seg->start, <, seg->end);
+    g_assert_cmpfloat (seg->end, <=, n / (double) WHISPER_SAMPLE_RATE + 0.02);
+    last_start = seg->start;
+  }
+  g_ptr_array_unref (job.segments);
+
+  /* no detector: a clear error */
+  decode.vad = NULL;
+  whisper_stream_set_options (stream, &decode);
+  GPtrArray *none = NULL;
+  g_assert_false (whisper_stream_transcribe_batched (stream, 4, pcm, n, NULL, NULL, &none, &error));
+  g_assert_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING);
+  g_assert_nonnull (strstr (error->message, "voice activity detector"));
+  g_assert_null (none);
+}
+
 static gboolean
 have_cuda_module (void)
 {
@@ -279,6 +360,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/batched-steps/cpu/greedy", test_cpu_greedy);
   g_test_add_func ("/batched-steps/cpu/beam", test_cpu_beam);
+  g_test_add_func ("/batched-steps/cpu/file", test_cpu_file);
   g_test_add_func ("/batched-steps/cuda-emu/greedy", test_cuda_emu_greedy);
   g_test_add_func ("/batched-steps/cuda-emu/beam", test_cuda_emu_beam);
   return g_test_run ();
