@@ -57,6 +57,10 @@ gst_whisper_offline_mode_get_type (void)
     {GST_WHISPER_OFFLINE_WINDOWED,
         "Transcribe each 30-s window as soon as it is buffered: early output and bounded "
           "memory, text can differ slightly at window edges", "windowed"},
+    {GST_WHISPER_OFFLINE_BATCHED,
+        "Buffer the stream; at EOS (or any drain) cut it where the voice activity detector "
+          "finds no speech and decode batch-size pieces of up to 30 s at once: faster on "
+          "long files, no piece conditioned on the text before it", "batched"},
     {0, NULL, NULL},
   };
 

@@ -23,6 +23,7 @@ typedef enum {
 typedef enum {
   GST_WHISPER_OFFLINE_EXACT,     /* one call per drain: the engine's own whole-stream result */
   GST_WHISPER_OFFLINE_WINDOWED,  /* one 30-s window per call as soon as it is buffered */
+  GST_WHISPER_OFFLINE_BATCHED,   /* at the drain, cut at non-speech, pieces decoded at once */
 } GstWhisperOfflineMode;
 
 /* When a live word is committed (gstwhisperlive.c). */

@@ -70,6 +70,7 @@ struct _GstWhisperSink {
   gboolean live_prompt;       /* live: condition on the committed text */
   GstWhisperLiveCommit live_commit;  /* live: when a word is committed */
   GstWhisperLiveEncoder live_encoder;  /* live: the encoder window of a call */
+  gint batch_size;                     /* offline-mode=batched: pieces decoded at once */
   gint channel;               /* -1: the mean of all channels */
   gdouble silence_threshold;  /* dBFS */
   gboolean strict_no_speech;

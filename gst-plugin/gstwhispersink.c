@@ -41,6 +41,7 @@
 #define DEFAULT_LANGUAGE_CODE "auto"
 #define DEFAULT_LATENCY_MS 8000
 #define DEFAULT_LIVE_ENCODER GST_WHISPER_LIVE_ENCODER_FULL
+#define DEFAULT_BATCH_SIZE 8
 #define DEFAULT_LATENESS_MS 0
 #define DEFAULT_OUTPUT GST_WHISPER_OUTPUT_SEGMENTS
 #define DEFAULT_ENCODER_CONTEXT 0
@@ -78,6 +79,7 @@ enum {
   PROP_LIVE_PROMPT,
   PROP_LIVE_COMMIT,
   PROP_LIVE_ENCODER,
+  PROP_BATCH_SIZE,
   PROP_CHANNEL,
   PROP_SILENCE_THRESHOLD,
   PROP_STRICT_NO_SPEECH,
@@ -641,9 +643,31 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
   g_object_class_install_property (gobject_class, PROP_OFFLINE_MODE,
       g_param_spec_enum ("offline-mode", "Offline mode",
           "Non-live upstream: transcribe the whole stream at EOS like the engine does "
-          "(exact), or window by window as audio arrives (windowed)",
+          "(exact), window by window as audio arrives (windowed), or at EOS in pieces cut "
+          "at non-speech, batch-size at once (batched)",
           GST_TYPE_WHISPER_OFFLINE_MODE, DEFAULT_OFFLINE_MODE,
           rw | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstWhisperSink:batch-size:
+   *
+   * offline-mode=batched: how many pieces of the file are decoded at once
+   * (faster-whisper's BatchedInferencePipeline batch_size). At the drain
+   * (EOS, a GAP, a new segment) the buffered run is cut where the voice
+   * activity detector (vad-model; loaded for this mode) finds no speech,
+   * the speech is joined into pieces of at most 30 s, and batch-size
+   * streams of the engine decode them at once, their decode steps shared
+   * (engine/whisper-step-batcher.h). No piece is conditioned on the text
+   * before it, and the silence between speech regions is not decoded:
+   * tools/bench-batched.py measures what that costs and gains
+   * (gst-plugin/README.md). Each piece's segments go downstream once it and
+   * the pieces before it are done; output=words takes its words from the
+   * segments' word timestamps (turned on in this mode). The memory is one
+   * decoder state per piece decoded at once.
+   */
+  g_object_class_install_property (gobject_class, PROP_BATCH_SIZE,
+      g_param_spec_int ("batch-size", "Batch size",
+          "offline-mode=batched: pieces of the file decoded at once", 1, 64,
+          DEFAULT_BATCH_SIZE, rw | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_MAX_ENCODER_LENGTH,
       g_param_spec_int ("max-encoder-length", "Max encoder length",
           "Encoder frames per window the engine resolved when it was created "
@@ -751,6 +775,7 @@ gst_whisper_sink_init (GstWhisperSink *self)
   self->threads = DEFAULT_THREADS;
   self->language_code = g_strdup (DEFAULT_LANGUAGE_CODE);
   self->latency_ms = DEFAULT_LATENCY_MS;
+  self->batch_size = DEFAULT_BATCH_SIZE;
   self->live_encoder = DEFAULT_LIVE_ENCODER;
   self->lateness_ms = DEFAULT_LATENESS_MS;
   self->output = DEFAULT_OUTPUT;
@@ -992,6 +1017,9 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
     case PROP_LIVE_ENCODER:
       self->live_encoder = g_value_get_enum (value);
       break;
+    case PROP_BATCH_SIZE:
+      self->batch_size = g_value_get_int (value);
+      break;
     case PROP_LIVE_COMMIT:
       self->live_commit = g_value_get_enum (value);
       break;
@@ -1153,6 +1181,9 @@ gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_LIVE_ENCODER:
       g_value_set_enum (value, self->live_encoder);
       break;
+    case PROP_BATCH_SIZE:
+      g_value_set_int (value, self->batch_size);
+      break;
     case PROP_LIVE_COMMIT:
       g_value_set_enum (value, self->live_commit);
       break;
@@ -1210,7 +1241,8 @@ load_vad (GstWhisperSink *self, WhisperVad **vad)
 
   GST_OBJECT_LOCK (self);
   gate = self->vad_gate;
-  filter = self->vad_filter;
+  /* offline-mode=batched cuts files where the detector finds no speech */
+  filter = self->vad_filter || self->offline_mode == GST_WHISPER_OFFLINE_BATCHED;
   explicit_path = self->vad_model != NULL;
   path = explicit_path ? g_strdup (self->vad_model) : whisper_vad_default_path ();
   GST_OBJECT_UNLOCK (self);
@@ -1231,7 +1263,8 @@ load_vad (GstWhisperSink *self, WhisperVad **vad)
   }
   if (filter) {
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-        ("vad-filter=true needs the voice activity detector \"%s\": %s "
+        ("vad-filter=true and offline-mode=batched need the voice activity detector "
+            "\"%s\": %s "
             "(tools/fetch-model.sh silero-vad installs it; or set vad-model)", path,
             err->message), (NULL));
     return FALSE;

@@ -87,6 +87,7 @@ typedef struct {
   WhisperSegment *held;      /* CARRY_LAST_SEGMENT: the latest segment, not out yet */
   GArray *held_words;        /* CARRY_LAST_SEGMENT: words of segments not out yet */
   GPtrArray *segments;       /* CARRY_COMMIT: the call's segments, for the commit policy */
+  gboolean batched;          /* offline-mode=batched: no token events, words from segments */
   GstFlowReturn flow;
 } CallContext;
 
@@ -371,6 +372,22 @@ on_segment (WhisperSegment *segment, gpointer user_data)
 
   announce_language (ctx->self, segment->language);
 
+  if (ctx->batched && ctx->output == GST_WHISPER_OUTPUT_WORDS) {
+    /* no token events: the segment's words, with their word timestamps */
+    for (gsize i = 0; i < segment->n_words && ctx->flow == GST_FLOW_OK; i++) {
+      const WhisperWord *sw = &segment->words[i];
+      GstWhisperWord word = { 0, };
+      word.text = g_strstrip (g_strdup (sw->text));
+      word.start = sw->start;
+      word.end = sw->end;
+      word.avg_logprob = sw->probability > 0.0 ? log (sw->probability) : -INFINITY;
+      word.step = -1;
+      word.segment_start = segment->start;
+      if (*word.text)
+        push_word (ctx, &word);
+      gst_whisper_word_clear (&word);
+    }
+  }
   if (ctx->carry == GST_WHISPER_CARRY_COMMIT) {
     g_ptr_array_add (ctx->segments, segment);
     return TRUE;
@@ -504,6 +521,7 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   gint64 call_start_us;
   gsize done = 0;
   gboolean ok;
+  int batch_size;
 
   if (is_cancelled (self))
     return GST_FLOW_FLUSHING;
@@ -541,6 +559,16 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
     opts.vad_filter = TRUE;
   }
   ctx.vad_filter = opts.vad_filter;
+  /* offline-mode=batched: a drained run of file input, cut where the
+   * detector (vad-model) finds no speech */
+  ctx.batched = policy->offline == GST_WHISPER_OFFLINE_BATCHED && !policy->live
+      && region->carry == GST_WHISPER_CARRY_NONE;
+  batch_size = self->batch_size;
+  if (ctx.batched) {
+    opts.vad = self->vad;
+    opts.vad_filter = FALSE;
+    opts.word_timestamps |= output == GST_WHISPER_OUTPUT_WORDS;
+  }
   opts.language = self->language_code;
   gst_whisper_decoding_fill (&self->decoding, self->out.live, &opts, suppress);
   /* The prompt history would hold the text of a carried segment, which is
@@ -586,8 +614,15 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
       "%s", region->n_samples, GST_TIME_ARGS (gst_whisper_window_time_at (w, w->seek)),
       carry_name (region->carry));
   call_start_us = g_get_monotonic_time ();
-  ok = whisper_stream_transcribe (self->stream, gst_whisper_window_data (w),
-      region->n_samples, on_segment, &ctx, NULL, &err);
+  if (ctx.batched) {
+    /* offline-mode=batched: the whole run in pieces at once (the words of
+     * output=words come from the segments' word timestamps) */
+    ok = whisper_stream_transcribe_batched (self->stream, batch_size,
+        gst_whisper_window_data (w), region->n_samples, on_segment, &ctx, NULL, &err);
+  } else {
+    ok = whisper_stream_transcribe (self->stream, gst_whisper_window_data (w),
+        region->n_samples, on_segment, &ctx, NULL, &err);
+  }
   call_duration = (GstClockTime) (g_get_monotonic_time () - call_start_us) * GST_USECOND;
   whisper_stream_set_token_callback (self->stream, NULL, NULL);
   whisper_stream_get_stats (self->stream, &stats);

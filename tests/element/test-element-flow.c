@@ -110,7 +110,7 @@ read_file (const gchar *path)
   gchar *contents = NULL;
 
   fail_unless (g_file_get_contents (path, &contents, NULL, NULL), "cannot read %s", path);
-  return contents;
+  return g_steal_pointer (&contents);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -207,6 +207,41 @@ GST_START_TEST (test_tee_exact_prerolls)
 {
   check_tee ("exact", FALSE);
 }
+GST_END_TEST;
+
+/* `a` is in `text`, and `b` after it. */
+static gboolean
+appears_before (const gchar *text, const gchar *a, const gchar *b)
+{
+  const gchar *at = strstr (text, a);
+  return at && strstr (at + strlen (a), b) != NULL;
+}
+
+/* offline-mode=batched: the file cut where the detector finds no speech,
+ * its pieces decoded at once (gst-plugin/README.md); jfk.wav is one piece,
+ * so the same sentence, and with output=words one cue a word, in order,
+ * from the segments' word timestamps. */
+GST_START_TEST (test_offline_batched)
+{
+  g_autofree gchar *srt = plain_srt ("batched");
+  g_autofree gchar *src = decoded_jfk ();
+  g_autofree gchar *path = g_build_filename (tmpdir, "words.srt", NULL);
+  g_autofree gchar *desc = g_strdup_printf ("%s ! whispersink offline-mode=batched "
+      "batch-size=2 output=words ! srtenc ! filesink location=\"%s\"", src, path);
+  GstElement *p = launch (desc);
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  wait_eos (p, desc);
+  stop (p);
+  g_autofree gchar *words = read_file (path);
+  g_unlink (path);
+  guint cues = 0;
+  for (const gchar *c = words; (c = strstr (c, " --> ")); c++)
+    cues++;
+  /* 22 words, the punctuation attached */
+  fail_unless (cues >= 20 && cues <= 24, "%u word cues: %s", cues, words);
+  fail_unless (appears_before (words, "\nask\n", "\ncountry.\n"), "word order: %s", words);
+}
+
 GST_END_TEST;
 
 GST_START_TEST (test_tee_windowed_prerolls)
@@ -672,6 +707,7 @@ whispersink_flow_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_tee_exact_prerolls);
   tcase_add_test (tc, test_tee_windowed_prerolls);
+  tcase_add_test (tc, test_offline_batched);
   tcase_add_test (tc, test_tee_pause_prerolls_again);
   tcase_add_test (tc, test_live_synced_sink_does_not_stall_inference);
   tcase_add_test (tc, test_live_output_overflow_warns);
