@@ -12,17 +12,18 @@
  *   the batched pass): the token callbacks meet at a barrier at their
  *   first steps, so that the streams post their next steps together;
  * - beam search (several rows per stream: the batch holds several
- *   streams' beams).
+ *   streams' beams);
+ * - both at once (greedy and beam-search streams in the same passes).
  *
  * - a file in pieces (whisper_stream_transcribe_batched(), four pieces at a
  *   time, engine/whisper-batched.h) against the same pieces one at a time:
  *   the same segments, in the order of the input, within it.
  *
- * Paths: /batched-steps/cpu/{greedy,beam,file} (the CPU backend, 30-s windows)
- * and /batched-steps/cuda-emu/{greedy,beam} (the CUDA backend on the CPU
- * emulator of tests/gpu/emu/, module given by $WHISPER_CUDA_MODULE: two
- * short clips, 7.5-s windows, as a 30-s window takes the emulator minutes;
- * skipped when no module is given). */
+ * Paths: /batched-steps/cpu/{greedy,beam,mixed,file} (the CPU backend,
+ * 30-s windows) and /batched-steps/cuda-emu/mixed (the CUDA backend on the
+ * CPU emulator of tests/gpu/emu/, module given by $WHISPER_CUDA_MODULE: the
+ * first 3 s of two clips, 3-s windows, 12 tokens a window, as a 30-s window
+ * takes the emulator minutes; skipped when no module is given). */
 #include "whisper-engine-internal.h"
 #include "whisper-step-batcher.h"
 
@@ -151,8 +152,14 @@ assert_same_segments (const Job *job, GPtrArray *alone)
   }
 }
 
+typedef enum {
+  MODE_GREEDY,
+  MODE_BEAM,
+  MODE_MIXED,  /* greedy and beam-search streams in the same passes */
+} Mode;
+
 static void
-check_batched (WhisperDevice device, int encoder_context, gboolean beam)
+check_batched (WhisperDevice device, int encoder_context, Mode mode)
 {
   static const char *cpu_clips[] = { "names.wav", "numbers.wav", "contact.wav", "question.wav" };
   /* the emulator: the first 3 s of two clips, 3-s windows, 12 tokens a
@@ -162,8 +169,8 @@ check_batched (WhisperDevice device, int encoder_context, gboolean beam)
   const char **clips = cuda ? emu_clips : cpu_clips;
   /* beam search: three streams of five beams fill the CPU's 16 rows; the
    * CUDA module batches up to 8 rows, so two streams of three beams there */
-  const int n_jobs = cuda ? 2 : beam ? 3 : 4;
-  const int beam_size = beam ? (cuda ? 3 : 5) : 1;
+  const int n_jobs = cuda ? 2 : mode == MODE_BEAM ? 3 : 4;
+  const int beam_size = cuda ? 3 : 5;
 
   WhisperEngineOptions options;
   whisper_engine_options_init (&options);
@@ -173,16 +180,24 @@ check_batched (WhisperDevice device, int encoder_context, gboolean beam)
   g_autoptr (WhisperEngine) engine = whisper_engine_new (&options, &error);
   g_assert_no_error (error);
 
-  WhisperDecodeOptions decode;
-  whisper_decode_options_init (&decode);
-  if (beam)
-    whisper_decode_options_set_search_defaults (&decode);
-  decode.beam_size = beam_size;
-  decode.word_timestamps = !beam;
+  /* greedy streams with word timestamps (their steps capture attention),
+   * beam search without */
+  WhisperDecodeOptions greedy, search;
+  whisper_decode_options_init (&greedy);
+  greedy.word_timestamps = TRUE;
+  whisper_decode_options_init (&search);
+  whisper_decode_options_set_search_defaults (&search);
+  search.beam_size = beam_size;
   if (cuda)
-    decode.max_new_tokens = 12;
+    greedy.max_new_tokens = search.max_new_tokens = 12;
 
-  struct Barrier barrier = { .parties = n_jobs };
+  gboolean is_beam[4];
+  int n_greedy = 0;
+  for (int i = 0; i < n_jobs; i++) {
+    is_beam[i] = mode == MODE_BEAM || (mode == MODE_MIXED && i % 2 == 1);
+    n_greedy += !is_beam[i];
+  }
+  struct Barrier barrier = { .parties = n_greedy };
   g_mutex_init (&barrier.lock);
   g_cond_init (&barrier.cond);
   Job jobs[4] = { 0 };
@@ -194,7 +209,7 @@ check_batched (WhisperDevice device, int encoder_context, gboolean beam)
       jobs[i].n = MIN (jobs[i].n, 3 * WHISPER_SAMPLE_RATE);
     jobs[i].stream = whisper_stream_new (engine, &error);
     g_assert_no_error (error);
-    whisper_stream_set_options (jobs[i].stream, &decode);
+    whisper_stream_set_options (jobs[i].stream, is_beam[i] ? &search : &greedy);
     whisper_stream_set_token_callback (jobs[i].stream, on_token, &jobs[i]);
     jobs[i].segments = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
   }
@@ -214,7 +229,7 @@ check_batched (WhisperDevice device, int encoder_context, gboolean beam)
   whisper_step_batcher_counts (engine->steps, &passes0, &steps0);
   GThread *threads[4];
   for (int i = 0; i < n_jobs; i++) {
-    jobs[i].barrier = beam ? NULL : &barrier;
+    jobs[i].barrier = is_beam[i] ? NULL : &barrier;
     threads[i] = g_thread_new ("batched-steps", run_job, &jobs[i]);
   }
   guint64 batched = 0;
@@ -331,27 +346,26 @@ have_cuda_module (void)
 static void
 test_cpu_greedy (void)
 {
-  check_batched (WHISPER_DEVICE_CPU, 0, FALSE);
+  check_batched (WHISPER_DEVICE_CPU, 0, MODE_GREEDY);
 }
 
 static void
 test_cpu_beam (void)
 {
-  check_batched (WHISPER_DEVICE_CPU, 0, TRUE);
+  check_batched (WHISPER_DEVICE_CPU, 0, MODE_BEAM);
 }
 
 static void
-test_cuda_emu_greedy (void)
+test_cpu_mixed (void)
 {
-  if (have_cuda_module ())
-    check_batched (WHISPER_DEVICE_CUDA, 150, FALSE);
+  check_batched (WHISPER_DEVICE_CPU, 0, MODE_MIXED);
 }
 
 static void
-test_cuda_emu_beam (void)
+test_cuda_emu_mixed (void)
 {
   if (have_cuda_module ())
-    check_batched (WHISPER_DEVICE_CUDA, 150, TRUE);
+    check_batched (WHISPER_DEVICE_CUDA, 150, MODE_MIXED);
 }
 
 int
@@ -360,8 +374,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/batched-steps/cpu/greedy", test_cpu_greedy);
   g_test_add_func ("/batched-steps/cpu/beam", test_cpu_beam);
+  g_test_add_func ("/batched-steps/cpu/mixed", test_cpu_mixed);
   g_test_add_func ("/batched-steps/cpu/file", test_cpu_file);
-  g_test_add_func ("/batched-steps/cuda-emu/greedy", test_cuda_emu_greedy);
-  g_test_add_func ("/batched-steps/cuda-emu/beam", test_cuda_emu_beam);
+  g_test_add_func ("/batched-steps/cuda-emu/mixed", test_cuda_emu_mixed);
   return g_test_run ();
 }
