@@ -42,7 +42,7 @@ gboolean
 whisper_decoder_state_init (WhisperDecoderState *st, WhisperEngine *e, GError **error)
 {
   WhisperBackend *be = e->backend;
-  const size_t d = e->d, ctx = e->n_text_ctx;
+  const size_t d = e->d;
 
   st->n_layers = e->n_text_layer;
   st->self_len = e->n_text_ctx;
@@ -56,10 +56,28 @@ whisper_decoder_state_init (WhisperDecoderState *st, WhisperEngine *e, GError **
   }
   if (!alloc_self_caches (st, e, 1, error))
     return FALSE;
+  /* the work buffers are the engine's (whisper_decoder_work_init()) */
+  const WhisperDecoderWork *w = &e->dec_work;
+  st->x = w->x;
+  st->h = w->h;
+  st->qkv = w->qkv;
+  st->attn = w->attn;
+  st->q = w->q;
+  st->ffn = w->ffn;
+  st->sel = w->sel;
+  return TRUE;
+}
+
+gboolean
+whisper_decoder_work_init (WhisperEngine *e, GError **error)
+{
+  WhisperBackend *be = e->backend;
+  WhisperDecoderWork *w = &e->dec_work;
+  const size_t d = e->d, ctx = e->n_text_ctx;
   struct { float **p; size_t n; } plan[] = {
-    { &st->x, ctx * d }, { &st->h, ctx * d }, { &st->qkv, ctx * 3 * d },
-    { &st->attn, ctx * d }, { &st->q, ctx * d }, { &st->ffn, ctx * 4 * d },
-    { &st->sel, 2 * d },
+    { &w->x, ctx * d }, { &w->h, ctx * d }, { &w->qkv, ctx * 3 * d },
+    { &w->attn, ctx * d }, { &w->q, ctx * d }, { &w->ffn, ctx * 4 * d },
+    { &w->sel, 2 * d },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (plan); i++) {
     *plan[i].p = be->ops->alloc (be, plan[i].n, error);
@@ -67,6 +85,18 @@ whisper_decoder_state_init (WhisperDecoderState *st, WhisperEngine *e, GError **
       return FALSE;
   }
   return TRUE;
+}
+
+void
+whisper_decoder_work_clear (WhisperEngine *e)
+{
+  WhisperDecoderWork *w = &e->dec_work;
+  float **all[] = { &w->x, &w->h, &w->qkv, &w->attn, &w->q, &w->ffn, &w->sel };
+  for (gsize i = 0; i < G_N_ELEMENTS (all); i++) {
+    if (*all[i])
+      e->backend->ops->free (e->backend, *all[i]);
+    *all[i] = NULL;
+  }
 }
 
 gboolean
@@ -95,12 +125,8 @@ whisper_decoder_state_clear (WhisperDecoderState *st, WhisperEngine *e)
       be->ops->free (be, st->cross_kv[l]);
   g_clear_pointer (&st->self_kv, g_free);
   g_clear_pointer (&st->cross_kv, g_free);
-  float **all[] = { &st->x, &st->h, &st->qkv, &st->attn, &st->q, &st->ffn, &st->sel };
-  for (gsize i = 0; i < G_N_ELEMENTS (all); i++) {
-    if (*all[i])
-      be->ops->free (be, *all[i]);
-    *all[i] = NULL;
-  }
+  /* (the work buffers are the engine's) */
+  st->x = st->h = st->qkv = st->attn = st->q = st->ffn = st->sel = NULL;
 }
 
 void

@@ -24,6 +24,15 @@ typedef struct _WhisperAlignCapture WhisperAlignCapture;
 typedef struct _WhisperDecoderPool WhisperDecoderPool;
 typedef struct _WhisperStepBatcher WhisperStepBatcher;
 
+/* The decoder's work buffers of a forward pass over one state (backend
+ * memory: [n_text_ctx, d | 3d | 4d], sel [2, d]), sized once from the
+ * cached constants. Nothing in them outlives a pass (a pass's results are
+ * the state's caches and logits), and passes run under the compute lock,
+ * so one set serves every decoder state of the engine. */
+typedef struct {
+  float *x, *h, *qkv, *attn, *q, *ffn, *sel;
+} WhisperDecoderWork;
+
 /* Encoder work buffers (backend memory), sized once from the cached
  * maximum encoder length. Used under the engine's compute lock. */
 typedef struct {
@@ -71,6 +80,7 @@ struct _WhisperEngine {
   WhisperAlignmentHeads align_heads;  /* word timestamps (whisper-alignment.h) */
 
   WhisperDecoderPool *decoders;  /* decoder states lent to streams (whisper-decoder-pool.h) */
+  WhisperDecoderWork dec_work;   /* the decoder's work buffers, shared by every state */
   WhisperStepBatcher *steps;     /* the streams' decode steps, batched (whisper-step-batcher.h) */
 };
 
@@ -86,8 +96,8 @@ typedef struct {
                                 together (beams, best-of samples); at least 1 */
   float **self_kv;           /* per layer [n_slots, self_len, 2d]: k | v of each slot */
   float **cross_kv;          /* per layer [cross_len, 2d]: k | v, shared by every slot */
-  float *x, *h, *qkv, *attn, *q, *ffn;  /* [n_text_ctx, d|3d|4d] */
-  float *sel;                /* [2, d] rows whose logits are wanted */
+  float *x, *h, *qkv, *attn, *q, *ffn;  /* [n_text_ctx, d|3d|4d]: the engine's dec_work */
+  float *sel;                /* [2, d] rows whose logits are wanted (dec_work too) */
   float *logits;             /* [max(2, n_slots), n_vocab] */
   int last_cross_key_length;
   /* Word timestamps: when set, the decoder hands every layer's
@@ -112,6 +122,8 @@ void whisper_encoder_run (WhisperEngine *engine, int T);
 void whisper_engine_load_window (WhisperEngine *e, const float *mel, gsize stride, gsize first,
                                  int n_frames, int T, float *host_window);
 
+gboolean whisper_decoder_work_init (WhisperEngine *engine, GError **error);
+void whisper_decoder_work_clear (WhisperEngine *engine);
 gboolean whisper_decoder_state_init (WhisperDecoderState *st, WhisperEngine *engine,
                                      GError **error);
 void whisper_decoder_state_clear (WhisperDecoderState *st, WhisperEngine *engine);

@@ -291,6 +291,8 @@ whisper_engine_new (const WhisperEngineOptions *options, GError **error)
     return NULL;
   if (!whisper_encoder_buffers_init (e, error))
     return NULL;
+  if (!whisper_decoder_work_init (e, error))
+    return NULL;
   e->steps = whisper_step_batcher_new (e, error);
   if (!e->steps)
     return NULL;
@@ -315,6 +317,7 @@ whisper_engine_unref (WhisperEngine *e)
   if (e->backend) {
     whisper_decoder_pool_free (e->decoders, e);
     whisper_step_batcher_free (e->steps, e);
+    whisper_decoder_work_clear (e);
     whisper_encoder_buffers_clear (e);
     whisper_device_weights_free (e->weights);
     if (e->backend->ops->logits_release)
