@@ -392,6 +392,9 @@ whisper_stream_free (WhisperStream *s)
   if (!s)
     return;
   WhisperBackend *be = s->engine->backend;
+  /* (a stream freed while the step batcher expects it back would have every
+   * later pass wait for it) */
+  whisper_step_batcher_leave (s->engine->steps, &s->step_member);
   if (be->ops->logits_release)
     be->ops->logits_release (be, &s->logit_config);
   if (s->lease && s->lease_thread == g_thread_self ())
