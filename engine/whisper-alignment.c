@@ -284,14 +284,16 @@ whisper_align_window (WhisperDecoderState *st, WhisperEngine *e, const gint32 *s
 
   /* text_token_probs: softmax over the text vocabulary (ids < eot) at
    * positions n_sot + t, taken at text[t]; two rows at a time through the
-   * decoder's logit buffers (st->x holds every row's final residual). */
+   * decoder's logit buffers (the work buffer x holds every row's final
+   * residual). */
+  const WhisperDecoderWork *work = &e->dec_work;
   g_autofree float *host_logits = g_new (float, (size_t) 2 * V);
   for (int t = 0; t < n_text; t += 2) {
     const int rows = MIN (2, n_text - t);
-    op->copy_rows (be, st->sel, d, st->x + (size_t) (n_sot + t) * d, d, rows, d);
-    op->layer_norm (be, st->h, st->sel, e->weights->ln.gamma, e->weights->ln.beta, rows, d,
+    op->copy_rows (be, work->sel, d, work->x + (size_t) (n_sot + t) * d, d, rows, d);
+    op->layer_norm (be, work->h, work->sel, e->weights->ln.gamma, e->weights->ln.beta, rows, d,
                     LN_EPS);
-    op->linear (be, st->logits, V, st->h, d, &e->weights->token_embedding, NULL, rows,
+    op->linear (be, st->logits, V, work->h, d, &e->weights->token_embedding, NULL, rows,
                 WHISPER_LINEAR_DEFAULT);
     op->download (be, host_logits, st->logits, (size_t) rows * V * sizeof (float));
     op->sync (be);

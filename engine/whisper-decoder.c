@@ -54,18 +54,8 @@ whisper_decoder_state_init (WhisperDecoderState *st, WhisperEngine *e, GError **
     if (!st->cross_kv[l])
       return FALSE;
   }
-  if (!alloc_self_caches (st, e, 1, error))
-    return FALSE;
-  /* the work buffers are the engine's (whisper_decoder_work_init()) */
-  const WhisperDecoderWork *w = &e->dec_work;
-  st->x = w->x;
-  st->h = w->h;
-  st->qkv = w->qkv;
-  st->attn = w->attn;
-  st->q = w->q;
-  st->ffn = w->ffn;
-  st->sel = w->sel;
-  return TRUE;
+  /* (the work buffers of its passes are the engine's: e->dec_work) */
+  return alloc_self_caches (st, e, 1, error);
 }
 
 gboolean
@@ -125,8 +115,6 @@ whisper_decoder_state_clear (WhisperDecoderState *st, WhisperEngine *e)
       be->ops->free (be, st->cross_kv[l]);
   g_clear_pointer (&st->self_kv, g_free);
   g_clear_pointer (&st->cross_kv, g_free);
-  /* (the work buffers are the engine's) */
-  st->x = st->h = st->qkv = st->attn = st->q = st->ffn = st->sel = NULL;
 }
 
 void
@@ -143,24 +131,15 @@ whisper_decoder_set_audio (WhisperDecoderState *st, WhisperEngine *e, int T)
   }
 }
 
-/* A forward pass's work buffers: the state's own ([n_text_ctx, .] rows,
- * its logits), for passes of one state. */
-static WhisperStepBuffers
-state_buffers (WhisperDecoderState *st)
-{
-  WhisperStepBuffers b = { .max_rows = st->self_len, .x = st->x, .h = st->h, .qkv = st->qkv,
-                           .attn = st->attn, .q = st->q, .ffn = st->ffn, .logits = st->logits };
-  return b;
-}
-
-/* The second half of decoder layer l over the n rows of b->x, which are
+/* The second half of decoder layer l over the n rows of e->dec_work.x, which are
  * the rows of parts[0..n_parts) in order: cross-attention of each part over
  * its own state's cross K/V, then the MLP (both residual). A part with
  * `capture` hands its queries to its state's alignment capture (when set). */
 static void
-cross_attention_and_mlp (WhisperEngine *e, const WhisperStepBuffers *b,
-                         const WhisperStepRows *parts, int n_parts, int l, int n)
+cross_attention_and_mlp (WhisperEngine *e, const WhisperStepRows *parts, int n_parts, int l,
+                         int n)
 {
+  const WhisperDecoderWork *b = &e->dec_work;
   WhisperBackend *be = e->backend;
   const WhisperBackendOps *op = be->ops;
   const WhisperDeviceLayer *L = &e->weights->decoder_layers[l];
@@ -197,32 +176,32 @@ whisper_decoder_forward (WhisperDecoderState *st, WhisperEngine *e, const gint32
   const WhisperBackendOps *op = be->ops;
   const WhisperDeviceWeights *w = e->weights;
   const int d = e->d, n_head = e->n_text_head, d_head = d / n_head;
-  const WhisperStepBuffers b = state_buffers (st);
+  const WhisperDecoderWork *b = &e->dec_work;
   const WhisperStepRows whole = { .st = st, .n_rows = n, .capture = TRUE };
 
   g_return_if_fail (pos0 + n <= st->self_len && n_rows <= 2);
 
-  op->embed (be, st->x, &w->token_embedding, w->decoder_positional, tokens, n, pos0, d);
+  op->embed (be, b->x, &w->token_embedding, w->decoder_positional, tokens, n, pos0, d);
   for (int l = 0; l < st->n_layers; l++) {
     const WhisperDeviceLayer *L = &w->decoder_layers[l];
     float *kv = st->self_kv[l];
 
-    op->layer_norm (be, st->h, st->x, L->attn_ln.gamma, L->attn_ln.beta, n, d, LN_EPS);
-    op->linear (be, st->qkv, 3 * d, st->h, d, &L->attn_qkv.w, L->attn_qkv.bias, n,
+    op->layer_norm (be, b->h, b->x, L->attn_ln.gamma, L->attn_ln.beta, n, d, LN_EPS);
+    op->linear (be, b->qkv, 3 * d, b->h, d, &L->attn_qkv.w, L->attn_qkv.bias, n,
                 WHISPER_LINEAR_DEFAULT);
-    op->copy_rows (be, kv + (size_t) pos0 * 2 * d, 2 * d, st->qkv + d, 3 * d, n, 2 * d);
-    op->attention (be, st->attn, d, st->qkv, 3 * d, kv, kv + d, 2 * d, n, pos0 + n, n_head,
+    op->copy_rows (be, kv + (size_t) pos0 * 2 * d, 2 * d, b->qkv + d, 3 * d, n, 2 * d);
+    op->attention (be, b->attn, d, b->qkv, 3 * d, kv, kv + d, 2 * d, n, pos0 + n, n_head,
                    d_head, pos0);
-    op->linear (be, st->x, d, st->attn, d, &L->attn_out.w, L->attn_out.bias, n,
+    op->linear (be, b->x, d, b->attn, d, &L->attn_out.w, L->attn_out.bias, n,
                 WHISPER_LINEAR_ACCUMULATE);
 
-    cross_attention_and_mlp (e, &b, &whole, 1, l, n);
+    cross_attention_and_mlp (e, &whole, 1, l, n);
   }
 
   for (int r = 0; r < n_rows; r++)
-    op->copy_rows (be, st->sel + (size_t) r * d, d, st->x + (size_t) rows[r] * d, d, 1, d);
-  op->layer_norm (be, st->h, st->sel, w->ln.gamma, w->ln.beta, n_rows, d, LN_EPS);
-  op->linear (be, st->logits, e->n_vocab, st->h, d, &w->token_embedding, NULL, n_rows,
+    op->copy_rows (be, b->sel + (size_t) r * d, d, b->x + (size_t) rows[r] * d, d, 1, d);
+  op->layer_norm (be, b->h, b->sel, w->ln.gamma, w->ln.beta, n_rows, d, LN_EPS);
+  op->linear (be, st->logits, e->n_vocab, b->h, d, &w->token_embedding, NULL, n_rows,
               WHISPER_LINEAR_DEFAULT);
 }
 
@@ -234,7 +213,7 @@ slot_cache (const WhisperDecoderState *st, int l, int slot, int d)
 }
 
 void
-whisper_decoder_forward_batch (WhisperEngine *e, const WhisperStepBuffers *buffers,
+whisper_decoder_forward_batch (WhisperEngine *e, float *batch_logits, int batch_rows,
                                const WhisperStepRows *parts, int n_parts)
 {
   WhisperBackend *be = e->backend;
@@ -242,16 +221,16 @@ whisper_decoder_forward_batch (WhisperEngine *e, const WhisperStepBuffers *buffe
   const WhisperDeviceWeights *w = e->weights;
   const int d = e->d, n_head = e->n_text_head, d_head = d / n_head;
   const size_t V = e->n_vocab;
-  /* one part: its state's own buffers (the logits land where they belong) */
-  const WhisperStepBuffers own = n_parts == 1 ? state_buffers (parts[0].st) : (WhisperStepBuffers) { 0 };
-  const WhisperStepBuffers *b = n_parts == 1 ? &own : buffers;
+  const WhisperDecoderWork *b = &e->dec_work;
+  /* one part: its logits land in its state's buffer at once */
+  float *logits = n_parts == 1 ? parts[0].st->logits : batch_logits;
   int n = 0;
   for (int p = 0; p < n_parts; p++) {
     g_return_if_fail (parts[p].n_rows >= 1 && parts[p].n_rows <= parts[p].st->n_slots &&
                       parts[p].pos < parts[p].st->self_len);
     n += parts[p].n_rows;
   }
-  g_return_if_fail (n_parts >= 1 && n <= b->max_rows);
+  g_return_if_fail (n_parts >= 1 && n <= e->n_text_ctx && (n_parts == 1 || n <= batch_rows));
 
   /* each row at its own stream's position: one embedding call per row */
   for (int p = 0, r = 0; p < n_parts; p++)
@@ -277,15 +256,15 @@ whisper_decoder_forward_batch (WhisperEngine *e, const WhisperStepBuffers *buffe
     op->linear (be, b->x, d, b->attn, d, &L->attn_out.w, L->attn_out.bias, n,
                 WHISPER_LINEAR_ACCUMULATE);
 
-    cross_attention_and_mlp (e, b, parts, n_parts, l, n);
+    cross_attention_and_mlp (e, parts, n_parts, l, n);
   }
   op->layer_norm (be, b->h, b->x, w->ln.gamma, w->ln.beta, n, d, LN_EPS);
-  op->linear (be, b->logits, e->n_vocab, b->h, d, &w->token_embedding, NULL, n,
+  op->linear (be, logits, e->n_vocab, b->h, d, &w->token_embedding, NULL, n,
               WHISPER_LINEAR_DEFAULT);
-  if (b == &own)
+  if (n_parts == 1)
     return;
   for (int p = 0, r = 0; p < n_parts; r += parts[p].n_rows, p++)
-    op->copy_rows (be, parts[p].st->logits, V, b->logits + r * V, V, parts[p].n_rows, V);
+    op->copy_rows (be, parts[p].st->logits, V, logits + r * V, V, parts[p].n_rows, V);
 }
 
 void

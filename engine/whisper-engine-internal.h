@@ -96,8 +96,6 @@ typedef struct {
                                 together (beams, best-of samples); at least 1 */
   float **self_kv;           /* per layer [n_slots, self_len, 2d]: k | v of each slot */
   float **cross_kv;          /* per layer [cross_len, 2d]: k | v, shared by every slot */
-  float *x, *h, *qkv, *attn, *q, *ffn;  /* [n_text_ctx, d|3d|4d]: the engine's dec_work */
-  float *sel;                /* [2, d] rows whose logits are wanted (dec_work too) */
   float *logits;             /* [max(2, n_slots), n_vocab] */
   int last_cross_key_length;
   /* Word timestamps: when set, the decoder hands every layer's
@@ -157,23 +155,18 @@ typedef struct {
   gboolean capture;
 } WhisperStepRows;
 
-/* Work buffers of a decode step over several states (backend memory):
- * [max_rows, d | 3d | 4d] and logits [max_rows, n_vocab]. */
-typedef struct {
-  int max_rows;
-  float *x, *h, *qkv, *attn, *q, *ffn, *logits;
-} WhisperStepBuffers;
-
 /* One decode step of the rows of parts[0..n_parts) (several streams'
- * states at their own positions) as one forward pass: every linear layer
- * reads its weight once for all the rows, the attention of each part runs
- * over its own caches. The logits of part p's row i are left in
- * parts[p].st->logits + i * n_vocab. A single part runs in its state's own
- * buffers (`buffers` unused, may be NULL); several need `buffers` with room
- * for all their rows. On a backend whose linear gives every row the bits of
- * its one-row call for up to max_exact_rows rows (WhisperBackend), every
- * part then gets the logits it gets alone. Caller holds the compute lock. */
-void whisper_decoder_forward_batch (WhisperEngine *engine, const WhisperStepBuffers *buffers,
+ * states at their own positions) as one forward pass in the engine's work
+ * buffers (at most n_text_ctx rows): every linear layer reads its weight
+ * once for all the rows, the attention of each part runs over its own
+ * caches. The logits of part p's row i are left in
+ * parts[p].st->logits + i * n_vocab. A single part writes them there
+ * directly; several go through batch_logits ([batch_rows, n_vocab], room for
+ * all their rows; unused, may be NULL, for one part). On a backend whose
+ * linear gives every row the bits of its one-row call for up to
+ * max_exact_rows rows (WhisperBackend), every part then gets the logits it
+ * gets alone. Caller holds the compute lock. */
+void whisper_decoder_forward_batch (WhisperEngine *engine, float *batch_logits, int batch_rows,
                                     const WhisperStepRows *parts, int n_parts);
 /* Copies the first n_positions rows of slot src's self-attention caches
  * into slot dst (a beam that takes over another beam's history). */

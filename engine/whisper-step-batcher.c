@@ -20,7 +20,9 @@ struct _WhisperStepBatcher {
   StepRequest *posted, *posted_last;  /* in order of posting */
   int n_expected;     /* streams of the last pass that have not posted or left since */
   gboolean running;   /* a pass is being run (parts and taken belong to its runner) */
-  WhisperStepBuffers buffers;
+  int max_rows;            /* the backend's max_exact_rows */
+  float *logits;           /* [max_rows, n_vocab]: a pass's logits, before they go to the states
+                              (its other work buffers are the engine's dec_work) */
   WhisperStepRows *parts;  /* [max_rows]: the pass's parts */
   StepRequest **taken;     /* [max_rows]: their requests */
   gint64 last_pass_us;     /* how long the last pass took */
@@ -32,24 +34,17 @@ whisper_step_batcher_new (WhisperEngine *e, GError **error)
 {
   WhisperBackend *be = e->backend;
   WhisperStepBatcher *b = g_new0 (WhisperStepBatcher, 1);
-  const int rows = MAX (1, be->max_exact_rows);
-  const size_t d = e->d;
+  /* (the engine's work buffers hold n_text_ctx rows, more than any pass) */
+  const int rows = CLAMP (be->max_exact_rows, 1, e->n_text_ctx);
   g_mutex_init (&b->lock);
   g_cond_init (&b->cond);
-  b->buffers.max_rows = rows;
+  b->max_rows = rows;
   b->parts = g_new0 (WhisperStepRows, rows);
   b->taken = g_new0 (StepRequest *, rows);
-  struct { float **p; size_t n; } plan[] = {
-    { &b->buffers.x, rows * d }, { &b->buffers.h, rows * d }, { &b->buffers.qkv, rows * 3 * d },
-    { &b->buffers.attn, rows * d }, { &b->buffers.q, rows * d }, { &b->buffers.ffn, rows * 4 * d },
-    { &b->buffers.logits, (size_t) rows * e->n_vocab },
-  };
-  for (gsize i = 0; i < G_N_ELEMENTS (plan); i++) {
-    *plan[i].p = be->ops->alloc (be, plan[i].n, error);
-    if (!*plan[i].p) {
-      whisper_step_batcher_free (b, e);
-      return NULL;
-    }
+  b->logits = be->ops->alloc (be, (size_t) rows * e->n_vocab, error);
+  if (!b->logits) {
+    whisper_step_batcher_free (b, e);
+    return NULL;
   }
   return b;
 }
@@ -60,11 +55,8 @@ whisper_step_batcher_free (WhisperStepBatcher *b, WhisperEngine *e)
   if (!b)
     return;
   g_warn_if_fail (!b->posted && !b->running);
-  float *all[] = { b->buffers.x, b->buffers.h, b->buffers.qkv, b->buffers.attn, b->buffers.q,
-                   b->buffers.ffn, b->buffers.logits };
-  for (gsize i = 0; i < G_N_ELEMENTS (all); i++)
-    if (all[i])
-      e->backend->ops->free (e->backend, all[i]);
+  if (b->logits)
+    e->backend->ops->free (e->backend, b->logits);
   g_free (b->parts);
   g_free (b->taken);
   g_mutex_clear (&b->lock);
@@ -114,7 +106,7 @@ batcher_locked_take (WhisperStepBatcher *b)
   int n = 0, rows = 0;
   while (b->posted) {
     StepRequest *req = b->posted;
-    if (n > 0 && rows + req->rows->n_rows > b->buffers.max_rows)
+    if (n > 0 && rows + req->rows->n_rows > b->max_rows)
       break;
     b->posted = req->next;
     if (!b->posted)
@@ -158,7 +150,7 @@ batcher_locked_run_pass (WhisperStepBatcher *b, WhisperEngine *e)
   const int n = batcher_locked_take (b);
   g_mutex_unlock (&b->lock);
   const gint64 t0 = g_get_monotonic_time ();
-  whisper_decoder_forward_batch (e, &b->buffers, b->parts, n);
+  whisper_decoder_forward_batch (e, b->logits, b->max_rows, b->parts, n);
   const gint64 took = g_get_monotonic_time () - t0;
   whisper_turn_lock_release (&e->compute_lock);
   g_mutex_lock (&b->lock);

@@ -43,7 +43,7 @@ G_BEGIN_DECLS
  * step needs too. */
 #define WHISPER_STEP_BATCHER_WAIT_US 100000
 
-/* With buffers for the backend's max_exact_rows rows. */
+/* For passes of up to the backend's max_exact_rows rows. */
 WhisperStepBatcher *whisper_step_batcher_new (WhisperEngine *engine, GError **error);
 void whisper_step_batcher_free (WhisperStepBatcher *batcher, WhisperEngine *engine);
 
