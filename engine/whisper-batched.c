@@ -6,8 +6,6 @@
 #include "whisper-batched.h"
 
 #include "whisper-engine-internal.h"
-#include "whisper-pcm.h"
-#include "whisper-speech-gate.h"
 #include "whisper-vad-filter.h"
 
 #include <string.h>
@@ -332,34 +330,20 @@ whisper_stream_transcribe_batched (WhisperStream *s, int batch_size, const float
 {
   WhisperEngine *e;
   const gint *cancelled;
-  const WhisperDecodeOptions *options = whisper_stream_begin_batched (s, &e, &cancelled, error);
+  g_autofree float *fixed = NULL;
+  gboolean quiet;
+  const WhisperDecodeOptions *options =
+      whisper_stream_begin_batched (s, &pcm, n_samples, &fixed, segments_out, &quiet, &e,
+                                    &cancelled, error);
   if (!options)
     return FALSE;
-  if (n_samples > 0 && !pcm) {
-    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_AUDIO,
-                 "no audio buffer given for %zu samples", n_samples);
-    return FALSE;
-  }
-  WhisperStreamStats *stats = whisper_stream_batched_stats (s);
-  /* the input boundary: whisper-pcm.h */
-  g_autofree float *fixed = NULL;
-  WhisperPcmFixes fixes = { 0, 0 };
-  pcm = whisper_pcm_sanitize (pcm, n_samples, &fixed, &fixes);
-  stats->samples_non_finite += fixes.non_finite;
-  stats->samples_clipped += fixes.clipped;
-  /* input quieter than the silence threshold: a silent window, no detector
-   * run (as the vad_filter path counts it) */
-  if (n_samples > 0 && !whisper_gate_is_loud_enough (pcm, n_samples, options->silence_threshold_db)) {
-    stats->windows_silent++;
-    if (segments_out)
-      *segments_out = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
+  if (quiet)
     return TRUE;
-  }
   WhisperBatchedResult result;
   const gboolean ok = whisper_batched_transcribe (e, options, batch_size, cancelled, pcm,
                                                   n_samples, segment_func, user_data,
                                                   segments_out, &result, error);
-  add_stats (stats, &result.stats);
+  add_stats (whisper_stream_batched_stats (s), &result.stats);
   whisper_stream_set_batched_language (s, result.language, result.language_probability);
   return ok;
 }

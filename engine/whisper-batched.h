@@ -44,10 +44,18 @@ gboolean whisper_batched_transcribe (WhisperEngine *engine, const WhisperDecodeO
                                      WhisperBatchedResult *result, GError **error);
 
 /* whisper-stream.c's side of whisper_stream_transcribe_batched() (defined
- * there, as they reach into the stream): the start of a call (the cancel
- * flag cleared, the options resolved), which gives the engine, the
- * stream's options and its cancel flag; its counters; the language found. */
+ * there, as they reach into the stream): the start of a call, as
+ * whisper_stream_transcribe() starts (the cancel flag cleared, the options
+ * resolved, *pcm sanitised, *fixed owning a copy when one was made; input
+ * quieter than the silence threshold is a silent window: *quiet, and
+ * segments_out set), which gives the engine, the stream's options and its
+ * cancel flag (NULL with `error` set on failure); its counters; the
+ * language found. */
 const WhisperDecodeOptions *whisper_stream_begin_batched (WhisperStream *stream,
+                                                          const float **pcm, gsize n_samples,
+                                                          float **fixed,
+                                                          GPtrArray **segments_out,
+                                                          gboolean *quiet,
                                                           WhisperEngine **engine,
                                                           const gint **cancelled,
                                                           GError **error);

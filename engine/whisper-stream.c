@@ -1393,45 +1393,64 @@ free_segments (GPtrArray *segments)
   g_ptr_array_set_size (segments, 0);
 }
 
-gboolean
-whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
-                           WhisperSegmentFunc segment_func, gpointer user_data,
-                           GPtrArray **segments_out, GError **error)
+/* The start of every transcription call: the cancel flag cleared, what
+ * the options need checked and resolved, and the input boundary
+ * (whisper-pcm.h): *pcm is then the sanitised input (*fixed owns it when it
+ * is a copy). */
+static gboolean
+begin_call (WhisperStream *s, const float **pcm, gsize n_samples, float **fixed, GError **error)
 {
-  WhisperEngine *e = s->engine;
   g_atomic_int_set (&s->cancelled, 0);
   /* word timestamps need alignment heads (whisper-alignment.h) */
-  if (s->options.word_timestamps && !whisper_alignment_heads_check (e, error))
+  if (s->options.word_timestamps && !whisper_alignment_heads_check (s->engine, error))
     return FALSE;
-  if (n_samples > 0 && !pcm) {
+  if (n_samples > 0 && !*pcm) {
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_AUDIO,
                  "no audio buffer given for %zu samples", n_samples);
     return FALSE;
   }
   if (!prepare_transcription (s, error))
     return FALSE;
-
-  /* the input boundary: whisper-pcm.h */
-  g_autofree float *fixed = NULL;
   WhisperPcmFixes fixes = { 0, 0 };
-  pcm = whisper_pcm_sanitize (pcm, n_samples, &fixed, &fixes);
+  *pcm = whisper_pcm_sanitize (*pcm, n_samples, fixed, &fixes);
   s->stats.samples_non_finite += fixes.non_finite;
   s->stats.samples_clipped += fixes.clipped;
+  return TRUE;
+}
+
+/* Input quieter than the silence threshold, before a transcription that
+ * would run the detector over all of it: a silent window, neither the
+ * detector nor the model runs (counted as the window loop counts it); TRUE
+ * (and no segments) when it is. */
+static gboolean
+skip_quiet_input (WhisperStream *s, const float *pcm, gsize n_samples, GPtrArray **segments_out)
+{
+  if (n_samples == 0 ||
+      whisper_gate_is_loud_enough (pcm, n_samples, s->options.silence_threshold_db))
+    return FALSE;
+  s->stats.windows_silent++;
+  if (segments_out)
+    *segments_out = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
+  return TRUE;
+}
+
+gboolean
+whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
+                           WhisperSegmentFunc segment_func, gpointer user_data,
+                           GPtrArray **segments_out, GError **error)
+{
+  WhisperEngine *e = s->engine;
+  g_autofree float *fixed = NULL;
+  if (!begin_call (s, &pcm, n_samples, &fixed, error))
+    return FALSE;
 
   /* faster-whisper's vad_filter (whisper-vad-filter.h): transcribes the
    * speech regions' concatenation by calling back into this function with
    * vad_filter off, then maps the times back. */
   if (s->options.vad_filter && !s->options.clip_timestamps) {
-    /* Input quieter than the silence threshold is a silent window: neither
-     * the detector nor the model runs (counted as the loop below counts
-     * it; a live caller decodes every chunk of silence so) */
-    if (s->options.vad && n_samples > 0
-        && !whisper_gate_is_loud_enough (pcm, n_samples, s->options.silence_threshold_db)) {
-      s->stats.windows_silent++;
-      if (segments_out)
-        *segments_out = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
+    /* (a live caller decodes every chunk of silence so) */
+    if (s->options.vad && skip_quiet_input (s, pcm, n_samples, segments_out))
       return TRUE;
-    }
     return whisper_vad_filter_transcribe (s, &s->options, &s->token_func, &s->token_data,
                                           whisper_stream_transcribe, pcm, n_samples,
                                           segment_func, user_data, segments_out, error);
@@ -1594,14 +1613,14 @@ whisper_stream_transcribe (WhisperStream *s, const float *pcm, gsize n_samples,
 /* ---- for whisper-batched.c (whisper-batched.h) ------------------------- */
 
 const WhisperDecodeOptions *
-whisper_stream_begin_batched (WhisperStream *s, WhisperEngine **engine, const gint **cancelled,
-                              GError **error)
+whisper_stream_begin_batched (WhisperStream *s, const float **pcm, gsize n_samples, float **fixed,
+                              GPtrArray **segments_out, gboolean *quiet, WhisperEngine **engine,
+                              const gint **cancelled, GError **error)
 {
-  g_atomic_int_set (&s->cancelled, 0);
-  if (s->options.word_timestamps && !whisper_alignment_heads_check (s->engine, error))
+  *quiet = FALSE;
+  if (!begin_call (s, pcm, n_samples, fixed, error))
     return NULL;
-  if (!prepare_transcription (s, error))
-    return NULL;
+  *quiet = skip_quiet_input (s, *pcm, n_samples, segments_out);
   *engine = s->engine;
   *cancelled = &s->cancelled;
   return &s->options;
