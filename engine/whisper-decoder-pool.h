@@ -2,8 +2,8 @@
  * one window at a time.
  *
  * A decoder state (whisper-engine-internal.h: the self- and cross-attention
- * KV caches and the work buffers of a forward pass, with its decode-step
- * graph) holds nothing a stream needs between two windows: a window's
+ * KV caches and logits, with its decode-step graph; the work buffers of
+ * its passes are the engine's) holds nothing a stream needs between two windows: a window's
  * audio overwrites the cross K/V and its prompt pass every self-attention
  * row a later step reads. So the engine keeps the states and a stream
  * borrows one for each window (and for language detection): an idle stream
@@ -12,7 +12,7 @@
  * decode at once is whisper-stream.c's choice (lease_decoder_locked(): as
  * many as one batch of decode steps takes, whisper-step-batcher.h); a
  * state is never refused, only waited for. On the CPU backend a state of
- * tiny.en is about 55 MB at five beams, most of the memory a stream
+ * tiny.en is about 47 MB at five beams, most of the memory a stream
  * costs. */
 #pragma once
 

@@ -84,7 +84,7 @@ struct _WhisperEngine {
   WhisperStepBatcher *steps;     /* the streams' decode steps, batched (whisper-step-batcher.h) */
 };
 
-/* Decoder state of one stream: KV caches and work buffers, backend memory,
+/* Decoder state of one stream: KV caches and logits, backend memory,
  * sized from the engine's cached constants when the stream is created. */
 typedef struct {
   int n_layers;

@@ -749,7 +749,7 @@ warm_up_decoder_locked (WhisperStream *s, GError **error)
  * encodes its window while the others decode; at least 2, at most
  * LEASE_MAX_DECODING. A stream that finds that many decoding waits for
  * one of them, in turn, up to LEASE_WAIT_US: more would not share the passes (so
- * not go faster) but would each hold a decoder state (55 MB for tiny.en at
+ * not go faster) but would each hold a decoder state (47 MB for tiny.en at
  * five beams). The wait is bounded, and a thread that holds a state
  * already never waits (a token callback that runs another stream of the
  * engine, or a pipeline in which one element's output waits for another's
