@@ -11,6 +11,7 @@
 
 static char *opt_model;
 static char *opt_device = "auto";
+static char *opt_precision = "exact";
 static int opt_threads;
 static int opt_encoder_context;
 static int opt_channel = -1;
@@ -80,6 +81,9 @@ static GOptionEntry entries[] = {
     "CTranslate2 model directory or whisper.cpp ggml file (default: the installed tiny.en)", "PATH" },
   { "device", 'd', 0, G_OPTION_ARG_STRING, &opt_device, "auto, cpu or cuda (default auto)", "DEV" },
   { "threads", 't', 0, G_OPTION_ARG_INT, &opt_threads, "CPU threads (default: every core)", "N" },
+  { "precision", 0, 0, G_OPTION_ARG_STRING, &opt_precision,
+    "CPU matrix products: exact (float32, faster-whisper float32's tokens; default) or fast "
+    "(encoder and prompt passes in bfloat16 on oneDNN: AMX or AVX512-BF16)", "P" },
   { "encoder-context", 0, 0, G_OPTION_ARG_INT, &opt_encoder_context,
     "encoder frames per window, 1..1500 (default: the model's; shorter is faster)", "N" },
   { "channel", 'c', 0, G_OPTION_ARG_INT, &opt_channel,
@@ -275,6 +279,21 @@ parse_device (const char *name, WhisperDevice *device, GError **error)
   return TRUE;
 }
 
+static gboolean
+parse_precision (const char *name, WhisperPrecision *precision, GError **error)
+{
+  if (g_str_equal (name, "exact"))
+    *precision = WHISPER_PRECISION_EXACT;
+  else if (g_str_equal (name, "fast"))
+    *precision = WHISPER_PRECISION_FAST;
+  else {
+    g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                 "--precision: '%s' is not one of exact, fast", name);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static void
 format_time (char *buf, gsize size, double t, char sep)
 {
@@ -439,7 +458,8 @@ main (int argc, char **argv)
   options.n_threads = opt_threads;
   options.encoder_context = opt_encoder_context;
   options.alignment_heads = opt_alignment_heads;
-  if (!parse_device (opt_device, &options.device, &error)) {
+  if (!parse_device (opt_device, &options.device, &error) ||
+      !parse_precision (opt_precision, &options.precision, &error)) {
     g_printerr ("whisper-transcribe: %s\n", error->message);
     return 2;
   }

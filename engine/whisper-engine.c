@@ -171,7 +171,8 @@ create_backend (const WhisperEngineOptions *options, GError **error)
 {
   switch (options->device) {
   case WHISPER_DEVICE_CPU:
-    return whisper_backend_cpu_new (options->n_threads, error);
+    return whisper_backend_cpu_new (options->n_threads,
+                                    options->precision == WHISPER_PRECISION_FAST, error);
   case WHISPER_DEVICE_CUDA: {
     g_autoptr (GError) cuda_error = NULL;
     WhisperBackend *be = whisper_backend_cuda_new (&cuda_error);
@@ -187,7 +188,8 @@ create_backend (const WhisperEngineOptions *options, GError **error)
     if (be)
       return be;
     g_debug ("device auto: using the CPU (%s)", cuda_error->message);
-    return whisper_backend_cpu_new (options->n_threads, error);
+    return whisper_backend_cpu_new (options->n_threads,
+                                    options->precision == WHISPER_PRECISION_FAST, error);
   }
   }
 }
@@ -243,6 +245,13 @@ whisper_engine_new (const WhisperEngineOptions *options, GError **error)
   if (options->n_threads < 0) {
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING,
                  "thread count %d is negative (0 means every core)", options->n_threads);
+    return NULL;
+  }
+  if (options->precision != WHISPER_PRECISION_EXACT &&
+      options->precision != WHISPER_PRECISION_FAST) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING,
+                 "precision %d is neither exact (%d) nor fast (%d)", (int) options->precision,
+                 WHISPER_PRECISION_EXACT, WHISPER_PRECISION_FAST);
     return NULL;
   }
 

@@ -31,11 +31,23 @@ typedef enum {
   WHISPER_DEVICE_CUDA,
 } WhisperDevice;
 
+/* How the CPU computes its matrix products.
+ * EXACT: float32, token for token faster-whisper's float32 (the default).
+ * FAST: the encoder and the prompt passes in bfloat16 (AMX or AVX512-BF16
+ * through oneDNN; float32 sums), decode steps as in EXACT; the text may
+ * differ from EXACT's in places (README.md, "Precision"). The CUDA backend
+ * has one precision and ignores this. */
+typedef enum {
+  WHISPER_PRECISION_EXACT,
+  WHISPER_PRECISION_FAST,
+} WhisperPrecision;
+
 typedef struct {
   const char *model_path;  /* CTranslate2 directory or ggml file; NULL = default model */
   WhisperDevice device;
   int n_threads;           /* CPU threads; 0 = every core */
   int encoder_context;     /* encoder frames (1..n_audio_ctx); 0 = the model's n_audio_ctx */
+  WhisperPrecision precision; /* CPU products; default EXACT */
   const char *alignment_heads; /* word timestamps: the decoder's cross-attention heads
                                   "layer,head;layer,head..." (e.g. "3,1;4,2"); NULL = the
                                   model's config.json alignment_heads, else (ggml) OpenAI's

@@ -63,8 +63,9 @@ engine_key (const WhisperEngineOptions *options, const gchar *group)
 {
   g_autofree gchar *model = canonical_model_path (options->model_path);
 
-  return g_strdup_printf ("group=%s\nmodel=%s\ndevice=%d\nthreads=%d\ncontext=%d\nheads=%s",
-      group ? group : "", model, (int) options->device, options->n_threads,
+  return g_strdup_printf ("group=%s\nmodel=%s\ndevice=%d\nprecision=%d\nthreads=%d\n"
+      "context=%d\nheads=%s", group ? group : "", model, (int) options->device,
+      (int) options->precision, options->n_threads,
       options->encoder_context, options->alignment_heads ? options->alignment_heads : "");
 }
 

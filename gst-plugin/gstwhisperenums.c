@@ -30,6 +30,22 @@ gst_whisper_device_get_type (void)
 }
 
 GType
+gst_whisper_precision_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_WHISPER_PRECISION_EXACT,
+        "float32 products: faster-whisper float32's tokens", "exact"},
+    {GST_WHISPER_PRECISION_FAST,
+        "encoder and prompt passes in bfloat16 on the CPU (AMX or AVX512-BF16, oneDNN)",
+        "fast"},
+    {0, NULL, NULL},
+  };
+
+  return enum_type_once (&type, "GstWhisperPrecision", values);
+}
+
+GType
 gst_whisper_output_mode_get_type (void)
 {
   static GType type = 0;

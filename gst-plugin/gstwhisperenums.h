@@ -14,6 +14,12 @@ typedef enum {
   GST_WHISPER_DEVICE_REMOTE = 100,
 } GstWhisperDevice;
 
+/* Mirrors WhisperPrecision (engine/whisper-engine.h) value for value. */
+typedef enum {
+  GST_WHISPER_PRECISION_EXACT,
+  GST_WHISPER_PRECISION_FAST,
+} GstWhisperPrecision;
+
 typedef enum {
   GST_WHISPER_OUTPUT_SEGMENTS,
   GST_WHISPER_OUTPUT_WORDS,
@@ -39,12 +45,14 @@ typedef enum {
 } GstWhisperLiveEncoder;
 
 #define GST_TYPE_WHISPER_DEVICE (gst_whisper_device_get_type ())
+#define GST_TYPE_WHISPER_PRECISION (gst_whisper_precision_get_type ())
 #define GST_TYPE_WHISPER_OUTPUT_MODE (gst_whisper_output_mode_get_type ())
 #define GST_TYPE_WHISPER_OFFLINE_MODE (gst_whisper_offline_mode_get_type ())
 #define GST_TYPE_WHISPER_LIVE_COMMIT (gst_whisper_live_commit_get_type ())
 #define GST_TYPE_WHISPER_LIVE_ENCODER (gst_whisper_live_encoder_get_type ())
 
 GType gst_whisper_device_get_type (void);
+GType gst_whisper_precision_get_type (void);
 GType gst_whisper_output_mode_get_type (void);
 GType gst_whisper_offline_mode_get_type (void);
 GType gst_whisper_live_commit_get_type (void);

@@ -54,6 +54,7 @@ struct _GstWhisperSink {
   /* Properties (GST_OBJECT_LOCK). */
   gchar *model;
   GstWhisperDevice device;
+  GstWhisperPrecision precision;
   gint threads;
   gchar *engine_group;        /* NULL: the shared group (gstwhisperengines.h) */
   gchar *language_code;

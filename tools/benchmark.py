@@ -15,6 +15,8 @@ English) with:
                as the peers' workers do before their timed runs, then once
                more; its own --stats give that second transcription's time
                and its parts)
+  ours-fast    the same with --precision fast (bfloat16 products on oneDNN),
+               compared with faster-whisper int8 and float32
   ours-gst     gst-launch-1.0 ... ! whispersink ! fakesink (a new process each
                run), when build/gst-plugin/libgstwhisper.so exists and works
   fw-float32   faster-whisper (CTranslate2), CPU, compute_type float32
@@ -61,7 +63,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_RATE = 16000
 PYWHISPERCPP_PIN = "1.5.1"
 FASTER_WHISPER_PIN = "1.2.1"
-ALL_CONTENDERS = ["ours-cli", "ours-gst", "fw-float32", "fw-int8", "whispercpp"]
+ALL_CONTENDERS = ["ours-cli", "ours-fast", "ours-gst", "fw-float32", "fw-int8", "whispercpp"]
 PEERS = ["fw-float32", "fw-int8", "whispercpp"]
 # --vad: ours with the reference's rules (faster-whisper's tokens), without
 # and with the VAD filter, against faster-whisper float32 without and with
@@ -72,6 +74,7 @@ VAD_PEERS = ["fw-float32-vad"]
 VAD_CONTENDERS = ["ours-ref", "ours-ref-vad", "fw-float32", "fw-float32-vad"]
 LABEL = {
     "ours-cli": "ours: whisper-transcribe",
+    "ours-fast": "ours: whisper-transcribe --precision fast",
     "ours-gst": "ours: gst-launch whispersink",
     "fw-float32": "faster-whisper float32",
     "fw-int8": "faster-whisper int8",
@@ -590,6 +593,8 @@ def bench_file(audio, contenders, args, cli, ggml, tmp, log):
                 try:
                     if c == "ours-cli":
                         r = run_ours_cli(cli, audio["wav"], args)
+                    elif c == "ours-fast":
+                        r = run_ours_cli(cli, audio["wav"], args, ["--precision", "fast"])
                     elif c in VAD_OURS:
                         r = run_ours_cli(cli, audio["wav"], args, VAD_OURS[c])
                     elif c == "ours-gst":
@@ -685,6 +690,25 @@ def summarize(audio, res, contenders):
                          "the warm-up run's time taken out)",
                          fmt_s(statistics.median(walls)), fmt_s(min(walls)), fmt_s(max(walls)),
                          "—", "(incl.)", f"{rss / 1024:.0f}", "", "", "same run as above"])
+            continue
+        if c == "ours-fast":
+            trs = [x["stats"]["transcribe_s"] for x in runs]
+            st = runs[0]["stats"]
+            vs = []
+            for peer in ("fw-int8", "fw-float32"):
+                pr = res.get(peer, {}).get("runs", [])
+                if pr:
+                    pw = [x["wall_s"] for x in pr]
+                    vs.append(f"{peer} {statistics.median(trs) / statistics.median(pw):.2f} "
+                              f"({min(trs) / min(pw):.2f})")
+            rss = max(x["maxrss_kb"] for x in runs)
+            rows.append([fname, LABEL[c], "transcribe, model loaded (--stats)",
+                         fmt_s(statistics.median(trs)), fmt_s(min(trs)), fmt_s(max(trs)),
+                         "; ".join(vs) or "—", fmt_s(st["load_model_s"]), f"{rss / 1024:.0f}",
+                         fmt_wer(w_ours), fmt_wer(w_fw),
+                         f"encoder {1e3 * statistics.median(x['stats']['encoder_s_per_window'] for x in runs):.0f} ms/window; "
+                         f"decoder {statistics.median(x['stats']['decoder_ms_per_step'] for x in runs):.2f} ms/step"
+                         + stable(r["texts"])])
             continue
         if c == "ours-gst":
             rss = max(x["maxrss_kb"] for x in runs)

@@ -11,8 +11,9 @@ DEBIAN_PACKAGES=(
   # build
   meson ninja-build pkg-config gcc
   # engine: GLib, JSON (config.json / vocabulary.json), FFT (log-mel),
-  # BLAS (GEMM), audio-file decoding, resampling
-  libglib2.0-dev libjson-glib-dev libfftw3-dev libopenblas-dev
+  # BLAS (GEMM), oneDNN (bfloat16 GEMM of precision=fast), audio-file
+  # decoding, resampling
+  libglib2.0-dev libjson-glib-dev libfftw3-dev libopenblas-dev libdnnl-dev
   libsndfile1-dev libsamplerate0-dev
   # GStreamer element and its tests
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev

@@ -217,7 +217,10 @@ struct _WhisperBackend {
   int max_exact_rows;
 };
 
-WhisperBackend *whisper_backend_cpu_new (int n_threads, GError **error);
+/* fast: precision=fast, the encoder's and prompt passes' products in
+ * bfloat16 on oneDNN (engine/cpu/cpu-bf16-matmul.h); fails when this build
+ * or this CPU cannot. FALSE: float32 (exact). */
+WhisperBackend *whisper_backend_cpu_new (int n_threads, gboolean fast, GError **error);
 
 /* Loads the CUDA module (libwhisper-engine-cuda.so) and creates a backend on
  * GPU 0. Fails with a clear error when the module, the driver or a device is

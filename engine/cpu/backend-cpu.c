@@ -30,6 +30,7 @@
  *   and value row read from memory once; causal ones query by query.
  */
 #include "backend.h"
+#include "cpu-bf16-matmul.h"
 #include "cpu-kernels.h"
 #include "aligned-memory.h"
 #include "thread-pool.h"
@@ -59,6 +60,17 @@ typedef struct {
    * by the tasks; grown to the largest weight seen, then reused. */
   float *weight_f32;
   size_t weight_f32_size;
+  /* precision=fast (NULL: exact): many-row linears and attention in
+   * bfloat16 (cpu-bf16-matmul.h). Each weight gets its blocked bfloat16
+   * copy the first time a many-row linear uses it (the encoder's weights,
+   * and the decoder's at its first prompt pass), keyed by w->data; a
+   * weight oneDNN could not lay out maps to NULL and stays float32. */
+  WhisperBf16Matmul *bf16;
+  GMutex bf16_lock;
+  GHashTable *bf16_weights;
+  /* q, k and v of the current many-query attention in bfloat16, head-major */
+  uint16_t *attn_bf16;
+  size_t attn_bf16_size;
 } WhisperBackendCpu;
 
 static float *
@@ -85,6 +97,11 @@ cpu_destroy (WhisperBackend *be)
   g_free (self->scratch);
   g_free (self->scratch_size);
   whisper_aligned_free (self->weight_f32);
+  if (self->bf16_weights)
+    g_hash_table_destroy (self->bf16_weights);
+  whisper_bf16_matmul_free (self->bf16);
+  g_mutex_clear (&self->bf16_lock);
+  whisper_aligned_free (self->attn_bf16);
   g_free (self);
 }
 
@@ -182,7 +199,12 @@ cpu_weight_upload (WhisperBackend *be, WhisperWeight *w, const WhisperTensor *t,
 static void
 cpu_weight_free (WhisperBackend *be, WhisperWeight *w)
 {
-  (void) be;
+  WhisperBackendCpu *self = (WhisperBackendCpu *) be;
+  if (self->bf16_weights && w->data) {
+    g_mutex_lock (&self->bf16_lock);
+    g_hash_table_remove (self->bf16_weights, w->data);
+    g_mutex_unlock (&self->bf16_lock);
+  }
   g_clear_pointer (&w->data, g_free);
 }
 
@@ -215,6 +237,7 @@ typedef struct {
   WhisperLinearFlags flags;
   int rows_per_task;  /* matrix-vector products: weight rows; many-row: input rows */
   const float *w32;   /* many-row linears: the weight as float32 */
+  const WhisperBf16Weight *bw; /* precision=fast many-row linears: the weight in bfloat16 */
 } LinearJob;
 
 static void
@@ -341,12 +364,62 @@ gemm_rows_task (int task, int thread, gpointer data)
                   (job->flags & WHISPER_LINEAR_GELU) != 0);
 }
 
+/* precision=fast: gemm_rows_task's block in bfloat16 (bias inside the
+ * product, GELU after it on the float32 result, as gemm_rows_task). */
+static void
+bf16_rows_task (int task, int thread, gpointer data)
+{
+  LinearJob *job = data;
+  const WhisperWeight *w = job->w;
+  const int i0 = task * job->rows_per_task, ni = MIN (job->rows_per_task, job->n - i0);
+  float *y = job->y + (size_t) i0 * job->y_stride;
+  const float *x = job->x + (size_t) i0 * job->x_stride;
+  const gboolean acc = (job->flags & WHISPER_LINEAR_ACCUMULATE) != 0;
+
+  if (whisper_bf16_matmul_linear (job->self->bf16, thread, y, x, job->x_stride, job->bw,
+                                  job->bias, ni, acc)) {
+    if (job->flags & WHISPER_LINEAR_GELU)
+      bias_act_block (y, job->y_stride, NULL, ni, 0, w->rows, TRUE);
+    return;
+  }
+  /* oneDNN could not (warned): the same block in float32 */
+  float *w32 = thread_scratch (job->self, thread, (size_t) w->rows * w->cols);
+  weight_rows_f32 (w, 0, w->rows, w32);
+  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, ni, w->rows, w->cols, 1.0f, x,
+               job->x_stride, w32, w->cols, acc ? 1.0f : 0.0f, y, job->y_stride);
+  bias_act_block (y, job->y_stride, job->bias, ni, 0, w->rows,
+                  (job->flags & WHISPER_LINEAR_GELU) != 0);
+}
+
+/* The weight's bfloat16 copy, made on first use; NULL when oneDNN cannot
+ * lay it out (warned once; the weight then stays float32). */
+static const WhisperBf16Weight *
+bf16_weight_for (WhisperBackendCpu *self, const WhisperWeight *w)
+{
+  g_mutex_lock (&self->bf16_lock);
+  gpointer value = NULL;
+  gboolean known = g_hash_table_lookup_extended (self->bf16_weights, w->data, NULL, &value);
+  g_mutex_unlock (&self->bf16_lock);
+  if (known)
+    return value;
+
+  g_autoptr (GError) error = NULL;
+  WhisperBf16Weight *bw = whisper_bf16_weight_new (self->bf16, weight_as_f32 (self, w), w->rows,
+                                                   w->cols, &error);
+  if (!bw)
+    g_warning ("%s; this weight stays float32", error->message);
+  g_mutex_lock (&self->bf16_lock);
+  g_hash_table_insert (self->bf16_weights, w->data, bw);
+  g_mutex_unlock (&self->bf16_lock);
+  return bw;
+}
+
 static void
 cpu_linear (WhisperBackend *be, float *y, int y_stride, const float *x, int x_stride,
             const WhisperWeight *w, const float *bias, int n, WhisperLinearFlags flags)
 {
   WhisperBackendCpu *self = (WhisperBackendCpu *) be;
-  LinearJob job = { self, y, y_stride, x, x_stride, w, bias, n, flags, 0, NULL };
+  LinearJob job = { self, y, y_stride, x, x_stride, w, bias, n, flags, 0, NULL, NULL };
   if (n <= WHISPER_CPU_GEMV_MAX_ROWS) {
     /* one contiguous share of the rows per thread: one sequential stream
      * each, which the prefetchers follow (256-row tasks handed out in turn
@@ -363,6 +436,12 @@ cpu_linear (WhisperBackend *be, float *y, int y_stride, const float *x, int x_st
      * threads run alike, something to take over when one is slowed */
     const int per = (n + 2 * be->n_threads - 1) / (2 * be->n_threads);
     job.rows_per_task = (per + 15) / 16 * 16;
+    /* precision=fast: bfloat16, into dense outputs only (cpu-bf16-matmul.c) */
+    if (self->bf16 && y_stride == w->rows && (job.bw = bf16_weight_for (self, w))) {
+      whisper_thread_pool_run (self->pool, (n + job.rows_per_task - 1) / job.rows_per_task,
+                               bf16_rows_task, &job);
+      return;
+    }
     job.w32 = weight_as_f32 (self, w);
     whisper_thread_pool_run (self->pool, (n + job.rows_per_task - 1) / job.rows_per_task,
                              gemm_rows_task, &job);
@@ -457,6 +536,9 @@ typedef struct {
   int kv_stride, n_q, n_kv, n_head, d_head, causal, n_blocks;
   float scale;
   int heads_per_task;
+  /* precision=fast: q [n_head][n_q][d_head], k and v [n_head][n_kv][d_head]
+   * in bfloat16 (bf16_split_task) */
+  const uint16_t *qh, *kh, *vh;
 } AttentionJob;
 
 /* Few queries (decode steps): direct loops, one task per group of
@@ -518,6 +600,65 @@ attention_block_task (int task, int thread, gpointer data)
                job->out + (size_t) i0 * job->out_stride + h * dh, job->out_stride);
 }
 
+/* precision=fast, before the blocks: task 3h + {0, 1, 2} writes head h of
+ * q, k or v in bfloat16, head-major and dense (the matmuls' plain layouts). */
+static void
+bf16_split_task (int task, int thread, gpointer data)
+{
+  (void) thread;
+  AttentionJob *job = data;
+  const int h = task / 3, which = task % 3, dh = job->d_head;
+  const int n = which == 0 ? job->n_q : job->n_kv;
+  const int stride = which == 0 ? job->q_stride : job->kv_stride;
+  const float *src = (which == 0 ? job->q : which == 1 ? job->k : job->v) + h * dh;
+  uint16_t *dst = (uint16_t *) (which == 0 ? job->qh : which == 1 ? job->kh : job->vh) +
+                  (size_t) h * n * dh;
+  for (int i = 0; i < n; i++)
+    whisper_bf16_from_f32 (dst + (size_t) i * dh, src + (size_t) i * stride, dh);
+}
+
+/* attention_block_task in bfloat16: scores = scale q k^T and out = p v on
+ * oneDNN, the softmax in float32 on the scores, rounded to bfloat16 for
+ * the second product. */
+static void
+bf16_attention_block_task (int task, int thread, gpointer data)
+{
+  AttentionJob *job = data;
+  const int h = task / job->n_blocks, blk = task % job->n_blocks;
+  const int i0 = blk * ATTN_BLOCK_ROWS, nq = MIN (ATTN_BLOCK_ROWS, job->n_q - i0);
+  const int dh = job->d_head;
+  const int n_kv = job->causal < 0 ? job->n_kv : MIN (job->n_kv, job->causal + i0 + nq);
+  const size_t n_s = (size_t) nq * n_kv;
+  /* scores, then the output block, then the probabilities in bfloat16 */
+  float *s = thread_scratch (job->self, thread, n_s + (size_t) nq * dh + (n_s + 1) / 2);
+  float *o = s + n_s;
+  uint16_t *p = (uint16_t *) (o + (size_t) nq * dh);
+  WhisperBf16Matmul *m = job->self->bf16;
+
+  if (!whisper_bf16_matmul_plain (m, thread, s, job->qh + ((size_t) h * job->n_q + i0) * dh,
+                                  job->kh + (size_t) h * job->n_kv * dh, TRUE, nq, dh, n_kv,
+                                  job->scale)) {
+    attention_block_task (task, thread, data);
+    return;
+  }
+  for (int i = 0; i < nq; i++) {
+    float *row = s + (size_t) i * n_kv;
+    const int n_visible = job->causal < 0 ? n_kv : MIN (n_kv, job->causal + i0 + i + 1);
+    whisper_cpu_softmax (row, n_visible);
+    for (int j = n_visible; j < n_kv; j++)
+      row[j] = 0.0f;
+  }
+  whisper_bf16_from_f32 (p, s, n_s);
+  if (!whisper_bf16_matmul_plain (m, thread, o, p, job->vh + (size_t) h * job->n_kv * dh, FALSE,
+                                  nq, n_kv, dh, 1.0f)) {
+    attention_block_task (task, thread, data);
+    return;
+  }
+  for (int i = 0; i < nq; i++)
+    memcpy (job->out + (size_t) (i0 + i) * job->out_stride + h * dh, o + (size_t) i * dh,
+            dh * sizeof (float));
+}
+
 static void
 cpu_attention (WhisperBackend *be, float *out, int out_stride, const float *q, int q_stride,
                const float *k, const float *v, int kv_stride, int n_q, int n_kv, int n_head,
@@ -527,12 +668,27 @@ cpu_attention (WhisperBackend *be, float *out, int out_stride, const float *q, i
   AttentionJob job = { self, out, out_stride, q, q_stride, k, v, kv_stride, n_q, n_kv, n_head,
                        d_head, causal, (n_q + ATTN_BLOCK_ROWS - 1) / ATTN_BLOCK_ROWS,
                        1.0f / sqrtf ((float) d_head),
-                       (n_head + be->n_threads - 1) / be->n_threads };
-  if (n_q <= WHISPER_CPU_GEMV_MAX_ROWS)
+                       (n_head + be->n_threads - 1) / be->n_threads, NULL, NULL, NULL };
+  if (n_q <= WHISPER_CPU_GEMV_MAX_ROWS) {
     whisper_thread_pool_run (self->pool, (n_head + job.heads_per_task - 1) / job.heads_per_task,
                              attention_direct_task, &job);
-  else
+  } else if (self->bf16) {
+    const size_t nq = (size_t) n_head * n_q * d_head, nkv = (size_t) n_head * n_kv * d_head;
+    if (nq + 2 * nkv > self->attn_bf16_size) {
+      whisper_aligned_free (self->attn_bf16);
+      self->attn_bf16 = whisper_aligned_alloc ((nq + 2 * nkv) * sizeof (uint16_t));
+      if (!self->attn_bf16)
+        g_error ("cpu backend: cannot allocate %zu bfloat16 values for attention", nq + 2 * nkv);
+      self->attn_bf16_size = nq + 2 * nkv;
+    }
+    job.qh = self->attn_bf16;
+    job.kh = self->attn_bf16 + nq;
+    job.vh = self->attn_bf16 + nq + nkv;
+    whisper_thread_pool_run (self->pool, 3 * n_head, bf16_split_task, &job);
+    whisper_thread_pool_run (self->pool, n_head * job.n_blocks, bf16_attention_block_task, &job);
+  } else {
     whisper_thread_pool_run (self->pool, n_head * job.n_blocks, attention_block_task, &job);
+  }
 }
 
 static void
@@ -583,7 +739,7 @@ static const WhisperBackendOps cpu_ops = {
 };
 
 WhisperBackend *
-whisper_backend_cpu_new (int n_threads, GError **error)
+whisper_backend_cpu_new (int n_threads, gboolean fast, GError **error)
 {
   if (n_threads < 0) {
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING,
@@ -600,7 +756,19 @@ whisper_backend_cpu_new (int n_threads, GError **error)
   self->pool = whisper_thread_pool_new (n_threads);
   self->scratch = g_new0 (float *, n_threads);
   self->scratch_size = g_new0 (size_t, n_threads);
+  g_mutex_init (&self->bf16_lock);
   /* OpenBLAS runs inside our tasks: one thread per call (process-wide). */
   openblas_set_num_threads (1);
+  if (fast) {
+    self->bf16 = whisper_bf16_matmul_new (n_threads, error);
+    if (!self->bf16) {
+      cpu_destroy (&self->parent);
+      return NULL;
+    }
+    self->bf16_weights = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                                (GDestroyNotify) whisper_bf16_weight_free);
+    g_debug ("cpu backend: precision fast, bfloat16 products on oneDNN %s",
+             whisper_bf16_matmul_impl (self->bf16));
+  }
   return &self->parent;
 }

@@ -124,7 +124,7 @@ bench_model (const ModelShape *m, const int *threads, int n_threads_list, const 
 
   for (int ti = 0; ti < n_threads_list; ti++) {
     g_autoptr (GError) error = NULL;
-    WhisperBackend *be = whisper_backend_cpu_new (threads[ti], &error);
+    WhisperBackend *be = whisper_backend_cpu_new (threads[ti], FALSE, &error);
     if (!be)
       g_error ("cpu backend: %s", error->message);
     for (int what = 0; what < 2; what++) {
@@ -187,7 +187,7 @@ bench_cross_attention (const ModelShape *m, const int *threads, int n_threads_li
     q[i] = (float) g_rand_double_range (r, -1.0, 1.0);
   for (int ti = 0; ti < n_threads_list; ti++) {
     g_autoptr (GError) error = NULL;
-    WhisperBackend *be = whisper_backend_cpu_new (threads[ti], &error);
+    WhisperBackend *be = whisper_backend_cpu_new (threads[ti], FALSE, &error);
     double t1 = 0.0;
     for (int i = 0; i < n_ns; i++) {
       double batch[BATCHES];

@@ -510,7 +510,7 @@ test_backend_linear_rows (void)
   const Shape shapes[] = { { 1536, 384 }, { 51864, 384 }, { 51865, 512 }, { 37, 389 } };
   for (int threads = 1; threads <= 2; threads++) {
     g_autoptr (GError) error = NULL;
-    WhisperBackend *be = whisper_backend_cpu_new (threads, &error);
+    WhisperBackend *be = whisper_backend_cpu_new (threads, FALSE, &error);
     g_assert_no_error (error);
     for (gsize s = 0; s < G_N_ELEMENTS (shapes); s++)
       for (int as_f32 = 0; as_f32 < 2; as_f32++) {
@@ -581,7 +581,7 @@ test_backend_attention_rows (void)
   } cases[] = { { 6, 64, 1500 }, { 8, 64, 37 }, { 2, 12, 21 } };
   for (int threads = 1; threads <= 2; threads++) {
     g_autoptr (GError) error = NULL;
-    WhisperBackend *be = whisper_backend_cpu_new (threads, &error);
+    WhisperBackend *be = whisper_backend_cpu_new (threads, FALSE, &error);
     g_assert_no_error (error);
     for (gsize t = 0; t < G_N_ELEMENTS (cases); t++) {
       const int d = cases[t].n_head * cases[t].d_head, n_kv = cases[t].n_kv;

@@ -71,7 +71,7 @@ WhisperBackend *
 gpu_test_cpu (void)
 {
   g_autoptr (GError) error = NULL;
-  WhisperBackend *be = whisper_backend_cpu_new (0, &error);
+  WhisperBackend *be = whisper_backend_cpu_new (0, FALSE, &error);
   if (!be)
     g_error ("CPU backend: %s", error->message);
   return be;
