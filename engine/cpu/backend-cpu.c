@@ -573,6 +573,20 @@ attention_direct_task (int task, int thread, gpointer data)
   }
 }
 
+/* The scores s[nq, n_kv] of queries i0.. of a block become probabilities:
+ * softmax over the keys each query may see, 0 for the others. */
+static void
+block_softmax (const AttentionJob *job, float *s, int i0, int nq, int n_kv)
+{
+  for (int i = 0; i < nq; i++) {
+    float *row = s + (size_t) i * n_kv;
+    const int n_visible = job->causal < 0 ? n_kv : MIN (n_kv, job->causal + i0 + i + 1);
+    whisper_cpu_softmax (row, n_visible);
+    for (int j = n_visible; j < n_kv; j++)
+      row[j] = 0.0f;
+  }
+}
+
 /* Many queries: one task per (head, block of queries), two sgemm calls. */
 static void
 attention_block_task (int task, int thread, gpointer data)
@@ -588,13 +602,7 @@ attention_block_task (int task, int thread, gpointer data)
   cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, nq, n_kv, dh, job->scale,
                job->q + (size_t) i0 * job->q_stride + h * dh, job->q_stride, job->k + h * dh,
                job->kv_stride, 0.0f, s, n_kv);
-  for (int i = 0; i < nq; i++) {
-    float *row = s + (size_t) i * n_kv;
-    const int n_visible = job->causal < 0 ? n_kv : MIN (n_kv, job->causal + i0 + i + 1);
-    whisper_cpu_softmax (row, n_visible);
-    for (int j = n_visible; j < n_kv; j++)
-      row[j] = 0.0f;
-  }
+  block_softmax (job, s, i0, nq, n_kv);
   cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, dh, n_kv, 1.0f, s, n_kv,
                job->v + h * dh, job->kv_stride, 0.0f,
                job->out + (size_t) i0 * job->out_stride + h * dh, job->out_stride);
@@ -641,13 +649,7 @@ bf16_attention_block_task (int task, int thread, gpointer data)
     attention_block_task (task, thread, data);
     return;
   }
-  for (int i = 0; i < nq; i++) {
-    float *row = s + (size_t) i * n_kv;
-    const int n_visible = job->causal < 0 ? n_kv : MIN (n_kv, job->causal + i0 + i + 1);
-    whisper_cpu_softmax (row, n_visible);
-    for (int j = n_visible; j < n_kv; j++)
-      row[j] = 0.0f;
-  }
+  block_softmax (job, s, i0, nq, n_kv);
   whisper_bf16_from_f32 (p, s, n_s);
   if (!whisper_bf16_matmul_plain (m, thread, o, p, job->vh + (size_t) h * job->n_kv * dh, FALSE,
                                   nq, n_kv, dh, 1.0f)) {

@@ -117,10 +117,7 @@ main (int argc, char **argv)
   const gint32 eot = info->token_eot;
   o.suppress_tokens = &eot;
   o.n_suppress_tokens = 1;
-  if (!info->is_multilingual)
-    o.language = NULL;
-  else
-    o.language = "en";
+  o.language = info->is_multilingual ? "en" : NULL;
   if (!whisper_decode_options_check (engine, &o, &error)) {
     g_printerr ("bench-shapes: decode options: %s\n", error->message);
     return 1;

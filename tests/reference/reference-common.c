@@ -338,3 +338,21 @@ ref_describe_tokens (const WhisperEngine *engine, const gint32 *ids, gsize n, gs
     g_string_append (s, "(end)");
   return g_string_free (s, FALSE);
 }
+
+char *
+ref_joined_text (JsonArray *segments)
+{
+  GString *s = g_string_new (NULL);
+  for (guint i = 0; i < json_array_get_length (segments); i++)
+    g_string_append (s, ref_string (json_array_get_object_element (segments, i), "text"));
+  return g_string_free (s, FALSE);
+}
+
+char *
+ref_joined_segments (GPtrArray *segments)
+{
+  GString *s = g_string_new (NULL);
+  for (guint i = 0; segments && i < segments->len; i++)
+    g_string_append (s, ((WhisperSegment *) g_ptr_array_index (segments, i))->text);
+  return g_string_free (s, FALSE);
+}

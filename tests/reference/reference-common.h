@@ -64,6 +64,11 @@ typedef struct {
   GError *error;            /* set when the transcription failed */
 } RefTranscript;
 
+/* The texts of a fixture's "segments" array, concatenated (g_free). */
+char *ref_joined_text (JsonArray *segments);
+/* The texts of the engine's segments (WhisperSegment *), concatenated (g_free). */
+char *ref_joined_segments (GPtrArray *segments);
+
 RefTranscript *ref_transcribe (WhisperEngine *engine, const float *pcm, gsize n_samples);
 void ref_transcript_free (RefTranscript *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (RefTranscript, ref_transcript_free)

@@ -85,24 +85,6 @@ typedef struct {
   GString *problems;               /* checks that failed on an identical clip */
 } ClipResult;
 
-static char *
-joined_text (GPtrArray *segments)
-{
-  GString *s = g_string_new (NULL);
-  for (guint i = 0; segments && i < segments->len; i++)
-    g_string_append (s, ((WhisperSegment *) g_ptr_array_index (segments, i))->text);
-  return g_string_free (s, FALSE);
-}
-
-static char *
-joined_ref_text (JsonArray *segs)
-{
-  GString *s = g_string_new (NULL);
-  for (guint i = 0; i < json_array_get_length (segs); i++)
-    g_string_append (s, ref_string (json_array_get_object_element (segs, i), "text"));
-  return g_string_free (s, FALSE);
-}
-
 /* Detailed checks of a clip whose tokens are identical. */
 static void
 check_identical_clip (ClipResult *r, GPtrArray *ours, JsonArray *ref_segs)
@@ -200,8 +182,8 @@ run_clip (JsonObject *clip, ClipResult *r)
                                         ref_all->len);
   r->identical = r->first_diff < 0;
 
-  g_autofree char *our_text = joined_text (t->segments);
-  g_autofree char *ref_text = joined_ref_text (ref_segs);
+  g_autofree char *our_text = ref_joined_segments (t->segments);
+  g_autofree char *ref_text = ref_joined_text (ref_segs);
   if (r->identical) {
     check_identical_clip (r, t->segments, ref_segs);
   } else {

@@ -76,15 +76,6 @@ test_encoder (void)
   g_assert_cmpfloat (rel, <=, ENCODER_RELATIVE_RMS);
 }
 
-static char *
-joined_ref_text (JsonArray *segs)
-{
-  GString *s = g_string_new (NULL);
-  for (guint i = 0; i < json_array_get_length (segs); i++)
-    g_string_append (s, ref_string (json_array_get_object_element (segs, i), "text"));
-  return g_string_free (s, FALSE);
-}
-
 static void
 test_clips (void)
 {
@@ -108,20 +99,17 @@ test_clips (void)
 
     g_autoptr (RefTranscript) t = ref_transcribe (engine, pcm, n_samples);
     g_assert_no_error (t->error);
-    GString *ours = g_string_new (NULL);
-    for (guint i = 0; i < t->segments->len; i++)
-      g_string_append (ours, ((WhisperSegment *) g_ptr_array_index (t->segments, i))->text);
-    g_autofree char *ref = joined_ref_text (ref_array (clip, "segments"));
+    g_autofree char *ours = ref_joined_segments (t->segments);
+    g_autofree char *ref = ref_joined_text (ref_array (clip, "segments"));
     guint errors = 0, words = 0;
-    wer_percent (ref, ours->str, &errors, &words);
+    wer_percent (ref, ours, &errors, &words);
     total_errors += errors;
     total_words += words;
     g_print ("# %-24s %7u %6u %8.2f\n", name, words, errors, t->seconds);
     if (errors)
-      g_print ("#   fast: %s\n#   ref : %s\n", ours->str, ref);
+      g_print ("#   fast: %s\n#   ref : %s\n", ours, ref);
     if (words > 0 && t->segments->len == 0)
       g_string_append_printf (failures, "%s: no text; ", name);
-    g_string_free (ours, TRUE);
   }
   const double wer = total_words ? 100.0 * total_errors / total_words : 0.0;
   g_print ("# all clips: %u errors in %u words, WER %.2f %% (bound %.1f %%)\n", total_errors,
