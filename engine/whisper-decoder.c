@@ -54,6 +54,16 @@ whisper_decoder_state_init (WhisperDecoderState *st, WhisperEngine *e, GError **
     if (!st->cross_kv[l])
       return FALSE;
   }
+  if (be->ops->half_kv_write && be->ops->attention_half_kv) {
+    const size_t n_half = (size_t) e->max_encoder_length * 2 * d;
+    st->cross_half = g_new0 (uint16_t *, st->n_layers);
+    for (int l = 0; l < st->n_layers; l++) {
+      /* backend memory counts floats: two halves each */
+      st->cross_half[l] = (uint16_t *) be->ops->alloc (be, (n_half + 1) / 2, error);
+      if (!st->cross_half[l])
+        return FALSE;
+    }
+  }
   /* (the work buffers of its passes are the engine's: e->dec_work) */
   return alloc_self_caches (st, e, 1, error);
 }
@@ -115,6 +125,10 @@ whisper_decoder_state_clear (WhisperDecoderState *st, WhisperEngine *e)
       be->ops->free (be, st->cross_kv[l]);
   g_clear_pointer (&st->self_kv, g_free);
   g_clear_pointer (&st->cross_kv, g_free);
+  for (int l = 0; st->cross_half && l < st->n_layers; l++)
+    if (st->cross_half[l])
+      be->ops->free (be, (float *) st->cross_half[l]);
+  g_clear_pointer (&st->cross_half, g_free);
 }
 
 void
@@ -128,6 +142,9 @@ whisper_decoder_set_audio (WhisperDecoderState *st, WhisperEngine *e, int T)
     const WhisperDeviceLayer *L = &e->weights->decoder_layers[l];
     be->ops->linear (be, st->cross_kv[l], 2 * d, e->enc.h, d, &L->cross_kv.w, L->cross_kv.bias,
                      T, WHISPER_LINEAR_DEFAULT);
+    if (st->cross_half)
+      be->ops->half_kv_write (be, st->cross_half[l], st->cross_kv[l], 2 * d, T, e->n_text_head,
+                              d / e->n_text_head);
   }
 }
 
@@ -151,8 +168,12 @@ cross_attention_and_mlp (WhisperEngine *e, const WhisperStepRows *parts, int n_p
     WhisperDecoderState *st = parts[p].st;
     const int m = parts[p].n_rows;
     const float *q = b->q + (size_t) r0 * d;
-    op->attention (be, b->attn + (size_t) r0 * d, d, q, d, st->cross_kv[l], st->cross_kv[l] + d,
-                   2 * d, m, st->cross_len, n_head, d_head, -1);
+    if (st->cross_half && m <= be->max_exact_rows) /* a decode step (float16 K/V) */
+      op->attention_half_kv (be, b->attn + (size_t) r0 * d, d, q, d, st->cross_half[l], m,
+                             st->cross_len, n_head, d_head);
+    else
+      op->attention (be, b->attn + (size_t) r0 * d, d, q, d, st->cross_kv[l],
+                     st->cross_kv[l] + d, 2 * d, m, st->cross_len, n_head, d_head, -1);
     st->last_cross_key_length = st->cross_len;
     /* word timestamps: the alignment heads' attention (whisper-alignment.h) */
     if (parts[p].capture && st->capture)

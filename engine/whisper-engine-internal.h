@@ -96,6 +96,11 @@ typedef struct {
                                 together (beams, best-of samples); at least 1 */
   float **self_kv;           /* per layer [n_slots, self_len, 2d]: k | v of each slot */
   float **cross_kv;          /* per layer [cross_len, 2d]: k | v, shared by every slot */
+  /* per layer the same K/V in float16, head-major (backend.h's half_kv_write()),
+   * read by the decode steps; NULL unless the backend offers it (CPU,
+   * precision=fast). The float32 copy stays for the prompt passes and the
+   * word timestamps. */
+  uint16_t **cross_half;
   float *logits;             /* [max(2, n_slots), n_vocab] */
   int last_cross_key_length;
   /* Word timestamps: when set, the decoder hands every layer's

@@ -25,7 +25,7 @@
 G_BEGIN_DECLS
 
 /* Bump when the table changes: the CUDA module checks it at load time. */
-#define WHISPER_BACKEND_ABI_VERSION 6
+#define WHISPER_BACKEND_ABI_VERSION 7
 
 typedef struct _WhisperBackend WhisperBackend;
 
@@ -206,6 +206,21 @@ typedef struct {
   void (*attention_probs) (WhisperBackend *be, float *probs, int probs_stride, const float *q,
                            int q_stride, const float *k, int kv_stride, int n_q, int n_kv,
                            int head, int d_head);
+
+  /* Optional (NULL: the steps' cross-attention reads the float32 K/V):
+   * keys and values kept in float16 for the cross-attention of decode
+   * steps, which reads every one of them at every step. The CPU backend
+   * offers these in precision=fast only. half_kv_write rounds kv[n, 2 *
+   * n_head * d_head] (kv_stride floats apart: a row's keys, then its
+   * values) to float16 into dst (2 * n * n_head * d_head halves),
+   * head-major: K[n_head][n][d_head], then V the same. attention_half_kv is
+   * attention() without a mask, its keys and values the n_kv rows of such
+   * a copy. */
+  void (*half_kv_write) (WhisperBackend *be, uint16_t *dst, const float *kv, int kv_stride, int n,
+                         int n_head, int d_head);
+  void (*attention_half_kv) (WhisperBackend *be, float *out, int out_stride, const float *q,
+                             int q_stride, const uint16_t *kv_half, int n_q, int n_kv,
+                             int n_head, int d_head);
 } WhisperBackendOps;
 
 struct _WhisperBackend {

@@ -71,6 +71,8 @@ typedef struct {
   /* q, k and v of the current many-query attention in bfloat16, head-major */
   uint16_t *attn_bf16;
   size_t attn_bf16_size;
+  /* cpu_ops, plus the float16 cross K/V ops in precision=fast */
+  WhisperBackendOps ops;
 } WhisperBackendCpu;
 
 static float *
@@ -703,6 +705,51 @@ cpu_copy_rows (WhisperBackend *be, float *dst, int dst_stride, const float *src,
             n_cols * sizeof (float));
 }
 
+/* precision=fast: the steps' cross-attention over float16 K/V (backend.h). */
+static void
+cpu_half_kv_write (WhisperBackend *be, uint16_t *dst, const float *kv, int kv_stride, int n,
+                   int n_head, int d_head)
+{
+  (void) be;
+  whisper_cpu_kv_to_half_heads (dst, kv, kv_stride, n, n_head, d_head);
+}
+
+typedef struct {
+  WhisperBackendCpu *self;
+  float *out;
+  int out_stride;
+  const float *q;
+  int q_stride;
+  const uint16_t *kv_half;
+  int n_q, n_kv, n_head, d_head;
+} HalfAttentionJob;
+
+/* one task per head: its keys and values are one run each */
+static void
+half_attention_task (int task, int thread, gpointer data)
+{
+  const HalfAttentionJob *job = data;
+  const int dh = job->d_head;
+  const size_t head = (size_t) job->n_kv * dh;
+  float *s = thread_scratch (job->self, thread,
+                             WHISPER_CPU_ATTENTION_F16KV_SCRATCH (job->n_q, job->n_kv, dh));
+  whisper_cpu_attention_f16kv (job->out + task * dh, job->out_stride, job->q + task * dh,
+                               job->q_stride, job->kv_half + task * head,
+                               job->kv_half + (job->n_head + task) * head, job->n_q, job->n_kv,
+                               dh, 1.0f / sqrtf ((float) dh), s);
+}
+
+static void
+cpu_attention_half_kv (WhisperBackend *be, float *out, int out_stride, const float *q,
+                       int q_stride, const uint16_t *kv_half, int n_q, int n_kv, int n_head,
+                       int d_head)
+{
+  WhisperBackendCpu *self = (WhisperBackendCpu *) be;
+  HalfAttentionJob job = { self, out, out_stride, q, q_stride, kv_half, n_q, n_kv, n_head,
+                           d_head };
+  whisper_thread_pool_run (self->pool, n_head, half_attention_task, &job);
+}
+
 /* One head's attention probabilities (backend.h, word timestamps). */
 static void
 cpu_attention_probs (WhisperBackend *be, float *probs, int probs_stride, const float *q,
@@ -752,7 +799,8 @@ whisper_backend_cpu_new (int n_threads, gboolean fast, GError **error)
     n_threads = (int) g_get_num_processors ();
 
   WhisperBackendCpu *self = g_new0 (WhisperBackendCpu, 1);
-  self->parent.ops = &cpu_ops;
+  self->ops = cpu_ops;
+  self->parent.ops = &self->ops;
   self->parent.n_threads = n_threads;
   self->parent.max_exact_rows = WHISPER_CPU_GEMV_MAX_ROWS;  /* the matrix-vector kernels */
   self->pool = whisper_thread_pool_new (n_threads);
@@ -769,6 +817,8 @@ whisper_backend_cpu_new (int n_threads, gboolean fast, GError **error)
     }
     self->bf16_weights = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
                                                 (GDestroyNotify) whisper_bf16_weight_free);
+    self->ops.half_kv_write = cpu_half_kv_write;
+    self->ops.attention_half_kv = cpu_attention_half_kv;
     g_debug ("cpu backend: precision fast, bfloat16 products on oneDNN %s",
              whisper_bf16_matmul_impl (self->bf16));
   }

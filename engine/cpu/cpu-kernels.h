@@ -104,6 +104,22 @@ gboolean whisper_cpu_weighted_sum_avx512 (float *out, int out_stride, const floa
                                           int kv_stride, int n_kv, int dh, int n_heads, int n_q,
                                           float *scratch);
 
+/* precision=fast: the cross-attention of decode steps over float16 keys and
+ * values (cpu-attention-f16kv.c). kv_to_half_heads rounds kv[n, 2 * n_head
+ * * dh] (kv_stride floats apart: a row's keys, then its values) to
+ * float16, head-major: dst holds K[n_head][n][dh] then V[n_head][n][dh]. */
+void whisper_cpu_kv_to_half_heads (uint16_t *dst, const float *kv, int kv_stride, int n,
+                                   int n_head, int dh);
+/* One head: out_i = softmax(scale q_i k^T) v for n_q queries (q_stride,
+ * out_stride floats apart), k and v [n_kv, dh] float16 (one head of
+ * whisper_cpu_kv_to_half_heads ()'s layout). scratch holds
+ * WHISPER_CPU_ATTENTION_F16KV_SCRATCH (n_q, n_kv, dh) floats. */
+#define WHISPER_CPU_ATTENTION_F16KV_SCRATCH(n_q, n_kv, dh) \
+  ((size_t) (n_q) * (n_kv) + 16 * (size_t) (dh))
+void whisper_cpu_attention_f16kv (float *out, int out_stride, const float *q, int q_stride,
+                                  const uint16_t *k, const uint16_t *v, int n_q, int n_kv,
+                                  int dh, float scale, float *scratch);
+
 /* One row of LayerNorm (mean and variance in double): y may equal x. */
 void whisper_cpu_layer_norm_row (float *y, const float *x, const float *gamma, const float *beta,
                                  int d, float eps);

@@ -255,6 +255,96 @@ test_attention_avx512 (void)
   }
 }
 
+/* float32 -> float16 of precision=fast's cross K/V: round to nearest even,
+ * overflow to infinity, subnormals; and the head-major layout. */
+static void
+test_kv_to_half (void)
+{
+  const struct { float in; float want; } cases[] = {
+    { 1.0f, 1.0f }, { -2.5f, -2.5f }, { 65504.0f, 65504.0f }, { 65519.0f, 65504.0f },
+    { 65520.0f, INFINITY }, { -1e6f, -INFINITY }, { 1.0f + 1.0f / 2048.0f, 1.0f } /* tie: even */,
+    { 1.0f + 3.0f / 2048.0f, 1.0f + 1.0f / 512.0f } /* tie: even, up */,
+    { 6.103515625e-05f, 6.103515625e-05f } /* smallest normal */,
+    { 5.9604644775390625e-08f, 5.9604644775390625e-08f } /* smallest subnormal */,
+    { 2.98023223876953125e-08f, 0.0f } /* half of it: tie, to even 0 */,
+    { 4.0e-08f, 5.9604644775390625e-08f }, { 1e-9f, 0.0f }, { 0.0f, 0.0f },
+  };
+  /* one key head and one value head of 64 over 16 rows: every case sits
+   * in row 0 of the key head, rows 1.. hold random values */
+  enum { N = 16, DH = 64, STRIDE = 2 * DH };
+  g_autoptr (GRand) r = g_rand_new_with_seed (23);
+  float kv[N * STRIDE];
+  guint16 half[2 * N * DH];
+  for (int i = 0; i < N * STRIDE; i++)
+    kv[i] = rnd (r) * 100.0f;
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    kv[i] = cases[i].in;
+  whisper_cpu_kv_to_half_heads (half, kv, STRIDE, N, 1, DH);
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    g_assert_cmpfloat (whisper_half_to_float (half[i]), ==, cases[i].want);
+  for (int j = 0; j < N; j++)
+    for (int c = 0; c < 2 * DH; c++) {
+      const float v = kv[j * STRIDE + c];
+      const float got = whisper_half_to_float (half[(c / DH) * N * DH + j * DH + c % DH]);
+      if (j == 0 && c < (int) G_N_ELEMENTS (cases))
+        continue;
+      /* the nearest half: within half a unit in the last place (10 bits) */
+      int e;
+      frexpf (got, &e);
+      g_assert_cmpfloat (fabsf (got - v), <=, ldexpf (1.0f, e - 12));
+    }
+}
+
+/* The float16-K/V attention against a double reference on the rounded keys
+ * and values, and each query alone giving the bits it gets among others
+ * (the beams of a step). */
+static void
+test_attention_f16kv (void)
+{
+  enum { DH = 64, MAX_KV = 301, MAX_Q = 5 };
+  const int key_counts[] = { 301, 300, 33, 16, 7, 1 };
+  g_autoptr (GRand) r = g_rand_new_with_seed (29);
+  g_autofree float *kv = g_new (float, MAX_KV * 2 * DH);
+  g_autofree guint16 *half = g_new (guint16, MAX_KV * 2 * DH);
+  g_autofree float *scratch = g_new (float, WHISPER_CPU_ATTENTION_F16KV_SCRATCH (MAX_Q, MAX_KV,
+                                                                             DH));
+  g_autofree double *p = g_new (double, MAX_KV);
+  float q[MAX_Q * DH], out[MAX_Q * DH], alone[DH];
+  for (int i = 0; i < MAX_KV * 2 * DH; i++)
+    kv[i] = rnd (r);
+  for (int i = 0; i < MAX_Q * DH; i++)
+    q[i] = rnd (r) * 3.0f;
+  for (gsize t = 0; t < G_N_ELEMENTS (key_counts); t++) {
+    const int n_kv = key_counts[t];
+    whisper_cpu_kv_to_half_heads (half, kv, 2 * DH, n_kv, 1, DH);
+    const guint16 *k = half, *v = half + (size_t) n_kv * DH;
+    for (int n_q = 1; n_q <= MAX_Q; n_q++) {
+      whisper_cpu_attention_f16kv (out, DH, q, DH, k, v, n_q, n_kv, DH, 0.125f, scratch);
+      for (int i = 0; i < n_q; i++) {
+        double max = -INFINITY, sum = 0.0;
+        for (int j = 0; j < n_kv; j++) {
+          double s = 0.0;
+          for (int c = 0; c < DH; c++)
+            s += (double) q[i * DH + c] * whisper_half_to_float (k[j * DH + c]);
+          p[j] = s * 0.125;
+          max = MAX (max, p[j]);
+        }
+        for (int j = 0; j < n_kv; j++)
+          sum += (p[j] = exp (p[j] - max));
+        for (int c = 0; c < DH; c++) {
+          double want = 0.0;
+          for (int j = 0; j < n_kv; j++)
+            want += p[j] / sum * whisper_half_to_float (v[j * DH + c]);
+          g_assert_cmpfloat (fabs (out[i * DH + c] - want), <=, 1e-5);
+        }
+        whisper_cpu_attention_f16kv (alone, DH, q + i * DH, DH, k, v, 1, n_kv, DH, 0.125f,
+                                     scratch);
+        g_assert_cmpmem (alone, sizeof alone, out + i * DH, sizeof alone);
+      }
+    }
+  }
+}
+
 static void
 test_bias_gelu (void)
 {
@@ -661,6 +751,8 @@ main (int argc, char **argv)
   g_test_add_func ("/cpu-kernels/attention-row", test_attention_row);
   g_test_add_func ("/cpu-kernels/attention-heads", test_attention_heads);
   g_test_add_func ("/cpu-kernels/attention-avx512", test_attention_avx512);
+  g_test_add_func ("/cpu-kernels/kv-to-half", test_kv_to_half);
+  g_test_add_func ("/cpu-kernels/attention-f16kv", test_attention_f16kv);
   g_test_add_func ("/cpu-kernels/thread-pool", test_thread_pool);
   return g_test_run ();
 }
