@@ -254,6 +254,13 @@ ref_max_abs_diff (const float *a, const float *b, gsize n, gsize *argmax_out)
 RefTranscript *
 ref_transcribe (WhisperEngine *engine, const float *pcm, gsize n_samples)
 {
+  return ref_transcribe_words (engine, pcm, n_samples, FALSE);
+}
+
+RefTranscript *
+ref_transcribe_words (WhisperEngine *engine, const float *pcm, gsize n_samples,
+                      gboolean word_timestamps)
+{
   RefTranscript *t = g_new0 (RefTranscript, 1);
   GError *error = NULL;
   WhisperStream *stream = whisper_stream_new (engine, &error);
@@ -266,6 +273,7 @@ ref_transcribe (WhisperEngine *engine, const float *pcm, gsize n_samples)
   /* the reference's rules only: no silence gate, the plain no-speech rule */
   options.silence_threshold_db = WHISPER_SILENCE_THRESHOLD_OFF_DB;
   options.strict_no_speech = FALSE;
+  options.word_timestamps = word_timestamps;
   whisper_stream_set_options (stream, &options);
 
   GPtrArray *segments = NULL;

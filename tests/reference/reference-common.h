@@ -70,6 +70,10 @@ char *ref_joined_text (JsonArray *segments);
 char *ref_joined_segments (GPtrArray *segments);
 
 RefTranscript *ref_transcribe (WhisperEngine *engine, const float *pcm, gsize n_samples);
+/* The same with faster-whisper's word_timestamps (which moves its seeking,
+ * and so can change the text) on or off. */
+RefTranscript *ref_transcribe_words (WhisperEngine *engine, const float *pcm, gsize n_samples,
+                                     gboolean word_timestamps);
 void ref_transcript_free (RefTranscript *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (RefTranscript, ref_transcript_free)
 
