@@ -541,6 +541,9 @@ typedef struct {
   /* precision=fast: q [n_head][n_q][d_head], k and v [n_head][n_kv][d_head]
    * in bfloat16 (bf16_split_task) */
   const uint16_t *qh, *kh, *vh;
+  /* precision=fast decode steps: the float16 cross K/V (backend.h's
+   * half_kv_write()) instead of k and v */
+  const uint16_t *kv_half;
 } AttentionJob;
 
 /* Few queries (decode steps): direct loops, one task per group of
@@ -672,7 +675,7 @@ cpu_attention (WhisperBackend *be, float *out, int out_stride, const float *q, i
   AttentionJob job = { self, out, out_stride, q, q_stride, k, v, kv_stride, n_q, n_kv, n_head,
                        d_head, causal, (n_q + ATTN_BLOCK_ROWS - 1) / ATTN_BLOCK_ROWS,
                        1.0f / sqrtf ((float) d_head),
-                       (n_head + be->n_threads - 1) / be->n_threads, NULL, NULL, NULL };
+                       (n_head + be->n_threads - 1) / be->n_threads, NULL, NULL, NULL, NULL };
   if (n_q <= WHISPER_CPU_GEMV_MAX_ROWS) {
     whisper_thread_pool_run (self->pool, (n_head + job.heads_per_task - 1) / job.heads_per_task,
                              attention_direct_task, &job);
@@ -714,21 +717,11 @@ cpu_half_kv_write (WhisperBackend *be, uint16_t *dst, const float *kv, int kv_st
   whisper_cpu_kv_to_half_heads (dst, kv, kv_stride, n, n_head, d_head);
 }
 
-typedef struct {
-  WhisperBackendCpu *self;
-  float *out;
-  int out_stride;
-  const float *q;
-  int q_stride;
-  const uint16_t *kv_half;
-  int n_q, n_kv, n_head, d_head;
-} HalfAttentionJob;
-
 /* one task per head: its keys and values are one run each */
 static void
 half_attention_task (int task, int thread, gpointer data)
 {
-  const HalfAttentionJob *job = data;
+  const AttentionJob *job = data;
   const int dh = job->d_head;
   const size_t head = (size_t) job->n_kv * dh;
   float *s = thread_scratch (job->self, thread,
@@ -745,8 +738,9 @@ cpu_attention_half_kv (WhisperBackend *be, float *out, int out_stride, const flo
                        int d_head)
 {
   WhisperBackendCpu *self = (WhisperBackendCpu *) be;
-  HalfAttentionJob job = { self, out, out_stride, q, q_stride, kv_half, n_q, n_kv, n_head,
-                           d_head };
+  AttentionJob job = { .self = self, .out = out, .out_stride = out_stride, .q = q,
+                       .q_stride = q_stride, .kv_half = kv_half, .n_q = n_q, .n_kv = n_kv,
+                       .n_head = n_head, .d_head = d_head };
   whisper_thread_pool_run (self->pool, n_head, half_attention_task, &job);
 }
 
