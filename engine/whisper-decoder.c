@@ -120,14 +120,14 @@ whisper_decoder_state_clear (WhisperDecoderState *st, WhisperEngine *e)
 {
   WhisperBackend *be = e->backend;
   free_self_caches (st, e);
-  for (int l = 0; l < st->n_layers; l++)
+  for (int l = 0; l < st->n_layers; l++) {
     if (st->cross_kv && st->cross_kv[l])
       be->ops->free (be, st->cross_kv[l]);
+    if (st->cross_half && st->cross_half[l])
+      be->ops->free (be, (float *) st->cross_half[l]);
+  }
   g_clear_pointer (&st->self_kv, g_free);
   g_clear_pointer (&st->cross_kv, g_free);
-  for (int l = 0; st->cross_half && l < st->n_layers; l++)
-    if (st->cross_half[l])
-      be->ops->free (be, (float *) st->cross_half[l]);
   g_clear_pointer (&st->cross_half, g_free);
 }
 

@@ -729,7 +729,7 @@ half_attention_task (int task, int thread, gpointer data)
   whisper_cpu_attention_f16kv (job->out + task * dh, job->out_stride, job->q + task * dh,
                                job->q_stride, job->kv_half + task * head,
                                job->kv_half + (job->n_head + task) * head, job->n_q, job->n_kv,
-                               dh, 1.0f / sqrtf ((float) dh), s);
+                               dh, job->scale, s);
 }
 
 static void
@@ -740,7 +740,8 @@ cpu_attention_half_kv (WhisperBackend *be, float *out, int out_stride, const flo
   WhisperBackendCpu *self = (WhisperBackendCpu *) be;
   AttentionJob job = { .self = self, .out = out, .out_stride = out_stride, .q = q,
                        .q_stride = q_stride, .kv_half = kv_half, .n_q = n_q, .n_kv = n_kv,
-                       .n_head = n_head, .d_head = d_head };
+                       .n_head = n_head, .d_head = d_head,
+                       .scale = 1.0f / sqrtf ((float) d_head) };
   whisper_thread_pool_run (self->pool, n_head, half_attention_task, &job);
 }
 

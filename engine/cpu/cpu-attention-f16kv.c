@@ -20,52 +20,16 @@
 
 #include <string.h>
 
-/* ---- float32 -> float16, round to nearest even ---------------------- */
-
-static uint16_t
-half_from_float (float f)
-{
-  uint32_t u;
-  memcpy (&u, &f, sizeof u);
-  const uint32_t sign = (u >> 16) & 0x8000u;
-  const uint32_t abs = u & 0x7fffffffu;
-  if (abs >= 0x7f800000u) /* inf, nan (kept quiet) */
-    return (uint16_t) (sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
-  if (abs >= 0x477ff000u) /* rounds to 65520 or more: inf */
-    return (uint16_t) (sign | 0x7c00u);
-  if (abs < 0x38800000u) {
-    /* below 2^-14: a subnormal half (or 0); the value in units of 2^-24 */
-    if (abs < 0x33000000u) /* below 2^-25: rounds to 0 */
-      return (uint16_t) sign;
-    const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
-    const int shift = 126 - (int) (abs >> 23); /* 14 .. 24 */
-    uint32_t h = mant >> shift;
-    const uint32_t rest = mant & ((1u << shift) - 1), half_way = 1u << (shift - 1);
-    if (rest > half_way || (rest == half_way && (h & 1u)))
-      h++;
-    return (uint16_t) (sign | h);
-  }
-  /* normal: rebias the exponent, round the 13 dropped bits */
-  uint32_t h = (abs - 0x38000000u) >> 13;
-  const uint32_t rest = abs & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
-    h++; /* may carry into the exponent: still the right half */
-  return (uint16_t) (sign | h);
-}
-
-static void
-kv_to_half_heads_generic (uint16_t *dst, const float *kv, int kv_stride, int n, int n_head,
-                          int dh)
+/* kv[n, 2 * n_head * dh] -> K[n_head][n][dh], V[n_head][n][dh] in float16 */
+void
+whisper_cpu_kv_to_half_heads (uint16_t *dst, const float *kv, int kv_stride, int n, int n_head,
+                              int dh)
 {
   const size_t head = (size_t) n * dh;
   for (int j = 0; j < n; j++)
-    for (int h = 0; h < 2 * n_head; h++) {
-      /* h < n_head: key head h; else value head h - n_head (after the keys) */
-      const float *src = kv + (size_t) j * kv_stride + (size_t) h * dh;
-      uint16_t *out = dst + h * head + (size_t) j * dh;
-      for (int c = 0; c < dh; c++)
-        out[c] = half_from_float (src[c]);
-    }
+    for (int h = 0; h < 2 * n_head; h++) /* h < n_head: key head h; else value head h - n_head */
+      whisper_float_to_half_n (dst + h * head + (size_t) j * dh,
+                               kv + (size_t) j * kv_stride + (size_t) h * dh, dh);
 }
 
 static void
@@ -99,21 +63,6 @@ attention_f16kv_generic (float *out, int out_stride, const float *q, int q_strid
 #define KEYS 16             /* keys whose scores one transposing reduction gives */
 #define MAX_QUERIES 3       /* queries whose value sums stay in registers (24 zmm) */
 #define PREFETCH_KEYS 32    /* keys ahead that are asked for */
-
-AVX512_TARGET static void
-kv_to_half_heads_avx512 (uint16_t *dst, const float *kv, int kv_stride, int n, int n_head)
-{
-  const size_t head = (size_t) n * DH;
-  for (int j = 0; j < n; j++)
-    for (int h = 0; h < 2 * n_head; h++) {
-      const float *src = kv + (size_t) j * kv_stride + (size_t) h * DH;
-      uint16_t *out = dst + h * head + (size_t) j * DH;
-      for (int c = 0; c < DH; c += 16)
-        _mm256_storeu_si256 ((__m256i *) (out + c),
-                             _mm512_cvtps_ph (_mm512_loadu_ps (src + c),
-                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    }
-}
 
 /* The 16 lane sums of a[0..16) as one vector, lane t = sum of a[t]: three
  * folding levels across and within the 128-bit quarters, then one
@@ -256,19 +205,6 @@ attention_f16kv_avx512 (float *out, int out_stride, const float *q, int q_stride
   }
 }
 #endif
-
-void
-whisper_cpu_kv_to_half_heads (uint16_t *dst, const float *kv, int kv_stride, int n, int n_head,
-                              int dh)
-{
-#if defined(__x86_64__)
-  if (dh == DH && whisper_cpu_have_avx512 ()) {
-    kv_to_half_heads_avx512 (dst, kv, kv_stride, n, n_head);
-    return;
-  }
-#endif
-  kv_to_half_heads_generic (dst, kv, kv_stride, n, n_head, dh);
-}
 
 void
 whisper_cpu_attention_f16kv (float *out, int out_stride, const float *q, int q_stride,

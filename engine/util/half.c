@@ -124,3 +124,61 @@ whisper_float_to_half_exact_n (uint16_t *dst, const float *src, size_t n)
       return FALSE;
   return TRUE;
 }
+
+/* float -> half, round to nearest even: overflow to infinity, NaN kept
+ * quiet, subnormal halves below 2^-14. */
+static uint16_t
+float_to_half_round_one (float f)
+{
+  uint32_t u;
+  memcpy (&u, &f, sizeof u);
+  const uint32_t sign = (u >> 16) & 0x8000u;
+  const uint32_t abs = u & 0x7fffffffu;
+  if (abs >= 0x7f800000u) /* inf, nan */
+    return (uint16_t) (sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
+  if (abs >= 0x477ff000u) /* rounds to 65520 or more: inf */
+    return (uint16_t) (sign | 0x7c00u);
+  if (abs < 0x38800000u) {
+    /* below 2^-14: a subnormal half (or 0); the value in units of 2^-24 */
+    if (abs < 0x33000000u) /* below 2^-25: rounds to 0 */
+      return (uint16_t) sign;
+    const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
+    const int shift = 126 - (int) (abs >> 23); /* 14 .. 24 */
+    uint32_t h = mant >> shift;
+    const uint32_t rest = mant & ((1u << shift) - 1), half_way = 1u << (shift - 1);
+    if (rest > half_way || (rest == half_way && (h & 1u)))
+      h++;
+    return (uint16_t) (sign | h);
+  }
+  /* normal: rebias the exponent, round the 13 dropped bits */
+  uint32_t h = (abs - 0x38000000u) >> 13;
+  const uint32_t rest = abs & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
+    h++; /* may carry into the exponent: still the right half */
+  return (uint16_t) (sign | h);
+}
+
+#ifdef HAVE_X86
+AVX2_TARGET static size_t
+float_to_half_f16c (uint16_t *dst, const float *src, size_t n)
+{
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128 ((__m128i *) (dst + i),
+                      _mm256_cvtps_ph (_mm256_loadu_ps (src + i),
+                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  return i;
+}
+#endif
+
+void
+whisper_float_to_half_n (uint16_t *dst, const float *src, size_t n)
+{
+  size_t i = 0;
+#ifdef HAVE_X86
+  if (whisper_cpu_have_avx2 ())
+    i = float_to_half_f16c (dst, src, n);
+#endif
+  for (; i < n; i++)
+    dst[i] = float_to_half_round_one (src[i]);
+}

@@ -20,4 +20,8 @@ void whisper_half_to_float_n (float *dst, const void *src, size_t n);
  * (dst is then incomplete). */
 gboolean whisper_float_to_half_exact_n (uint16_t *dst, const float *src, size_t n);
 
+/* dst[i] = src[i] rounded to the nearest half (ties to even; beyond 65504
+ * to infinity); F16C where the CPU has it, the same bits without. */
+void whisper_float_to_half_n (uint16_t *dst, const float *src, size_t n);
+
 G_END_DECLS
