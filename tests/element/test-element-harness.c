@@ -1118,12 +1118,21 @@ GST_END_TEST;
 
 GST_START_TEST (test_live_chunks)
 {
-  /* Audio is fed one chunk (latency / 4) at a time, as a live source would,
-   * each time once the element has handled the chunk before (the barrier
-   * behind it is out): every engine call starts on a chunk boundary and
-   * nothing falls behind. */
-  guint latency = 4000;         /* 1-s chunks, calls of up to 3 s */
-  gchar *props = g_strdup_printf ("latency=%u", latency);
+  /* Audio is fed a second at a time, as a live source would, each second
+   * one buffer (more than the element's chunk, latency / 6) pushed once the
+   * element has handled the one before (the barrier behind it is out):
+   * every engine call ends on a second's boundary whatever the machine's
+   * speed, and nothing falls behind. (Pushed in 100-ms pieces, a call
+   * started after any 0.67 s of them, at a point that moved with the load,
+   * and the text with it.) The words are committed when two decodes agree:
+   * `lateness` is far above what the buffer can hold, so the deadline
+   * (which depends on how long each call takes, and so on the machine's
+   * load) never commits a word first, and the text is the same on a busy
+   * machine as on an idle one. (The deadline itself is test-element-commit's
+   * test_force_before; a CI machine under load once forced "ask not what"
+   * after one decode here, which then read "Just knock, watch".) */
+  guint latency = 4000;         /* pushes of 1 s */
+  gchar *props = g_strdup_printf ("latency=%u lateness=60000", latency);
   GstHarness *h = wt_harness_new (TRUE, props);
   GstBus *bus = attach_bus (h);
   Monitor *m = monitor_new (h);
@@ -1139,7 +1148,7 @@ GST_START_TEST (test_live_chunks)
   fail_unless_equals_uint64 (gst_harness_query_latency (h), (latency + 20) * GST_MSECOND);
   for (off = 0; off < n; off += chunk) {
     fail_unless_equals_int (wt_push_pcm (h, pcm + off, MIN (chunk, n - off),
-            samples_time (off), MS100, off == 0), GST_FLOW_OK);
+            samples_time (off), chunk, off == 0), GST_FLOW_OK);
     push_barrier (h);
     wait_barrier (m, ++barriers);
   }
@@ -1156,14 +1165,14 @@ GST_START_TEST (test_live_chunks)
   g_ptr_array_add (texts, NULL);
   joined = g_strjoinv (" ", (gchar **) texts->pdata);
   GST_INFO ("live text: %s", joined);
-  /* The speech, once: the words of the three repetitions within 10 % WER
-   * (a loaded CI machine lost "ask" once: committed by the deadline), and
-   * no anchor more often than it is spoken (nothing said twice). */
+  /* The speech, once: the words of the three repetitions within 5 % WER
+   * (1 of 66 words differs here: "what" in the first),
+   * and no anchor more often than it is spoken (nothing said twice). */
   {
     gchar *three = g_strjoin (" ", ref_text, ref_text, ref_text, NULL);
     gchar *got = phrase_sequence (joined, jfk_anchors);
     const double wer = wt_wer (three, joined);
-    fail_unless (wer <= 0.10, "live mode: WER %.3f: %s", wer, joined);
+    fail_unless (wer <= 0.05, "live mode: WER %.3f: %s", wer, joined);
     for (i = 0; jfk_anchors[i]; i++) {
       guint count = 0;
       for (const gchar *c = got; *c; c++)
