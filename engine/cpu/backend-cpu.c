@@ -1,8 +1,9 @@
 /* backend-cpu.c: the backend operation table on the CPU.
  *
- * One fork-join pool (util/thread-pool.c) runs every op; OpenBLAS runs
- * single-threaded inside the pool's tasks, so two thread pools never fight
- * over the cores. Weights are kept in float16 when that is lossless (the
+ * One fork-join pool (util/thread-pool.c) runs every op; the float32
+ * matrix products (cpu-sgemm.h: oneDNN's where the CPU has AVX-512, else
+ * OpenBLAS's) run single-threaded inside the pool's tasks, so two thread
+ * pools never fight over the cores. Weights are kept in float16 when that is lossless (the
  * model was stored in float16), else float32: decode steps are bound by
  * memory bandwidth, and half the bytes is half the time.
  *
@@ -10,7 +11,7 @@
  *   split over the threads (cpu-kernels.c), on weights packed so that each
  *   task reads one sequential stream (cpu-gemv-packed.c).
  * - linear, many rows (encoder, prompt passes): the weight is converted to
- *   float32 once per call, then one OpenBLAS sgemm per block of input rows
+ *   float32 once per call, then one sgemm per block of input rows
  *   with the whole weight, bias and GELU fused in the task. Blocks of rows,
  *   not of output columns: OpenBLAS packs the row block once per call, and
  *   a 64-column split had it pack all 1500 rows again for every 64 columns
@@ -32,6 +33,7 @@
 #include "backend.h"
 #include "cpu-bf16-matmul.h"
 #include "cpu-kernels.h"
+#include "cpu-sgemm.h"
 #include "aligned-memory.h"
 #include "thread-pool.h"
 #include "whisper-error.h"
@@ -309,7 +311,7 @@ gemm_task (int task, int thread, gpointer data)
     wblock = (const float *) w->data + (size_t) c0 * w->cols;
   }
   const float beta = (job->flags & WHISPER_LINEAR_ACCUMULATE) ? 1.0f : 0.0f;
-  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, job->n, nc, w->cols, 1.0f, job->x,
+  whisper_cpu_sgemm (TRUE, job->n, nc, w->cols, 1.0f, job->x,
                job->x_stride, wblock, w->cols, beta, job->y + c0, job->y_stride);
   bias_act_block (job->y, job->y_stride, job->bias, job->n, c0, c1,
                   (job->flags & WHISPER_LINEAR_GELU) != 0);
@@ -359,7 +361,7 @@ gemm_rows_task (int task, int thread, gpointer data)
   const int i0 = task * job->rows_per_task, ni = MIN (job->rows_per_task, job->n - i0);
   float *y = job->y + (size_t) i0 * job->y_stride;
   const float beta = (job->flags & WHISPER_LINEAR_ACCUMULATE) ? 1.0f : 0.0f;
-  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, ni, w->rows, w->cols, 1.0f,
+  whisper_cpu_sgemm (TRUE, ni, w->rows, w->cols, 1.0f,
                job->x + (size_t) i0 * job->x_stride, job->x_stride, job->w32, w->cols, beta, y,
                job->y_stride);
   bias_act_block (y, job->y_stride, job->bias, ni, 0, w->rows,
@@ -387,7 +389,7 @@ bf16_rows_task (int task, int thread, gpointer data)
   /* oneDNN could not (warned): the same block in float32 */
   float *w32 = thread_scratch (job->self, thread, (size_t) w->rows * w->cols);
   weight_rows_f32 (w, 0, w->rows, w32);
-  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, ni, w->rows, w->cols, 1.0f, x,
+  whisper_cpu_sgemm (TRUE, ni, w->rows, w->cols, 1.0f, x,
                job->x_stride, w32, w->cols, acc ? 1.0f : 0.0f, y, job->y_stride);
   bias_act_block (y, job->y_stride, job->bias, ni, 0, w->rows,
                   (job->flags & WHISPER_LINEAR_GELU) != 0);
@@ -604,11 +606,11 @@ attention_block_task (int task, int thread, gpointer data)
   const int n_kv = job->causal < 0 ? job->n_kv : MIN (job->n_kv, job->causal + i0 + nq);
   float *s = thread_scratch (job->self, thread, (size_t) nq * n_kv);
 
-  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, nq, n_kv, dh, job->scale,
+  whisper_cpu_sgemm (TRUE, nq, n_kv, dh, job->scale,
                job->q + (size_t) i0 * job->q_stride + h * dh, job->q_stride, job->k + h * dh,
                job->kv_stride, 0.0f, s, n_kv);
   block_softmax (job, s, i0, nq, n_kv);
-  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, dh, n_kv, 1.0f, s, n_kv,
+  whisper_cpu_sgemm (FALSE, nq, dh, n_kv, 1.0f, s, n_kv,
                job->v + h * dh, job->kv_stride, 0.0f,
                job->out + (size_t) i0 * job->out_stride + h * dh, job->out_stride);
 }
@@ -752,7 +754,7 @@ cpu_attention_probs (WhisperBackend *be, float *probs, int probs_stride, const f
                      int d_head)
 {
   (void) be;
-  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, n_q, n_kv, d_head,
+  whisper_cpu_sgemm (TRUE, n_q, n_kv, d_head,
                1.0f / sqrtf ((float) d_head), q + (size_t) head * d_head, q_stride,
                k + (size_t) head * d_head, kv_stride, 0.0f, probs, probs_stride);
   for (int i = 0; i < n_q; i++)
@@ -804,6 +806,7 @@ whisper_backend_cpu_new (int n_threads, gboolean fast, GError **error)
   g_mutex_init (&self->bf16_lock);
   /* OpenBLAS runs inside our tasks: one thread per call (process-wide). */
   openblas_set_num_threads (1);
+  whisper_cpu_sgemm_init ();
   if (fast) {
     self->bf16 = whisper_bf16_matmul_new (n_threads, error);
     if (!self->bf16) {

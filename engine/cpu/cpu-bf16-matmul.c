@@ -68,7 +68,7 @@ whisper_bf16_from_f32 (uint16_t *dst, const float *src, size_t n)
 #ifdef HAVE_ONEDNN
 
 #include <oneapi/dnnl/dnnl.h>
-#include <omp.h>
+#include "cpu-omp-scope.h"
 
 enum { KIND_LINEAR = 1, KIND_PLAIN = 2 };
 enum { KEY_BIAS = 1 << 0, KEY_ACCUMULATE = 1 << 1, KEY_B_TRANSPOSED = 1 << 2 };
@@ -138,30 +138,6 @@ prim_entry_free (gpointer p)
   PrimEntry *e = p;
   dnnl_primitive_destroy (e->prim);
   g_free (e);
-}
-
-/* oneDNN plans its parallel work from the calling thread's OpenMP thread
- * count when it creates a primitive and runs that many threads when it
- * executes one: every call here runs on one pool thread, so the count is 1
- * for the call and the caller's own setting comes back after it. */
-typedef struct {
-  int saved;
-} OmpScope;
-
-static inline OmpScope
-omp_scope_enter (void)
-{
-  OmpScope s = { omp_get_max_threads () };
-  if (s.saved != 1)
-    omp_set_num_threads (1);
-  return s;
-}
-
-static inline void
-omp_scope_leave (OmpScope s)
-{
-  if (s.saved != 1)
-    omp_set_num_threads (s.saved);
 }
 
 static const char *
@@ -320,7 +296,7 @@ whisper_bf16_matmul_new (int n_threads, GError **error)
 {
   WhisperBf16Matmul *m = g_new0 (WhisperBf16Matmul, 1);
   dnnl_status_t s;
-  OmpScope omp = omp_scope_enter ();
+  WhisperOmpScope omp = whisper_omp_scope_enter ();
 
   m->n_threads = n_threads;
   g_mutex_init (&m->lock);
@@ -332,7 +308,7 @@ whisper_bf16_matmul_new (int n_threads, GError **error)
   if (s) {
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
                  "precision 'fast': oneDNN cannot start on this CPU (%s)", status_name (s));
-    omp_scope_leave (omp);
+    whisper_omp_scope_leave (omp);
     whisper_bf16_matmul_free (m);
     return NULL;
   }
@@ -341,7 +317,7 @@ whisper_bf16_matmul_new (int n_threads, GError **error)
   PrimKey probe = { KIND_PLAIN, 32, 64, 64, KEY_B_TRANSPOSED, 0 };
   dnnl_primitive_desc_t pd = NULL;
   s = matmul_pd (m, &probe, NULL, &pd);
-  omp_scope_leave (omp);
+  whisper_omp_scope_leave (omp);
   if (s) {
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
                  "precision 'fast': oneDNN has no bfloat16 matrix product for this CPU (%s); "
@@ -385,7 +361,7 @@ WhisperBf16Weight *
 whisper_bf16_weight_new (WhisperBf16Matmul *m, const float *w, int rows, int cols,
                          GError **error)
 {
-  OmpScope omp = omp_scope_enter ();
+  WhisperOmpScope omp = whisper_omp_scope_enter ();
   PrimKey k = { KIND_LINEAR, 256, cols, rows, 0, 0 };
   dnnl_primitive_desc_t pd = NULL, rpd = NULL;
   dnnl_primitive_t reorder = NULL;
@@ -439,7 +415,7 @@ whisper_bf16_weight_new (WhisperBf16Matmul *m, const float *w, int rows, int col
   if (dst_mem)
     dnnl_memory_destroy (dst_mem);
   whisper_aligned_free (half);
-  omp_scope_leave (omp);
+  whisper_omp_scope_leave (omp);
   if (s) {
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_FAILED,
                  "cpu backend: cannot lay out a %d x %d weight in bfloat16 (%s)", rows, cols,
@@ -470,7 +446,7 @@ whisper_bf16_matmul_linear (WhisperBf16Matmul *m, int thread, float *y, const fl
                             int x_stride, const WhisperBf16Weight *w, const float *bias, int n,
                             gboolean accumulate)
 {
-  OmpScope omp = omp_scope_enter ();
+  WhisperOmpScope omp = whisper_omp_scope_enter ();
   const PrimKey k = { KIND_LINEAR, n, w->cols, w->rows,
                       (bias ? KEY_BIAS : 0) | (accumulate ? KEY_ACCUMULATE : 0), 0 };
   const PrimEntry *e = lookup_primitive (m, &k, &w->md);
@@ -483,7 +459,7 @@ whisper_bf16_matmul_linear (WhisperBf16Matmul *m, int thread, float *y, const fl
       whisper_bf16_from_f32 (src + (size_t) i * w->cols, x + (size_t) i * x_stride, w->cols);
     ok = execute (m, thread, e, src, w->data, y, bias);
   }
-  omp_scope_leave (omp);
+  whisper_omp_scope_leave (omp);
   return ok;
 }
 
@@ -492,13 +468,13 @@ whisper_bf16_matmul_plain (WhisperBf16Matmul *m, int thread, float *c, const uin
                            const uint16_t *b, gboolean b_transposed, int M, int K, int N,
                            float scale)
 {
-  OmpScope omp = omp_scope_enter ();
+  WhisperOmpScope omp = whisper_omp_scope_enter ();
   PrimKey k = { KIND_PLAIN, M, K, N, b_transposed ? KEY_B_TRANSPOSED : 0, 0 };
   if (scale != 1.0f)
     memcpy (&k.scale_bits, &scale, sizeof scale);
   const PrimEntry *e = lookup_primitive (m, &k, NULL);
   gboolean ok = e && execute (m, thread, e, a, b, c, NULL);
-  omp_scope_leave (omp);
+  whisper_omp_scope_leave (omp);
   return ok;
 }
 

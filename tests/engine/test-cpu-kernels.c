@@ -3,6 +3,7 @@
  * Run twice by meson: with the AVX2 kernels and with WHISPER_CPU_GENERIC=1. */
 #include "backend.h"
 #include "cpu-kernels.h"
+#include "cpu-sgemm.h"
 #include "thread-pool.h"
 #include "whisper-model.h"
 
@@ -717,6 +718,71 @@ count_task (int task, int thread, gpointer data)
   g_atomic_int_inc (&hits[task]);
 }
 
+/* whisper_cpu_sgemm (), each implementation built in, against a double
+ * reference: C = alpha A op(B) + beta C with strides wider than the rows,
+ * B plain and transposed, beta 0 (C's old values must not leak in: NaN)
+ * and 1. Tolerance: float32 sums of k products, |error| <= 2 k eps sum|ab|. */
+static void
+check_sgemm (GRand *r, gboolean trans_b, int m, int n, int k, float alpha, float beta)
+{
+  const int lda = k + 3, ldb = (trans_b ? k : n) + 5, ldc = n + 2;
+  const int b_rows = trans_b ? n : k;
+  g_autofree float *a = g_new (float, (gsize) m * lda);
+  g_autofree float *b = g_new (float, (gsize) b_rows * ldb);
+  g_autofree float *c = g_new (float, (gsize) m * ldc);
+  g_autofree float *c0 = g_new (float, (gsize) m * ldc);
+  for (int i = 0; i < m * lda; i++)
+    a[i] = rnd (r);
+  for (int i = 0; i < b_rows * ldb; i++)
+    b[i] = rnd (r);
+  for (int i = 0; i < m * ldc; i++)
+    c0[i] = beta == 0.0f ? NAN : rnd (r);
+  memcpy (c, c0, sizeof (float) * m * ldc);
+  whisper_cpu_sgemm (trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  for (int i = 0; i < m; i++) {
+    for (int j = 0; j < ldc; j++) {
+      const float got = c[(gsize) i * ldc + j];
+      if (j >= n) {  /* the gap between rows is left alone */
+        g_assert_true (memcmp (&got, &c0[(gsize) i * ldc + j], sizeof got) == 0);
+        continue;
+      }
+      double want = 0.0, mag = 0.0;
+      for (int l = 0; l < k; l++) {
+        const double bv = trans_b ? b[(gsize) j * ldb + l] : b[(gsize) l * ldb + j];
+        want += (double) a[(gsize) i * lda + l] * bv;
+        mag += fabs ((double) a[(gsize) i * lda + l] * bv);
+      }
+      want = alpha * want + (beta != 0.0f ? beta * (double) c0[(gsize) i * ldc + j] : 0.0);
+      g_assert_cmpfloat (fabs (got - want), <=, 2.0 * k * 1.2e-7 * (fabs (alpha) * mag + 1.0));
+    }
+  }
+}
+
+static void
+test_sgemm (void)
+{
+  static const char *const impls[] = { "openblas", "onednn" };
+  const int shapes[][3] = { { 1, 1, 1 }, { 3, 17, 5 }, { 64, 48, 384 }, { 37, 129, 64 },
+                            { 200, 96, 1500 } };
+  g_autofree char *chosen = g_strdup (whisper_cpu_sgemm_name ());
+  int ran = 0;
+  for (gsize p = 0; p < G_N_ELEMENTS (impls); p++) {
+    if (!whisper_cpu_sgemm_select (impls[p])) {
+      g_test_message ("sgemm: %s is not built in", impls[p]);
+      continue;
+    }
+    g_autoptr (GRand) r = g_rand_new_with_seed (31);
+    for (gsize s = 0; s < G_N_ELEMENTS (shapes); s++)
+      for (int t = 0; t < 2; t++) {
+        check_sgemm (r, t, shapes[s][0], shapes[s][1], shapes[s][2], 0.125f, 0.0f);
+        check_sgemm (r, t, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f, 1.0f);
+      }
+    ran++;
+  }
+  g_assert_cmpint (ran, >=, 1);
+  g_assert_true (whisper_cpu_sgemm_select (chosen));
+}
+
 static void
 test_thread_pool (void)
 {
@@ -753,6 +819,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cpu-kernels/attention-avx512", test_attention_avx512);
   g_test_add_func ("/cpu-kernels/kv-to-half", test_kv_to_half);
   g_test_add_func ("/cpu-kernels/attention-f16kv", test_attention_f16kv);
+  g_test_add_func ("/cpu-kernels/sgemm", test_sgemm);
   g_test_add_func ("/cpu-kernels/thread-pool", test_thread_pool);
   return g_test_run ();
 }
