@@ -1,7 +1,7 @@
 /* backend.h: the tensor operations the encoder and decoder are written
- * against. Two implementations: engine/cpu/ (OpenBLAS and our own kernels
- * on a fork-join pool) and the CUDA module (kernels/host/ + kernels/, loaded
- * at run time by backend-cuda-loader.c).
+ * against. Two implementations: engine/cpu/ (GEMM on oneDNN or OpenBLAS,
+ * our own kernels, on a fork-join pool) and the CUDA module (kernels/host/
+ * + kernels/, loaded at run time by backend-cuda-loader.c).
  *
  * Conventions:
  * - Every `float *` an op takes or returns is backend memory (host memory for
