@@ -58,38 +58,53 @@ whisper_half_to_float_n (float *dst, const void *src, size_t n)
   }
 }
 
-/* Exact float -> half: only values a half holds exactly convert. */
+/* float -> half, round to nearest even: overflow to infinity, NaN kept
+ * quiet, subnormal halves below 2^-14. */
+static uint16_t
+float_to_half_round_one (float f)
+{
+  uint32_t u;
+  memcpy (&u, &f, sizeof u);
+  const uint32_t sign = (u >> 16) & 0x8000u;
+  const uint32_t abs = u & 0x7fffffffu;
+  if (abs >= 0x7f800000u) /* inf, nan */
+    return (uint16_t) (sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
+  if (abs >= 0x477ff000u) /* rounds to 65520 or more: inf */
+    return (uint16_t) (sign | 0x7c00u);
+  if (abs < 0x38800000u) {
+    /* below 2^-14: a subnormal half (or 0); the value in units of 2^-24 */
+    if (abs < 0x33000000u) /* below 2^-25: rounds to 0 */
+      return (uint16_t) sign;
+    const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
+    const int shift = 126 - (int) (abs >> 23); /* 14 .. 24 */
+    uint32_t h = mant >> shift;
+    const uint32_t rest = mant & ((1u << shift) - 1), half_way = 1u << (shift - 1);
+    if (rest > half_way || (rest == half_way && (h & 1u)))
+      h++;
+    return (uint16_t) (sign | h);
+  }
+  /* normal: rebias the exponent, round the 13 dropped bits */
+  uint32_t h = (abs - 0x38000000u) >> 13;
+  const uint32_t rest = abs & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
+    h++; /* may carry into the exponent: still the right half */
+  return (uint16_t) (sign | h);
+}
+
+/* Exact float -> half: only values a half holds exactly convert (the
+ * rounded half converts back to the same bits), as the F16C loop below
+ * checks them; infinities and NaN never do (never in real weights). */
 static gboolean
 float_to_half_exact_one (float f, uint16_t *out)
 {
-  uint32_t bits;
-  memcpy (&bits, &f, 4);
-  const uint16_t sign = (bits >> 16) & 0x8000;
-  const int exp = (int) ((bits >> 23) & 0xFF);
-  const uint32_t mant = bits & 0x7FFFFF;
-
-  if (exp == 0xFF)
-    return FALSE; /* inf / NaN: never in real weights */
-  if (exp == 0 && mant == 0) {
-    *out = sign;
-    return TRUE;
-  }
-  const int e = exp - 127;
-  if (e >= -14 && e <= 15) {
-    if (mant & 0x1FFF)
-      return FALSE;
-    *out = sign | (uint16_t) ((e + 15) << 10) | (uint16_t) (mant >> 13);
-    return TRUE;
-  }
-  if (e >= -24 && e < -14) {
-    /* half subnormal: |f| = m * 2^-24, m < 1024 */
-    const float m = ldexpf (fabsf (f), 24);
-    if (m != floorf (m) || m >= 1024.0f)
-      return FALSE;
-    *out = sign | (uint16_t) m;
-    return TRUE;
-  }
-  return FALSE;
+  if (!isfinite (f))
+    return FALSE;
+  const uint16_t h = float_to_half_round_one (f);
+  const float back = whisper_half_to_float (h);
+  if (memcmp (&back, &f, sizeof f) != 0)
+    return FALSE;
+  *out = h;
+  return TRUE;
 }
 
 #ifdef HAVE_X86
@@ -123,39 +138,6 @@ whisper_float_to_half_exact_n (uint16_t *dst, const float *src, size_t n)
     if (!float_to_half_exact_one (src[i], &dst[i]))
       return FALSE;
   return TRUE;
-}
-
-/* float -> half, round to nearest even: overflow to infinity, NaN kept
- * quiet, subnormal halves below 2^-14. */
-static uint16_t
-float_to_half_round_one (float f)
-{
-  uint32_t u;
-  memcpy (&u, &f, sizeof u);
-  const uint32_t sign = (u >> 16) & 0x8000u;
-  const uint32_t abs = u & 0x7fffffffu;
-  if (abs >= 0x7f800000u) /* inf, nan */
-    return (uint16_t) (sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
-  if (abs >= 0x477ff000u) /* rounds to 65520 or more: inf */
-    return (uint16_t) (sign | 0x7c00u);
-  if (abs < 0x38800000u) {
-    /* below 2^-14: a subnormal half (or 0); the value in units of 2^-24 */
-    if (abs < 0x33000000u) /* below 2^-25: rounds to 0 */
-      return (uint16_t) sign;
-    const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
-    const int shift = 126 - (int) (abs >> 23); /* 14 .. 24 */
-    uint32_t h = mant >> shift;
-    const uint32_t rest = mant & ((1u << shift) - 1), half_way = 1u << (shift - 1);
-    if (rest > half_way || (rest == half_way && (h & 1u)))
-      h++;
-    return (uint16_t) (sign | h);
-  }
-  /* normal: rebias the exponent, round the 13 dropped bits */
-  uint32_t h = (abs - 0x38000000u) >> 13;
-  const uint32_t rest = abs & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
-    h++; /* may carry into the exponent: still the right half */
-  return (uint16_t) (sign | h);
 }
 
 #ifdef HAVE_X86
