@@ -3,9 +3,9 @@
  * One fork-join pool (util/thread-pool.c) runs every op; the float32
  * matrix products (cpu-sgemm.h: oneDNN's where the CPU has AVX-512, else
  * OpenBLAS's) run single-threaded inside the pool's tasks, so two thread
- * pools never fight over the cores. Weights are kept in float16 when that is lossless (the
- * model was stored in float16), else float32: decode steps are bound by
- * memory bandwidth, and half the bytes is half the time.
+ * pools never fight over the cores. Weights are kept in float16 when that
+ * is lossless (the model was stored in float16), else float32: decode
+ * steps are bound by memory bandwidth, and half the bytes is half the time.
  *
  * - linear, one row (decode steps): our own matrix-vector kernels, rows
  *   split over the threads (cpu-kernels.c), on weights packed so that each
@@ -38,7 +38,6 @@
 #include "thread-pool.h"
 #include "whisper-error.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
@@ -311,8 +310,8 @@ gemm_task (int task, int thread, gpointer data)
     wblock = (const float *) w->data + (size_t) c0 * w->cols;
   }
   const float beta = (job->flags & WHISPER_LINEAR_ACCUMULATE) ? 1.0f : 0.0f;
-  whisper_cpu_sgemm (TRUE, job->n, nc, w->cols, 1.0f, job->x,
-               job->x_stride, wblock, w->cols, beta, job->y + c0, job->y_stride);
+  whisper_cpu_sgemm (TRUE, job->n, nc, w->cols, 1.0f, job->x, job->x_stride, wblock, w->cols,
+                     beta, job->y + c0, job->y_stride);
   bias_act_block (job->y, job->y_stride, job->bias, job->n, c0, c1,
                   (job->flags & WHISPER_LINEAR_GELU) != 0);
 }
@@ -361,9 +360,8 @@ gemm_rows_task (int task, int thread, gpointer data)
   const int i0 = task * job->rows_per_task, ni = MIN (job->rows_per_task, job->n - i0);
   float *y = job->y + (size_t) i0 * job->y_stride;
   const float beta = (job->flags & WHISPER_LINEAR_ACCUMULATE) ? 1.0f : 0.0f;
-  whisper_cpu_sgemm (TRUE, ni, w->rows, w->cols, 1.0f,
-               job->x + (size_t) i0 * job->x_stride, job->x_stride, job->w32, w->cols, beta, y,
-               job->y_stride);
+  whisper_cpu_sgemm (TRUE, ni, w->rows, w->cols, 1.0f, job->x + (size_t) i0 * job->x_stride,
+                     job->x_stride, job->w32, w->cols, beta, y, job->y_stride);
   bias_act_block (y, job->y_stride, job->bias, ni, 0, w->rows,
                   (job->flags & WHISPER_LINEAR_GELU) != 0);
 }
@@ -389,8 +387,8 @@ bf16_rows_task (int task, int thread, gpointer data)
   /* oneDNN could not (warned): the same block in float32 */
   float *w32 = thread_scratch (job->self, thread, (size_t) w->rows * w->cols);
   weight_rows_f32 (w, 0, w->rows, w32);
-  whisper_cpu_sgemm (TRUE, ni, w->rows, w->cols, 1.0f, x,
-               job->x_stride, w32, w->cols, acc ? 1.0f : 0.0f, y, job->y_stride);
+  whisper_cpu_sgemm (TRUE, ni, w->rows, w->cols, 1.0f, x, job->x_stride, w32, w->cols,
+                     acc ? 1.0f : 0.0f, y, job->y_stride);
   bias_act_block (y, job->y_stride, job->bias, ni, 0, w->rows,
                   (job->flags & WHISPER_LINEAR_GELU) != 0);
 }
@@ -606,13 +604,11 @@ attention_block_task (int task, int thread, gpointer data)
   const int n_kv = job->causal < 0 ? job->n_kv : MIN (job->n_kv, job->causal + i0 + nq);
   float *s = thread_scratch (job->self, thread, (size_t) nq * n_kv);
 
-  whisper_cpu_sgemm (TRUE, nq, n_kv, dh, job->scale,
-               job->q + (size_t) i0 * job->q_stride + h * dh, job->q_stride, job->k + h * dh,
-               job->kv_stride, 0.0f, s, n_kv);
+  whisper_cpu_sgemm (TRUE, nq, n_kv, dh, job->scale, job->q + (size_t) i0 * job->q_stride + h * dh,
+                     job->q_stride, job->k + h * dh, job->kv_stride, 0.0f, s, n_kv);
   block_softmax (job, s, i0, nq, n_kv);
-  whisper_cpu_sgemm (FALSE, nq, dh, n_kv, 1.0f, s, n_kv,
-               job->v + h * dh, job->kv_stride, 0.0f,
-               job->out + (size_t) i0 * job->out_stride + h * dh, job->out_stride);
+  whisper_cpu_sgemm (FALSE, nq, dh, n_kv, 1.0f, s, n_kv, job->v + h * dh, job->kv_stride, 0.0f,
+                     job->out + (size_t) i0 * job->out_stride + h * dh, job->out_stride);
 }
 
 /* precision=fast, before the blocks: task 3h + {0, 1, 2} writes head h of
@@ -754,9 +750,9 @@ cpu_attention_probs (WhisperBackend *be, float *probs, int probs_stride, const f
                      int d_head)
 {
   (void) be;
-  whisper_cpu_sgemm (TRUE, n_q, n_kv, d_head,
-               1.0f / sqrtf ((float) d_head), q + (size_t) head * d_head, q_stride,
-               k + (size_t) head * d_head, kv_stride, 0.0f, probs, probs_stride);
+  whisper_cpu_sgemm (TRUE, n_q, n_kv, d_head, 1.0f / sqrtf ((float) d_head),
+                     q + (size_t) head * d_head, q_stride, k + (size_t) head * d_head, kv_stride,
+                     0.0f, probs, probs_stride);
   for (int i = 0; i < n_q; i++)
     whisper_cpu_softmax (probs + (size_t) i * probs_stride, n_kv);
 }
@@ -804,8 +800,6 @@ whisper_backend_cpu_new (int n_threads, gboolean fast, GError **error)
   self->scratch = g_new0 (float *, n_threads);
   self->scratch_size = g_new0 (size_t, n_threads);
   g_mutex_init (&self->bf16_lock);
-  /* OpenBLAS runs inside our tasks: one thread per call (process-wide). */
-  openblas_set_num_threads (1);
   whisper_cpu_sgemm_init ();
   if (fast) {
     self->bf16 = whisper_bf16_matmul_new (n_threads, error);

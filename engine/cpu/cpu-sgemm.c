@@ -23,6 +23,9 @@ whisper_cpu_sgemm_init (void)
 {
   static gsize decided;
   if (g_once_init_enter (&decided)) {
+    /* OpenBLAS runs inside the pool's tasks: one thread per call
+     * (process-wide) */
+    openblas_set_num_threads (1);
 #ifdef HAVE_ONEDNN
     const char *want = g_getenv ("WHISPER_CPU_SGEMM");
     use_onednn = whisper_cpu_have_avx512 () && !(want && strcmp (want, "openblas") == 0);

@@ -23,8 +23,9 @@
 
 G_BEGIN_DECLS
 
-/* Decides the implementation, once per process (reads the environment):
- * call where no other thread may run setenv(), before any product. */
+/* Decides the implementation and sets OpenBLAS to one thread, once per
+ * process (reads the environment): call where no other thread may run
+ * setenv(), before any product. */
 void whisper_cpu_sgemm_init (void);
 /* "onednn" or "openblas": what whisper_cpu_sgemm () runs. */
 const char *whisper_cpu_sgemm_name (void);
