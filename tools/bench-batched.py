@@ -13,11 +13,11 @@ model load is not counted, for anyone), the peak resident memory of its
 process, and the word error rate against the published text (the
 normalisation of tools/benchmark.py). With --sequential, ours without
 batches too (every window conditioned on the text before it: the accuracy
-that batching trades).
+that batching trades); with --fast, ours with --precision fast as well.
 
     python3 tools/bench-batched.py [--model DIR] [--batch-size 8] [--minutes 10]
                                    [--runs 3] [--threads 2] [--build-dir build]
-                                   [--sequential] [--markdown FILE]
+                                   [--sequential] [--fast] [--markdown FILE]
 
 Needs faster-whisper 1.2.1 (tools/benchmark.sh installs it) and a build
 (tools/setup.sh). The machine should be otherwise idle.
@@ -68,11 +68,11 @@ def run_fw(args, npy, compute_type):
     return json.loads(out.stdout)
 
 
-def run_ours(args, cli, wav, batch_size):
+def run_ours(args, cli, wav, batch_size, precision="exact"):
     times, text, rss = [], "", 0.0
     for _ in range(args.runs):
         cmd = [str(cli), "--model", args.model, "--threads", str(args.threads), "--format", "text",
-               "--stats", str(wav)]
+               "--precision", precision, "--stats", str(wav)]
         if batch_size:
             cmd[1:1] = ["--batch-size", str(batch_size)]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True)
@@ -97,6 +97,8 @@ def main():
     ap.add_argument("--shared-data", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--librivox", default="/usr/share/pocketsphinx/test/data/librivox")
     ap.add_argument("--sequential", action="store_true")
+    ap.add_argument("--fast", action="store_true",
+                    help="ours with --precision fast too (bfloat16 products: a CPU with AVX-512)")
     ap.add_argument("--markdown")
     ap.add_argument("--fw-worker-npy", help=argparse.SUPPRESS)
     ap.add_argument("--fw-worker-type", help=argparse.SUPPRESS)
@@ -132,6 +134,9 @@ def main():
                        lambda: run_fw(args, npy, "float32")),
                       (f"faster-whisper batched ({args.batch_size}), int8",
                        lambda: run_fw(args, npy, "int8"))]
+        if args.fast:
+            contenders.insert(1, (f"ours, --batch-size {args.batch_size} --precision fast",
+                                  lambda: run_ours(args, cli, wav, args.batch_size, "fast")))
         if args.sequential:
             contenders.append(("ours, sequential (conditioned)", lambda: run_ours(args, cli, wav, 0)))
         results = {}
