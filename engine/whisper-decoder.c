@@ -23,6 +23,17 @@ free_self_caches (WhisperDecoderState *st, WhisperEngine *e)
 }
 
 /* The caches and buffers that depend on the slot count. */
+/* A cache of the state: backend memory that takes room only where it is
+ * written (a live decode writes a few dozen of the n_text_ctx rows, a
+ * buffered encoder window part of the cross-attention rows), where the
+ * backend offers it (backend.h, alloc_sparse). */
+static float *
+alloc_cache (WhisperBackend *be, size_t n_floats, GError **error)
+{
+  return be->ops->alloc_sparse ? be->ops->alloc_sparse (be, n_floats, error)
+                               : be->ops->alloc (be, n_floats, error);
+}
+
 static gboolean
 alloc_self_caches (WhisperDecoderState *st, WhisperEngine *e, int n_slots, GError **error)
 {
@@ -30,7 +41,7 @@ alloc_self_caches (WhisperDecoderState *st, WhisperEngine *e, int n_slots, GErro
   const size_t d = e->d;
   st->n_slots = n_slots;
   for (int l = 0; l < st->n_layers; l++) {
-    st->self_kv[l] = be->ops->alloc (be, (size_t) n_slots * st->self_len * 2 * d, error);
+    st->self_kv[l] = alloc_cache (be, (size_t) n_slots * st->self_len * 2 * d, error);
     if (!st->self_kv[l])
       return FALSE;
   }
@@ -50,7 +61,7 @@ whisper_decoder_state_init (WhisperDecoderState *st, WhisperEngine *e, GError **
   st->self_kv = g_new0 (float *, st->n_layers);
   st->cross_kv = g_new0 (float *, st->n_layers);
   for (int l = 0; l < st->n_layers; l++) {
-    st->cross_kv[l] = be->ops->alloc (be, (size_t) e->max_encoder_length * 2 * d, error);
+    st->cross_kv[l] = alloc_cache (be, (size_t) e->max_encoder_length * 2 * d, error);
     if (!st->cross_kv[l])
       return FALSE;
   }
@@ -59,7 +70,7 @@ whisper_decoder_state_init (WhisperDecoderState *st, WhisperEngine *e, GError **
     st->cross_half = g_new0 (uint16_t *, st->n_layers);
     for (int l = 0; l < st->n_layers; l++) {
       /* backend memory counts floats: two halves each */
-      st->cross_half[l] = (uint16_t *) be->ops->alloc (be, (n_half + 1) / 2, error);
+      st->cross_half[l] = (uint16_t *) alloc_cache (be, (n_half + 1) / 2, error);
       if (!st->cross_half[l])
         return FALSE;
     }

@@ -25,7 +25,7 @@
 G_BEGIN_DECLS
 
 /* Bump when the table changes: the CUDA module checks it at load time. */
-#define WHISPER_BACKEND_ABI_VERSION 7
+#define WHISPER_BACKEND_ABI_VERSION 8
 
 typedef struct _WhisperBackend WhisperBackend;
 
@@ -221,6 +221,14 @@ typedef struct {
   void (*attention_half_kv) (WhisperBackend *be, float *out, int out_stride, const float *q,
                              int q_stride, const uint16_t *kv_half, int n_q, int n_kv,
                              int n_head, int d_head);
+
+  /* Memory like alloc()'s (zeroed, freed with free()) that takes room only
+   * where it is written: the CPU backend's whisper_aligned_alloc_sparse()
+   * (util/aligned-memory.h). The decoder states' caches, sized for
+   * n_text_ctx tokens and the longest encoder window, come from it: a live
+   * decode writes a few dozen rows of 448, and a buffered encoder window a
+   * fraction of 1500 frames. NULL: alloc() is used. */
+  float *(*alloc_sparse) (WhisperBackend *be, size_t n_floats, GError **error);
 } WhisperBackendOps;
 
 struct _WhisperBackend {

@@ -120,6 +120,18 @@ cpu_alloc (WhisperBackend *be, size_t n_floats, GError **error)
   return p;
 }
 
+static float *
+cpu_alloc_sparse (WhisperBackend *be, size_t n_floats, GError **error)
+{
+  (void) be;
+  float *p = n_floats <= G_MAXSIZE / sizeof (float)
+                 ? whisper_aligned_alloc_sparse (n_floats * sizeof (float)) : NULL;
+  if (!p)
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_FAILED,
+                 "cpu backend: cannot allocate %zu floats", n_floats);
+  return p;
+}
+
 static void
 cpu_free (WhisperBackend *be, void *ptr)
 {
@@ -762,6 +774,7 @@ static const WhisperBackendOps cpu_ops = {
   .name = "cpu",
   .destroy = cpu_destroy,
   .alloc = cpu_alloc,
+  .alloc_sparse = cpu_alloc_sparse,
   .free = cpu_free,
   .upload = cpu_copy,
   .download = cpu_copy,

@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define ALIGNMENT ((size_t) 2 << 20)
 
@@ -17,6 +19,28 @@ whisper_aligned_alloc (size_t bytes)
   if (posix_memalign (&p, ALIGNMENT, rounded) != 0)
     return NULL;
   memset (p, 0, rounded);
+  return p;
+}
+
+void *
+whisper_aligned_alloc_sparse (size_t bytes)
+{
+  const long page_size = sysconf (_SC_PAGESIZE);
+  const size_t page = page_size > 0 ? (size_t) page_size : 4096;
+  void *p = NULL;
+
+  /* a few pages: not worth a system call */
+  if (bytes < 16 * page)
+    return whisper_aligned_alloc (bytes);
+  const size_t rounded = (bytes + page - 1) / page * page;
+  if (posix_memalign (&p, page, rounded) != 0)
+    return NULL;
+  /* whole pages of this block only: p and rounded are multiples of page */
+#ifdef MADV_NOHUGEPAGE
+  (void) madvise (p, rounded, MADV_NOHUGEPAGE);
+#endif
+  if (madvise (p, rounded, MADV_DONTNEED) != 0)
+    memset (p, 0, rounded);
   return p;
 }
 

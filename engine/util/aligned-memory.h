@@ -15,6 +15,16 @@ G_BEGIN_DECLS
  * measurable gain in decode speed.
  * Free with whisper_aligned_free () (g_free () also works). */
 void *whisper_aligned_alloc (size_t bytes);
+/* `bytes` of zeroed memory, or NULL, whose pages take memory only once
+ * written (until then they are the kernel's zero page): for caches sized
+ * for the longest window of which most windows use a part, the decoder
+ * states' self- and cross-attention caches (whisper-decoder.c). The pages
+ * are handed back with madvise(MADV_DONTNEED), which makes an anonymous
+ * private mapping read as zeros until written (madvise(2)), and kept out
+ * of transparent huge pages, which would make a 4-KiB row cost 2 MiB; where
+ * madvise fails, they are written with zeros instead. Page-aligned. Free
+ * with whisper_aligned_free (). */
+void *whisper_aligned_alloc_sparse (size_t bytes);
 void whisper_aligned_free (void *ptr);
 
 G_END_DECLS

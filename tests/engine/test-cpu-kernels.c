@@ -1,6 +1,7 @@
 /* test-cpu-kernels.c: the CPU backend's vector kernels against plain double
  * precision references on seeded random inputs, and the fork-join pool.
  * Run twice by meson: with the AVX2 kernels and with WHISPER_CPU_GENERIC=1. */
+#include "aligned-memory.h"
 #include "backend.h"
 #include "cpu-kernels.h"
 #include "cpu-sgemm.h"
@@ -8,7 +9,9 @@
 #include "whisper-model.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static float
 rnd (GRand *r)
@@ -799,11 +802,77 @@ test_thread_pool (void)
   whisper_thread_pool_free (pool);
 }
 
+/* Resident pages of this process (/proc/self/statm's second field). */
+static long
+resident_pages (void)
+{
+  long size = 0, resident = -1;
+  FILE *f = fopen ("/proc/self/statm", "r");
+  if (f) {
+    if (fscanf (f, "%ld %ld", &size, &resident) != 2)
+      resident = -1;
+    fclose (f);
+  }
+  return resident;
+}
+
+/* whisper_aligned_alloc_sparse(): zeros everywhere, also in memory the
+ * allocator had handed out and got back written; 64 MiB of it cost no
+ * resident memory until written, and a write per MiB about a page each
+ * (the decoder states' caches, whisper-decoder.c). */
+static void
+test_sparse_alloc (void)
+{
+  const size_t bytes = (size_t) 64 << 20, page = (size_t) sysconf (_SC_PAGESIZE);
+  const size_t n = bytes / sizeof (float);
+
+  for (int round = 0; round < 3; round++) {
+    float *p = whisper_aligned_alloc_sparse (bytes);
+    g_assert_nonnull (p);
+    g_assert_cmpuint ((guintptr) p % page, ==, 0);
+    for (size_t i = 0; i < n; i += 997)
+      g_assert_cmpfloat (p[i], ==, 0.0f);
+    g_assert_cmpfloat (p[n - 1], ==, 0.0f);
+    /* written all over, then freed: the next round gets it back zeroed */
+    for (size_t i = 0; i < n; i++)
+      p[i] = 1.0f;
+    whisper_aligned_free (p);
+  }
+
+  long before = resident_pages ();
+  if (before < 0) {
+    g_test_skip ("no /proc/self/statm");
+    return;
+  }
+  float *p = whisper_aligned_alloc_sparse (bytes);
+  g_assert_nonnull (p);
+  long after_alloc = resident_pages ();
+  for (size_t i = 0; i < n; i += ((size_t) 1 << 20) / sizeof (float))
+    p[i] = 2.0f;
+  long after_writes = resident_pages ();
+  g_test_message ("resident pages: %ld before, %ld allocated, %ld after 64 writes", before,
+                  after_alloc, after_writes);
+  /* (allowance: the test's own heap and the kernel's page-table pages) */
+  g_assert_cmpint ((after_alloc - before) * (long) page, <, 4L << 20);
+  g_assert_cmpint ((after_writes - before) * (long) page, <, 8L << 20);
+  g_assert_cmpfloat (p[1], ==, 0.0f);
+  g_assert_cmpfloat (p[((size_t) 1 << 20) / sizeof (float)], ==, 2.0f);
+  whisper_aligned_free (p);
+
+  /* small blocks fall back to the written allocation: still zeroed */
+  float *small = whisper_aligned_alloc_sparse (100 * sizeof (float));
+  g_assert_nonnull (small);
+  for (int i = 0; i < 100; i++)
+    g_assert_cmpfloat (small[i], ==, 0.0f);
+  whisper_aligned_free (small);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/cpu-kernels/softmax", test_softmax);
+  g_test_add_func ("/cpu-kernels/sparse-alloc", test_sparse_alloc);
   g_test_add_func ("/cpu-kernels/sum-exp", test_sum_exp);
   g_test_add_func ("/cpu-kernels/gemv", test_gemv);
   g_test_add_func ("/cpu-kernels/gemv-packed", test_gemv_packed);
