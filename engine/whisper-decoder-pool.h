@@ -12,8 +12,9 @@
  * decode at once is whisper-stream.c's choice (lease_decoder_locked(): as
  * many as one batch of decode steps takes, whisper-step-batcher.h); a
  * state is never refused, only waited for. On the CPU backend a state of
- * tiny.en is about 47 MB at five beams, most of the memory a stream
- * costs. */
+ * tiny.en spans about 47 MB at five beams, but its caches are sparse memory
+ * (backend.h, alloc_sparse): only the rows a window writes take room, a
+ * few MB for a live decode of a few dozen tokens in a buffered window. */
 #pragma once
 
 #include "whisper-engine-internal.h"
