@@ -108,12 +108,12 @@ cpu_destroy (WhisperBackend *be)
   g_free (self);
 }
 
+/* n_floats from `allocate` (whisper_aligned_alloc or its sparse twin),
+ * or NULL with an error naming the size. */
 static float *
-cpu_alloc (WhisperBackend *be, size_t n_floats, GError **error)
+cpu_alloc_floats (void *(*allocate) (size_t bytes), size_t n_floats, GError **error)
 {
-  (void) be;
-  float *p = n_floats <= G_MAXSIZE / sizeof (float)
-                 ? whisper_aligned_alloc (n_floats * sizeof (float)) : NULL;
+  float *p = n_floats <= G_MAXSIZE / sizeof (float) ? allocate (n_floats * sizeof (float)) : NULL;
   if (!p)
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_FAILED,
                  "cpu backend: cannot allocate %zu floats", n_floats);
@@ -121,15 +121,17 @@ cpu_alloc (WhisperBackend *be, size_t n_floats, GError **error)
 }
 
 static float *
+cpu_alloc (WhisperBackend *be, size_t n_floats, GError **error)
+{
+  (void) be;
+  return cpu_alloc_floats (whisper_aligned_alloc, n_floats, error);
+}
+
+static float *
 cpu_alloc_sparse (WhisperBackend *be, size_t n_floats, GError **error)
 {
   (void) be;
-  float *p = n_floats <= G_MAXSIZE / sizeof (float)
-                 ? whisper_aligned_alloc_sparse (n_floats * sizeof (float)) : NULL;
-  if (!p)
-    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_FAILED,
-                 "cpu backend: cannot allocate %zu floats", n_floats);
-  return p;
+  return cpu_alloc_floats (whisper_aligned_alloc_sparse, n_floats, error);
 }
 
 static void
