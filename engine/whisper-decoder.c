@@ -22,7 +22,6 @@ free_self_caches (WhisperDecoderState *st, WhisperEngine *e)
   }
 }
 
-/* The caches and buffers that depend on the slot count. */
 /* A cache of the state: backend memory that takes room only where it is
  * written (a live decode writes a few dozen of the n_text_ctx rows, a
  * buffered encoder window part of the cross-attention rows), where the
@@ -34,6 +33,7 @@ alloc_cache (WhisperBackend *be, size_t n_floats, GError **error)
                                : be->ops->alloc (be, n_floats, error);
 }
 
+/* The caches and buffers that depend on the slot count. */
 static gboolean
 alloc_self_caches (WhisperDecoderState *st, WhisperEngine *e, int n_slots, GError **error)
 {

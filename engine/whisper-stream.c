@@ -750,10 +750,11 @@ warm_up_decoder_locked (WhisperStream *s, GError **error)
  * LEASE_MAX_DECODING. A stream that finds that many decoding waits for
  * one of them, in turn, up to LEASE_WAIT_US: more would not share the passes (so
  * not go faster) but would each hold a decoder state (47 MB for tiny.en at
- * five beams, of which the rows its windows wrote take room). The wait is bounded, and a thread that holds a state
- * already never waits (a token callback that runs another stream of the
- * engine, or a pipeline in which one element's output waits for another's
- * text), so no stream waits on a state that cannot come back. */
+ * five beams, of which the rows its windows wrote take room). The wait is
+ * bounded, and a thread that holds a state already never waits (a token
+ * callback that runs another stream of the engine, or a pipeline in which
+ * one element's output waits for another's text), so no stream waits on a
+ * state that cannot come back. */
 #define LEASE_MAX_DECODING 8
 #define LEASE_WAIT_US (5 * G_TIME_SPAN_SECOND)
 

@@ -1,6 +1,6 @@
 /* test-cpu-kernels.c: the CPU backend's vector kernels against plain double
- * precision references on seeded random inputs, and the fork-join pool.
- * Run twice by meson: with the AVX2 kernels and with WHISPER_CPU_GENERIC=1. */
+ * precision references on seeded random inputs, the fork-join pool, and
+ * the sparse allocation of the decoder caches. Run twice by meson: with the AVX2 kernels and with WHISPER_CPU_GENERIC=1. */
 #include "aligned-memory.h"
 #include "backend.h"
 #include "cpu-kernels.h"
