@@ -83,7 +83,8 @@ static GOptionEntry entries[] = {
   { "threads", 't', 0, G_OPTION_ARG_INT, &opt_threads, "CPU threads (default: every core)", "N" },
   { "precision", 0, 0, G_OPTION_ARG_STRING, &opt_precision,
     "CPU matrix products: exact (float32, faster-whisper float32's tokens; default) or fast "
-    "(encoder and prompt passes in bfloat16 on oneDNN: AMX or AVX512-BF16)", "P" },
+    "(encoder and prompt passes in bfloat16 on oneDNN: AMX or AVX512-BF16; "
+    "with AMX, decode steps too)", "P" },
   { "encoder-context", 0, 0, G_OPTION_ARG_INT, &opt_encoder_context,
     "encoder frames per window, 1..1500 (default: the model's; shorter is faster)", "N" },
   { "channel", 'c', 0, G_OPTION_ARG_INT, &opt_channel,

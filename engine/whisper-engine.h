@@ -34,8 +34,9 @@ typedef enum {
 /* How the CPU computes its matrix products.
  * EXACT: float32, token for token faster-whisper's float32 (the default).
  * FAST: the encoder and the prompt passes in bfloat16 (AMX or AVX512-BF16
- * through oneDNN; float32 sums), decode steps as in EXACT; the text may
- * differ from EXACT's in places (README.md, "Precision"). The CUDA backend
+ * through oneDNN; float32 sums); on CPUs with AMX the decode steps' linears
+ * too (bfloat16 weights on the tiles), elsewhere decode steps as in EXACT;
+ * the text may differ from EXACT's in places (README.md, "Precision"). The CUDA backend
  * has one precision and ignores this. */
 typedef enum {
   WHISPER_PRECISION_EXACT,

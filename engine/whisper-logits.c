@@ -25,18 +25,18 @@ log_sum_exp (const float *x, int from, int to, float max)
   return max + log (sum);
 }
 
+/* the first largest of x[from..to) and its index (cpu-kernels.h) */
 static float
 range_max (const float *x, int from, int to, int *arg)
 {
-  float max = -INFINITY;
-  int best = from;
-  for (int i = from; i < to; i++)
-    if (x[i] > max) {
-      max = x[i];
-      best = i;
-    }
+  if (to <= from) {
+    if (arg)
+      *arg = from;
+    return -INFINITY;
+  }
+  const float max = whisper_cpu_max (x + from, to - from, arg);
   if (arg)
-    *arg = best;
+    *arg += from;
   return max;
 }
 
@@ -72,9 +72,9 @@ apply_timestamp_rules (float *logits, const WhisperLogitConfig *c, const Whisper
   /* If the timestamps together are more likely than any single text token,
    * a timestamp must come. Compared in log-softmax space, where the common
    * normaliser cancels: logsumexp(ts) > max(text). */
-  const float max_all = range_max (logits, 0, n, NULL);
-  const double ts_lse = log_sum_exp (logits, begin, n, max_all);
   const float text_max = range_max (logits, 0, begin, NULL);
+  const float max_all = MAX (text_max, range_max (logits, begin, n, NULL));
+  const double ts_lse = log_sum_exp (logits, begin, n, max_all);
   if (ts_lse > (double) text_max)
     suppress_range (logits, 0, begin);
 }
@@ -201,6 +201,5 @@ whisper_logits_log_softmax (float *logits, int n_vocab)
   if (max == -INFINITY)
     return;
   const double lse = max + log (whisper_cpu_sum_exp (logits, n_vocab, max));
-  for (int i = 0; i < n_vocab; i++)
-    logits[i] = (float) ((double) logits[i] - lse);
+  whisper_cpu_sub_in_double (logits, n_vocab, lse);
 }

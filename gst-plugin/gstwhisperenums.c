@@ -37,7 +37,8 @@ gst_whisper_precision_get_type (void)
     {GST_WHISPER_PRECISION_EXACT,
         "float32 products: faster-whisper float32's tokens", "exact"},
     {GST_WHISPER_PRECISION_FAST,
-        "encoder and prompt passes in bfloat16 on the CPU (AMX or AVX512-BF16, oneDNN)",
+        "encoder and prompt passes in bfloat16 on the CPU (AMX or AVX512-BF16, oneDNN); "
+        "with AMX, decode steps too",
         "fast"},
     {0, NULL, NULL},
   };

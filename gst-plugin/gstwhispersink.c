@@ -323,8 +323,10 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
    * computes in float32 and gives faster-whisper float32's tokens. `fast`
    * runs the encoder and the prompt passes in bfloat16 through oneDNN (AMX
    * tiles on Intel Sapphire Rapids and later, AVX512-BF16 on AMD Zen 4:
-   * 2 to 4 times faster encoders), with float32 sums; decode steps stay as
-   * in `exact`. The text can differ from `exact`'s in places (README.md,
+   * 2 to 4 times faster encoders), with float32 sums. On CPUs with AMX the
+   * decode steps' linears run on the tiles too, with bfloat16 weights (up
+   * to 64 rows a pass: the beams of many streams sharing the engine);
+   * elsewhere decode steps stay as in `exact`. The text can differ from `exact`'s in places (README.md,
    * "Precision"). Needs a build with oneDNN and a CPU with AVX-512: going
    * to READY fails with an error saying which is missing. Elements share an
    * engine only with elements of the same precision. The CUDA engine has one

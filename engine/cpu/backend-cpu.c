@@ -22,6 +22,11 @@
  *   row, so each block of weight rows is read once for all the vectors and
  *   each output row has the bits it would have alone.
  * - linear, more rows up to 63: sgemm per block of output columns.
+ * - precision=fast on a CPU with AMX: linears of 1 to 64 rows (decode
+ *   steps, batched or not, and short prompt passes) on the tiles in
+ *   bfloat16 (cpu-amx-linear.c), output rows split over the threads in
+ *   whole groups; every row keeps its one-row bits, so max_exact_rows is
+ *   64 there. Many-row linears go to oneDNN as above.
  * - attention: per (head, block of queries): scores = q k^T (sgemm),
  *   softmax, out = scores v (sgemm); the score block stays in cache and the
  *   full score matrix is never stored. Decode steps (up to
@@ -31,6 +36,7 @@
  *   and value row read from memory once; causal ones query by query.
  */
 #include "backend.h"
+#include "cpu-amx-linear.h"
 #include "cpu-bf16-matmul.h"
 #include "cpu-kernels.h"
 #include "cpu-sgemm.h"
@@ -69,6 +75,16 @@ typedef struct {
   WhisperBf16Matmul *bf16;
   GMutex bf16_lock;
   GHashTable *bf16_weights;
+  /* precision=fast on a CPU with AMX (cpu-amx-linear.h): linears of up to
+   * WHISPER_CPU_AMX_MAX_ROWS rows on the tiles. Each weight gets its packed
+   * bfloat16 copy the first time such a linear uses it (the decoder's at
+   * its first step), keyed by w->data (under bf16_lock); a weight whose
+   * shape cannot be packed maps to NULL and keeps the matrix-vector
+   * kernels. amx_x: the current call's input rows in bfloat16. */
+  gboolean amx;
+  GHashTable *amx_weights;
+  uint16_t *amx_x;
+  size_t amx_x_size;
   /* q, k and v of the current many-query attention in bfloat16, head-major */
   uint16_t *attn_bf16;
   size_t attn_bf16_size;
@@ -102,6 +118,9 @@ cpu_destroy (WhisperBackend *be)
   whisper_aligned_free (self->weight_f32);
   if (self->bf16_weights)
     g_hash_table_destroy (self->bf16_weights);
+  if (self->amx_weights)
+    g_hash_table_destroy (self->amx_weights);
+  whisper_aligned_free (self->amx_x);
   whisper_bf16_matmul_free (self->bf16);
   g_mutex_clear (&self->bf16_lock);
   whisper_aligned_free (self->attn_bf16);
@@ -220,6 +239,8 @@ cpu_weight_free (WhisperBackend *be, WhisperWeight *w)
   if (self->bf16_weights && w->data) {
     g_mutex_lock (&self->bf16_lock);
     g_hash_table_remove (self->bf16_weights, w->data);
+    if (self->amx_weights)
+      g_hash_table_remove (self->amx_weights, w->data);
     g_mutex_unlock (&self->bf16_lock);
   }
   g_clear_pointer (&w->data, g_free);
@@ -255,6 +276,7 @@ typedef struct {
   int rows_per_task;  /* matrix-vector products: weight rows; many-row: input rows */
   const float *w32;   /* many-row linears: the weight as float32 */
   const WhisperBf16Weight *bw; /* precision=fast many-row linears: the weight in bfloat16 */
+  const uint16_t *wamx;        /* precision=fast on AMX, few rows: the packed weight */
 } LinearJob;
 
 static void
@@ -430,13 +452,93 @@ bf16_weight_for (WhisperBackendCpu *self, const WhisperWeight *w)
   return bw;
 }
 
+/* precision=fast on AMX, a few rows: output rows [r0, r1) of the tiles'
+ * product (cpu-amx-linear.h), then bias and GELU as gemv_rows_task. */
+static void
+amx_rows_task (int task, int thread, gpointer data)
+{
+  (void) thread;
+  LinearJob *job = data;
+  const WhisperWeight *w = job->w;
+  const int r0 = task * job->rows_per_task, r1 = MIN (r0 + job->rows_per_task, w->rows);
+  whisper_cpu_amx_linear_rows (job->y, job->y_stride, job->wamx, job->self->amx_x, job->n, r0,
+                               r1, w->cols, (job->flags & WHISPER_LINEAR_ACCUMULATE) != 0);
+  bias_act_block (job->y, job->y_stride, job->bias, job->n, r0, r1,
+                  (job->flags & WHISPER_LINEAR_GELU) != 0);
+}
+
+/* The weight's packed bfloat16 copy for the tiles, made on first use; NULL
+ * for a shape the packing does not take. */
+static const uint16_t *
+amx_weight_for (WhisperBackendCpu *self, const WhisperWeight *w)
+{
+  g_mutex_lock (&self->bf16_lock);
+  gpointer value = NULL;
+  gboolean known = g_hash_table_lookup_extended (self->amx_weights, w->data, NULL, &value);
+  g_mutex_unlock (&self->bf16_lock);
+  if (known)
+    return value;
+
+  uint16_t *packed = NULL;
+  if (whisper_cpu_amx_packable (w->rows, w->cols)) {
+    /* zeroed (the padding rows), then a group of rows at a time through a
+     * float32 scratch block, not a float32 copy of the whole weight */
+    packed = whisper_aligned_alloc (whisper_cpu_amx_packed_elements (w->rows, w->cols) *
+                                    sizeof (uint16_t));
+    if (!packed)
+      g_error ("cpu backend: cannot allocate a %d x %d bfloat16 weight copy", w->rows, w->cols);
+    float *block = thread_scratch (self, 0, (size_t) WHISPER_CPU_AMX_GROUP_ROWS * w->cols);
+    for (int r0 = 0; r0 < w->rows; r0 += WHISPER_CPU_AMX_GROUP_ROWS) {
+      const int r1 = MIN (r0 + WHISPER_CPU_AMX_GROUP_ROWS, w->rows);
+      weight_rows_f32 (w, r0, r1, block);
+      whisper_cpu_amx_pack_rows (packed, block, r0, r1, w->cols);
+    }
+  }
+  g_mutex_lock (&self->bf16_lock);
+  g_hash_table_insert (self->amx_weights, w->data, packed);
+  g_mutex_unlock (&self->bf16_lock);
+  return packed;
+}
+
+/* precision=fast on AMX: x [n, w->cols] (n <= WHISPER_CPU_AMX_MAX_ROWS) on
+ * the tiles; FALSE when the weight's shape cannot be packed. */
+static gboolean
+linear_amx (WhisperBackendCpu *self, LinearJob *job)
+{
+  const WhisperWeight *w = job->w;
+  if (!(job->wamx = amx_weight_for (self, w)))
+    return FALSE;
+  const size_t staged = whisper_cpu_amx_staged_elements (job->n, w->cols);
+  if (staged > self->amx_x_size) {
+    whisper_aligned_free (self->amx_x);
+    self->amx_x = whisper_aligned_alloc (staged * sizeof (uint16_t));
+    if (!self->amx_x)
+      g_error ("cpu backend: cannot allocate %zu bfloat16 input values", staged);
+    self->amx_x_size = staged;
+  }
+  whisper_cpu_amx_stage (self->amx_x, job->x, job->x_stride, job->n, w->cols);
+  /* one share per thread, whole groups: one sequential stream each, as the
+   * matrix-vector kernels read theirs */
+  const int per = (w->rows + self->parent.n_threads - 1) / self->parent.n_threads;
+  job->rows_per_task = (per + WHISPER_CPU_AMX_GROUP_ROWS - 1) / WHISPER_CPU_AMX_GROUP_ROWS *
+                       WHISPER_CPU_AMX_GROUP_ROWS;
+  whisper_thread_pool_run (self->pool, (w->rows + job->rows_per_task - 1) / job->rows_per_task,
+                           amx_rows_task, job);
+  return TRUE;
+}
+
 static void
 cpu_linear (WhisperBackend *be, float *y, int y_stride, const float *x, int x_stride,
             const WhisperWeight *w, const float *bias, int n, WhisperLinearFlags flags)
 {
   WhisperBackendCpu *self = (WhisperBackendCpu *) be;
-  LinearJob job = { self, y, y_stride, x, x_stride, w, bias, n, flags, 0, NULL, NULL };
-  if (n <= WHISPER_CPU_GEMV_MAX_ROWS) {
+  LinearJob job = { self, y, y_stride, x, x_stride, w, bias, n, flags, 0, NULL, NULL, NULL };
+  const gboolean amx = self->amx && n <= WHISPER_CPU_AMX_MAX_ROWS;
+  if (amx && linear_amx (self, &job))
+    return;
+  /* with AMX, a weight it cannot take keeps the matrix-vector kernels up
+   * to its row bound: their rows have their one-row bits for any n */
+  if (n <= WHISPER_CPU_GEMV_MAX_ROWS || amx) {
     /* one contiguous share of the rows per thread: one sequential stream
      * each, which the prefetchers follow (256-row tasks handed out in turn
      * read the 40-MB logits matrix at 33 GB/s, whole shares at ~40); the
@@ -826,8 +928,15 @@ whisper_backend_cpu_new (int n_threads, gboolean fast, GError **error)
                                                 (GDestroyNotify) whisper_bf16_weight_free);
     self->ops.half_kv_write = cpu_half_kv_write;
     self->ops.attention_half_kv = cpu_attention_half_kv;
-    g_debug ("cpu backend: precision fast, bfloat16 products on oneDNN %s",
-             whisper_bf16_matmul_impl (self->bf16));
+    self->amx = whisper_cpu_amx_available ();
+    if (self->amx) {
+      self->amx_weights = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                                 whisper_aligned_free);
+      self->parent.max_exact_rows = WHISPER_CPU_AMX_MAX_ROWS;
+    }
+    g_debug ("cpu backend: precision fast, bfloat16 products on oneDNN %s%s",
+             whisper_bf16_matmul_impl (self->bf16),
+             self->amx ? ", decode steps on AMX tiles" : "");
   }
   return &self->parent;
 }

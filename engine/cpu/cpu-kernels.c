@@ -644,6 +644,89 @@ whisper_cpu_softmax (float *x, int n)
   softmax_generic (x, n);
 }
 
+#ifdef HAVE_X86
+/* The maximum of 8 lanes at a time: _mm256_max_ps (x, acc) keeps acc where
+ * x is a NaN (Intel's MAXPS: "the second operand ... is written"), as the
+ * scalar loop skips NaNs. The first index of the maximum is then the first
+ * lane equal to it. */
+AVX2_TARGET static float
+max_avx2 (const float *x, int n, int *arg)
+{
+  __m256 acc = _mm256_set1_ps (-INFINITY);
+  int i = 0;
+  for (; i + 8 <= n; i += 8)
+    acc = _mm256_max_ps (_mm256_loadu_ps (x + i), acc);
+  float buf[8];
+  _mm256_storeu_ps (buf, acc);
+  float max = -INFINITY;
+  for (int k = 0; k < 8; k++)
+    max = buf[k] > max ? buf[k] : max;
+  for (; i < n; i++)
+    max = x[i] > max ? x[i] : max;
+  if (arg) {
+    *arg = 0;
+    const __m256 m = _mm256_set1_ps (max);
+    for (i = 0; i + 8 <= n; i += 8) {
+      const int mask = _mm256_movemask_ps (_mm256_cmp_ps (_mm256_loadu_ps (x + i), m, _CMP_EQ_OQ));
+      if (mask) {
+        *arg = i + __builtin_ctz ((unsigned) mask);
+        return max;
+      }
+    }
+    for (; i < n; i++)
+      if (x[i] == max) {
+        *arg = i;
+        return max;
+      }
+  }
+  return max;
+}
+
+AVX2_TARGET static void
+sub_in_double_avx2 (float *x, int n, double c)
+{
+  const __m256d vc = _mm256_set1_pd (c);
+  int i = 0;
+  for (; i + 4 <= n; i += 4)
+    _mm_storeu_ps (x + i, _mm256_cvtpd_ps (_mm256_sub_pd (_mm256_cvtps_pd (_mm_loadu_ps (x + i)),
+                                                          vc)));
+  for (; i < n; i++)
+    x[i] = (float) ((double) x[i] - c);
+}
+#endif
+
+float
+whisper_cpu_max (const float *x, int n, int *arg)
+{
+#ifdef HAVE_X86
+  if (whisper_cpu_have_avx2 ())
+    return max_avx2 (x, n, arg);
+#endif
+  float max = -INFINITY;
+  int best = 0;
+  for (int i = 0; i < n; i++)
+    if (x[i] > max) {
+      max = x[i];
+      best = i;
+    }
+  if (arg)
+    *arg = best;
+  return max;
+}
+
+void
+whisper_cpu_sub_in_double (float *x, int n, double c)
+{
+#ifdef HAVE_X86
+  if (whisper_cpu_have_avx2 ()) {
+    sub_in_double_avx2 (x, n, c);
+    return;
+  }
+#endif
+  for (int i = 0; i < n; i++)
+    x[i] = (float) ((double) x[i] - c);
+}
+
 double
 whisper_cpu_sum_exp (const float *x, int n, float max)
 {

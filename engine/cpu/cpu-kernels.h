@@ -65,6 +65,13 @@ void whisper_cpu_softmax (float *x, int n);
  * AVX2 version takes each term in float (relative error about 1 ulp), the
  * portable one in double. */
 double whisper_cpu_sum_exp (const float *x, int n, float max);
+/* The largest of x[0..n) (NaNs skipped; -inf when there is none) and, when
+ * arg is not NULL, the index of its first occurrence (0 when there is
+ * none): what a scalar loop keeping the first strictly larger value gives. */
+float whisper_cpu_max (const float *x, int n, int *arg);
+/* x[i] = (float) ((double) x[i] - c): log-softmax's last pass, in double as
+ * the scalar loop is. */
+void whisper_cpu_sub_in_double (float *x, int n, double c);
 /* x[i] = x[i] + bias[i] (bias may be NULL), then exact-erf GELU if gelu. */
 void whisper_cpu_bias_gelu (float *x, const float *bias, int n, gboolean gelu);
 

@@ -20,7 +20,8 @@
  *   the same segments, in the order of the input, within it.
  *
  * Paths: /batched-steps/cpu/{greedy,beam,mixed,file} (the CPU backend,
- * 30-s windows) and /batched-steps/cuda-emu/mixed (the CUDA backend on the
+ * 30-s windows), /batched-steps/cpu/fast-beam (four beam-search streams in
+ * precision=fast: 20 rows a pass on AMX; skipped without oneDNN) and /batched-steps/cuda-emu/mixed (the CUDA backend on the
  * CPU emulator of tests/gpu/emu/, module given by $WHISPER_CUDA_MODULE: the
  * first 3 s of two clips, 3-s windows, 12 tokens a window, as a 30-s window
  * takes the emulator minutes; skipped when no module is given). */
@@ -159,7 +160,7 @@ typedef enum {
 } Mode;
 
 static void
-check_batched (WhisperDevice device, int encoder_context, Mode mode)
+check_batched (WhisperDevice device, WhisperPrecision precision, int encoder_context, Mode mode)
 {
   static const char *cpu_clips[] = { "names.wav", "numbers.wav", "contact.wav", "question.wav" };
   /* the emulator: the first 3 s of two clips, 3-s windows, 12 tokens a
@@ -168,16 +169,23 @@ check_batched (WhisperDevice device, int encoder_context, Mode mode)
   const gboolean cuda = device == WHISPER_DEVICE_CUDA;
   const char **clips = cuda ? emu_clips : cpu_clips;
   /* beam search: three streams of five beams fill the CPU's 16 rows; the
-   * CUDA module batches up to 8 rows, so two streams of three beams there */
-  const int n_jobs = cuda ? 2 : mode == MODE_BEAM ? 3 : 4;
+   * CUDA module batches up to 8 rows, so two streams of three beams there;
+   * precision=fast on AMX takes 64 rows, so four streams (20 rows) */
+  const gboolean fast = precision == WHISPER_PRECISION_FAST;
+  const int n_jobs = cuda ? 2 : mode == MODE_BEAM && !fast ? 3 : 4;
   const int beam_size = cuda ? 3 : 5;
 
   WhisperEngineOptions options;
   whisper_engine_options_init (&options);
   options.device = device;
+  options.precision = precision;
   options.encoder_context = encoder_context;
   g_autoptr (GError) error = NULL;
   g_autoptr (WhisperEngine) engine = whisper_engine_new (&options, &error);
+  if (fast && !engine) {
+    g_test_skip (error->message);  /* no oneDNN, or no AVX-512 */
+    return;
+  }
   g_assert_no_error (error);
 
   /* greedy streams with word timestamps (their steps capture attention),
@@ -346,26 +354,34 @@ have_cuda_module (void)
 static void
 test_cpu_greedy (void)
 {
-  check_batched (WHISPER_DEVICE_CPU, 0, MODE_GREEDY);
+  check_batched (WHISPER_DEVICE_CPU, WHISPER_PRECISION_EXACT, 0, MODE_GREEDY);
 }
 
 static void
 test_cpu_beam (void)
 {
-  check_batched (WHISPER_DEVICE_CPU, 0, MODE_BEAM);
+  check_batched (WHISPER_DEVICE_CPU, WHISPER_PRECISION_EXACT, 0, MODE_BEAM);
 }
 
 static void
 test_cpu_mixed (void)
 {
-  check_batched (WHISPER_DEVICE_CPU, 0, MODE_MIXED);
+  check_batched (WHISPER_DEVICE_CPU, WHISPER_PRECISION_EXACT, 0, MODE_MIXED);
+}
+
+/* precision=fast: on AMX the steps' linears run on the tiles, 64 rows a
+ * pass (engine/cpu/cpu-amx-linear.h), elsewhere on the exact kernels */
+static void
+test_cpu_fast_beam (void)
+{
+  check_batched (WHISPER_DEVICE_CPU, WHISPER_PRECISION_FAST, 0, MODE_BEAM);
 }
 
 static void
 test_cuda_emu_mixed (void)
 {
   if (have_cuda_module ())
-    check_batched (WHISPER_DEVICE_CUDA, 150, MODE_MIXED);
+    check_batched (WHISPER_DEVICE_CUDA, WHISPER_PRECISION_EXACT, 150, MODE_MIXED);
 }
 
 int
@@ -376,6 +392,7 @@ main (int argc, char **argv)
   g_test_add_func ("/batched-steps/cpu/beam", test_cpu_beam);
   g_test_add_func ("/batched-steps/cpu/mixed", test_cpu_mixed);
   g_test_add_func ("/batched-steps/cpu/file", test_cpu_file);
+  g_test_add_func ("/batched-steps/cpu/fast-beam", test_cpu_fast_beam);
   g_test_add_func ("/batched-steps/cuda-emu/mixed", test_cuda_emu_mixed);
   return g_test_run ();
 }

@@ -3,6 +3,7 @@
  * the sparse allocation of the decoder caches. Run twice by meson: with the AVX2 kernels and with WHISPER_CPU_GENERIC=1. */
 #include "aligned-memory.h"
 #include "backend.h"
+#include "cpu-amx-linear.h"
 #include "cpu-kernels.h"
 #include "cpu-sgemm.h"
 #include "thread-pool.h"
@@ -63,6 +64,49 @@ test_sum_exp (void)
     want += exp ((double) x[i] - max);
   const double got = whisper_cpu_sum_exp (x, n, max);
   g_assert_cmpfloat (fabs (got - want), <=, 2e-7 * want);
+}
+
+/* whisper_cpu_max and whisper_cpu_sub_in_double against their scalar
+ * loops: ties (the first index), -inf everywhere, NaNs, scalar tails. */
+static void
+test_max (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (23);
+  const int sizes[] = { 0, 1, 7, 8, 9, 1501, 51864, 51867 };
+  for (gsize s = 0; s < G_N_ELEMENTS (sizes); s++)
+    for (int kind = 0; kind < 4; kind++) {
+      const int n = sizes[s];
+      g_autofree float *x = g_new0 (float, MAX (n, 1));
+      for (int i = 0; i < n; i++) {
+        switch (kind) {
+        case 0: x[i] = rnd (r) * 30.0f; break;
+        case 1: x[i] = roundf (rnd (r) * 3.0f); break;  /* many ties */
+        case 2: x[i] = -INFINITY; break;
+        default: x[i] = i % 5 == 0 ? NAN : rnd (r); break;
+        }
+      }
+      float want = -INFINITY;
+      int want_arg = 0;
+      for (int i = 0; i < n; i++)
+        if (x[i] > want) {
+          want = x[i];
+          want_arg = i;
+        }
+      int arg = -1;
+      const float got = whisper_cpu_max (x, n, &arg);
+      g_assert_true (memcmp (&got, &want, sizeof got) == 0);
+      g_assert_cmpint (arg, ==, want_arg);
+      g_assert_true (whisper_cpu_max (x, n, NULL) == got || n == 0);
+
+      if (kind == 0) {
+        g_autofree float *a = g_memdup2 (x, MAX (n, 1) * sizeof (float));
+        const double c = 2.718281828459045 * (s + 1);
+        for (int i = 0; i < n; i++)
+          x[i] = (float) ((double) x[i] - c);
+        whisper_cpu_sub_in_double (a, n, c);
+        g_assert_true (memcmp (a, x, (size_t) n * sizeof (float)) == 0);
+      }
+    }
 }
 
 static void
@@ -594,6 +638,111 @@ test_gemv_rows_logits (void)
   }
 }
 
+/* precision=fast on a CPU with AMX (cpu-amx-linear.h), through the
+ * backend's table: a linear with n <= WHISPER_CPU_AMX_MAX_ROWS input rows
+ * gives, row by row, the bits of its one-row call, on one and two threads,
+ * for weights the tiles take (a logits matrix, rows not a multiple of 64)
+ * and one they do not (37 x 389: the matrix-vector kernels, which are
+ * exact for any row count); and every value is the float32 sum of the
+ * products of x's two bfloat16 parts and W rounded to bfloat16, against a
+ * double reference. */
+static guint16
+to_bf16 (float f)
+{
+  guint32 u;
+  memcpy (&u, &f, sizeof u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (guint16) (u >> 16);
+}
+
+static double
+from_bf16 (guint16 h)
+{
+  const guint32 u = (guint32) h << 16;
+  float f;
+  memcpy (&f, &u, sizeof f);
+  return f;
+}
+
+static void
+test_backend_linear_amx (void)
+{
+  if (!whisper_cpu_amx_available ()) {
+    g_test_skip ("this CPU (or WHISPER_CPU_* setting) has no AMX-BF16 tiles");
+    return;
+  }
+  const Shape shapes[] = { { 1152, 384 }, { 51864, 384 }, { 200, 96 }, { 37, 389 } };
+  const int maxn = WHISPER_CPU_AMX_MAX_ROWS;
+  for (int threads = 1; threads <= 2; threads++) {
+    g_autoptr (GError) error = NULL;
+    WhisperBackend *be = whisper_backend_cpu_new (threads, TRUE, &error);
+    if (!be) {
+      g_test_skip (error->message);
+      return;
+    }
+    g_assert_cmpint (be->max_exact_rows, ==, maxn);
+    for (gsize s = 0; s < G_N_ELEMENTS (shapes); s++) {
+      const int rows = shapes[s].rows, cols = shapes[s].cols;
+      const gboolean tiles = whisper_cpu_amx_packable (rows, cols);
+      g_autoptr (GRand) r = g_rand_new_with_seed (500 + s);
+      const size_t nw = (size_t) rows * cols;
+      g_autofree float *w = g_new (float, nw);
+      g_autofree guint16 *wh = g_new (guint16, nw);
+      g_autofree float *bias = g_new (float, rows);
+      g_autofree float *x = g_new (float, (size_t) maxn * cols);
+      g_autofree float *want = g_new (float, (size_t) maxn * rows);
+      g_autofree float *got = g_new (float, (size_t) maxn * rows);
+      for (size_t i = 0; i < nw; i++)
+        w[i] = roundf (rnd (r) * 1024.0f) / 1024.0f;
+      g_assert_true (whisper_float_to_half_exact_n (wh, w, nw));
+      for (int i = 0; i < rows; i++)
+        bias[i] = rnd (r);
+      for (size_t i = 0; i < (size_t) maxn * cols; i++)
+        x[i] = rnd (r);
+      const WhisperTensor t = { wh, WHISPER_DTYPE_F16, NULL, rows, cols };
+      WhisperWeight wt = { 0 };
+      g_assert_true (be->ops->weight_upload (be, &wt, &t, &error));
+      const WhisperLinearFlags flag_sets[] = { WHISPER_LINEAR_DEFAULT, WHISPER_LINEAR_ACCUMULATE };
+      for (gsize f = 0; f < G_N_ELEMENTS (flag_sets); f++) {
+        const WhisperLinearFlags flags = flag_sets[f];
+        const float *b = flags == WHISPER_LINEAR_ACCUMULATE ? NULL : bias;
+        for (size_t i = 0; i < (size_t) maxn * rows; i++)
+          want[i] = 0.5f * (float) (i % 777);
+        for (int i = 0; i < maxn; i++)
+          be->ops->linear (be, want + (size_t) i * rows, rows, x + (size_t) i * cols, cols, &wt, b,
+                           1, flags);
+        /* the values: bfloat16 products summed in float32 (tiles), or the
+         * float32 kernels */
+        for (int i = 0; i < maxn; i += 13)
+          for (int o = 0; o < rows; o += 7) {
+            double ref = 0.0, mag = 0.0;
+            for (int k = 0; k < cols; k++) {
+              const float xv = x[(size_t) i * cols + k], wv = w[(size_t) o * cols + k];
+              /* x as two bfloat16 parts, W rounded (cpu-amx-linear.h) */
+              const float xh = (float) from_bf16 (to_bf16 (xv));
+              const double x2 = xh + from_bf16 (to_bf16 (xv - xh));
+              const double p = tiles ? x2 * from_bf16 (to_bf16 (wv)) : (double) xv * wv;
+              ref += p;
+              mag += fabs (p);
+            }
+            ref += b ? b[o] : 0.5 * (double) (((size_t) i * rows + o) % 777);
+            g_assert_cmpfloat (fabs (want[(size_t) i * rows + o] - ref), <=, 1e-5 * (mag + 1.0));
+          }
+        for (int n = 2; n <= maxn; n += rows > 10000 ? 9 : 1) {
+          for (size_t i = 0; i < (size_t) maxn * rows; i++)
+            got[i] = 0.5f * (float) (i % 777);
+          be->ops->linear (be, got, rows, x, cols, &wt, b, n, flags);
+          if (memcmp (got, want, (size_t) n * rows * sizeof (float)) != 0)
+            g_error ("AMX, %d thread(s), %d x %d, flags %d, n %d: not the one-row bits", threads,
+                     rows, cols, flags, n);
+        }
+      }
+      be->ops->weight_free (be, &wt);
+    }
+    be->ops->destroy (be);
+  }
+}
+
 /* Through the backend's table: a linear with n input rows gives, row by
  * row, the bits of n one-row linears, for the three weight storages
  * (packed float16, row-major float16, float32), bias, GELU, accumulate, on
@@ -874,12 +1023,14 @@ main (int argc, char **argv)
   g_test_add_func ("/cpu-kernels/softmax", test_softmax);
   g_test_add_func ("/cpu-kernels/sparse-alloc", test_sparse_alloc);
   g_test_add_func ("/cpu-kernels/sum-exp", test_sum_exp);
+  g_test_add_func ("/cpu-kernels/max", test_max);
   g_test_add_func ("/cpu-kernels/gemv", test_gemv);
   g_test_add_func ("/cpu-kernels/gemv-packed", test_gemv_packed);
   g_test_add_func ("/cpu-kernels/gemv-rows", test_gemv_rows);
   g_test_add_func ("/cpu-kernels/gemv-rows-logits", test_gemv_rows_logits);
   g_test_add_func ("/cpu-kernels/backend-linear-rows", test_backend_linear_rows);
   g_test_add_func ("/cpu-kernels/backend-attention-rows", test_backend_attention_rows);
+  g_test_add_func ("/cpu-kernels/backend-linear-amx", test_backend_linear_amx);
   g_test_add_func ("/cpu-kernels/half", test_half_conversions);
   g_test_add_func ("/cpu-kernels/dot-axpy", test_dot_axpy);
   g_test_add_func ("/cpu-kernels/bias-gelu", test_bias_gelu);
