@@ -27,6 +27,7 @@
 
 #include "gstwhispersink-private.h"
 #include "gstwhisperengines.h"
+#include "gstwhispervads.h"
 #include "gstwhisperdecoding.h"
 #include "whisper-languages.h"
 
@@ -723,7 +724,9 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
    * EOS, received + filled - overlap = transcribed + dropped.
    * `engine-users` (guint) is how many elements share this element's
    * engine now (engine-group; 0 before READY and with device=remote); it
-   * is not reset.
+   * is not reset. `vad-users` (guint): elements sharing this element's
+   * voice activity detector (one copy of the weights per file in the
+   * process, whatever the engine group; 0 when it has none loaded).
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
@@ -731,7 +734,8 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
           "audio-dropped (ns), text-dropped and output-queued (items), "
           "samples-non-finite and samples-clipped (F32 samples fixed), windows-silent, "
           "windows-no-voice and windows-no-speech (engine windows skipped), audio-filled, "
-          "gaps-filled and audio-overlap (max-gap), engine-users (elements sharing the engine)",
+          "gaps-filled and audio-overlap (max-gap), engine-users (elements sharing the engine), "
+          "vad-users (elements sharing the voice activity detector)",
           GST_TYPE_STRUCTURE, ro));
   gst_whisper_decoding_install_properties (gobject_class, PROP_DECODING_FIRST);
 
@@ -844,7 +848,7 @@ gst_whisper_sink_finalize (GObject *object)
   g_mutex_clear (&self->translate_lock);
   g_clear_pointer (&self->stream, whisper_stream_free);
   g_clear_pointer (&self->engine, gst_whisper_engines_release);
-  g_clear_pointer (&self->vad, whisper_vad_free);
+  g_clear_pointer (&self->vad, gst_whisper_vads_release);
   g_free (self->vad_model);
   g_free (self->model);
   g_free (self->engine_group);
@@ -1127,7 +1131,8 @@ get_stats (GstWhisperSink *self)
       "gaps-filled", G_TYPE_UINT, self->gaps_filled,
       "audio-overlap", G_TYPE_UINT64, samples_to_time (self->audio_overlap),
       "engine-users", G_TYPE_UINT,
-      self->engine ? gst_whisper_engines_users (self->engine) : 0, NULL);
+      self->engine ? gst_whisper_engines_users (self->engine) : 0,
+      "vad-users", G_TYPE_UINT, self->vad ? gst_whisper_vads_users (self->vad) : 0, NULL);
   GST_OBJECT_UNLOCK (self);
   return s;
 }
@@ -1280,7 +1285,7 @@ load_vad (GstWhisperSink *self, WhisperVad **vad)
   *vad = NULL;
   if (!gate && !filter)
     return TRUE;
-  *vad = whisper_vad_new (path, &err);
+  *vad = gst_whisper_vads_acquire (path, &err);
   if (*vad) {
     GST_INFO_OBJECT (self, "voice activity detector %s", path);
     return TRUE;
@@ -1393,7 +1398,7 @@ create_engine (GstWhisperSink *self)
   self->engine_dirty = FALSE;
   GST_OBJECT_UNLOCK (self);
   g_clear_pointer (&old, gst_whisper_engines_release);
-  g_clear_pointer (&old_vad, whisper_vad_free);
+  g_clear_pointer (&old_vad, gst_whisper_vads_release);
   gst_whisper_sink_remote_close (self);  /* device was remote before */
 
   text = (g_free (text), g_strdup_printf ("Loaded Whisper model %s", model));
@@ -1416,7 +1421,7 @@ free_engine (GstWhisperSink *self)
   self->engine_dirty = FALSE;
   GST_OBJECT_UNLOCK (self);
   g_clear_pointer (&engine, gst_whisper_engines_release);
-  g_clear_pointer (&vad, whisper_vad_free);
+  g_clear_pointer (&vad, gst_whisper_vads_release);
   gst_whisper_sink_remote_close (self);
 }
 

@@ -10,6 +10,7 @@
 
 #include "gstwhispersink-private.h"
 #include "gstwhisperengines.h"
+#include "gstwhispervads.h"
 
 #include <string.h>
 
@@ -257,7 +258,7 @@ gst_whisper_sink_remote_open (GstWhisperSink *self)
   GST_OBJECT_UNLOCK (self);
   g_clear_pointer (&old, gst_whisper_remote_free);
   g_clear_pointer (&old_engine, gst_whisper_engines_release);
-  g_clear_pointer (&old_vad, whisper_vad_free);
+  g_clear_pointer (&old_vad, gst_whisper_vads_release);
   return TRUE;
 }
 

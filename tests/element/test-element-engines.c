@@ -2,7 +2,9 @@
  * gst-plugin/gstwhisperengines.c): elements with the same model, device,
  * threads and group use one engine, whatever the spelling of the model's
  * path; other settings or groups get their own; the engine outlives an
- * element that leaves while another still uses it; and elements that
+ * element that leaves while another still uses it; the voice activity
+ * detector's weights are shared by every element (gstwhispervads.c); and
+ * elements that
  * transcribe at the same time on one engine give each the text of the
  * engine alone. */
 #include <gst/check/gstcheck.h>
@@ -24,6 +26,19 @@ engine_users (GstHarness *h)
   return users;
 }
 
+static guint
+vad_users (GstHarness *h)
+{
+  GstStructure *s = NULL;
+  guint users = 0;
+
+  g_object_get (h->element, "stats", &s, NULL);
+  fail_unless (s != NULL);
+  fail_unless (gst_structure_get_uint (s, "vad-users", &users), "stats has no vad-users");
+  gst_structure_free (s);
+  return users;
+}
+
 static GstHarness *
 started (const gchar *props)
 {
@@ -38,9 +53,12 @@ GST_START_TEST (test_shared_by_default)
 
   fail_unless_equals_int (engine_users (a), 2);
   fail_unless_equals_int (engine_users (b), 2);
+  /* and one voice activity detector (vad-gate, on by default) */
+  fail_unless_equals_int (vad_users (a), 2);
   gst_harness_teardown (b);
   /* a keeps it */
   fail_unless_equals_int (engine_users (a), 1);
+  fail_unless_equals_int (vad_users (a), 1);
   b = started ("device=cpu");
   fail_unless_equals_int (engine_users (a), 2);
   gst_harness_teardown (b);
@@ -63,6 +81,8 @@ GST_START_TEST (test_groups_and_settings)
   /* the shared group is not a named one, and threads makes an engine */
   fail_unless_equals_int (engine_users (d), 1);
   fail_unless_equals_int (engine_users (e), 1);
+  /* the detector is shared across groups and settings */
+  fail_unless_equals_int (vad_users (a), 5);
   g_object_get (a->element, "engine-group", &group, NULL);
   fail_unless_equals_string (group, "one");
   g_free (group);
