@@ -13,31 +13,22 @@
 
 #include "wt-util.h"
 
+/* A guint field of the element's stats. */
 static guint
-engine_users (GstHarness *h)
+stats_users (GstHarness *h, const gchar *field)
 {
   GstStructure *s = NULL;
   guint users = 0;
 
   g_object_get (h->element, "stats", &s, NULL);
   fail_unless (s != NULL);
-  fail_unless (gst_structure_get_uint (s, "engine-users", &users), "stats has no engine-users");
+  fail_unless (gst_structure_get_uint (s, field, &users), "stats has no %s", field);
   gst_structure_free (s);
   return users;
 }
 
-static guint
-vad_users (GstHarness *h)
-{
-  GstStructure *s = NULL;
-  guint users = 0;
-
-  g_object_get (h->element, "stats", &s, NULL);
-  fail_unless (s != NULL);
-  fail_unless (gst_structure_get_uint (s, "vad-users", &users), "stats has no vad-users");
-  gst_structure_free (s);
-  return users;
-}
+#define engine_users(h) stats_users ((h), "engine-users")
+#define vad_users(h) stats_users ((h), "vad-users")
 
 static GstHarness *
 started (const gchar *props)

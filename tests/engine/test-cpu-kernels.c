@@ -638,6 +638,94 @@ test_gemv_rows_logits (void)
   }
 }
 
+/* A linear through the backend's table: W [rows, cols] of multiples of
+ * 1/1024 (exact halves, kept float16, unless as_f32 moves one off them and
+ * the backend keeps float32), a bias and maxn input rows, seeded. */
+typedef struct {
+  int rows, cols, maxn;
+  float *w, *bias, *x, *want, *got;
+  guint16 *wh;
+  WhisperWeight wt;
+} LinearRows;
+
+static void
+linear_rows_init (LinearRows *c, WhisperBackend *be, int rows, int cols, int maxn, guint32 seed,
+                  gboolean as_f32)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (seed);
+  g_autoptr (GError) error = NULL;
+  const size_t nw = (size_t) rows * cols;
+  memset (c, 0, sizeof *c);
+  c->rows = rows;
+  c->cols = cols;
+  c->maxn = maxn;
+  c->w = g_new (float, nw);
+  c->wh = g_new (guint16, nw);
+  c->bias = g_new (float, rows);
+  c->x = g_new (float, (size_t) maxn * cols);
+  c->want = g_new (float, (size_t) maxn * rows);
+  c->got = g_new (float, (size_t) maxn * rows);
+  for (size_t i = 0; i < nw; i++)
+    c->w[i] = roundf (rnd (r) * 1024.0f) / 1024.0f;
+  if (as_f32) /* not exactly halves: the backend keeps float32 */
+    c->w[0] += 1e-6f;
+  g_assert_true (whisper_float_to_half_exact_n (c->wh, c->w, nw) == !as_f32);
+  for (int i = 0; i < rows; i++)
+    c->bias[i] = rnd (r);
+  for (size_t i = 0; i < (size_t) maxn * cols; i++)
+    c->x[i] = rnd (r);
+  const WhisperTensor t = { as_f32 ? (const void *) c->w : (const void *) c->wh,
+                            as_f32 ? WHISPER_DTYPE_F32 : WHISPER_DTYPE_F16, NULL, rows, cols };
+  g_assert_true (be->ops->weight_upload (be, &c->wt, &t, &error));
+  g_assert_no_error (error);
+}
+
+static void
+linear_rows_clear (LinearRows *c, WhisperBackend *be)
+{
+  be->ops->weight_free (be, &c->wt);
+  g_free (c->w);
+  g_free (c->wh);
+  g_free (c->bias);
+  g_free (c->x);
+  g_free (c->want);
+  g_free (c->got);
+}
+
+/* The outputs start as 0.5 * (index % 777), for the accumulating flag. */
+static void
+linear_rows_fill (float *y, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    y[i] = 0.5f * (float) (i % 777);
+}
+
+/* c->want = the maxn rows, each by its own one-row call. */
+static void
+linear_rows_one_by_one (LinearRows *c, WhisperBackend *be, const float *bias,
+                        WhisperLinearFlags flags)
+{
+  linear_rows_fill (c->want, (size_t) c->maxn * c->rows);
+  for (int i = 0; i < c->maxn; i++)
+    be->ops->linear (be, c->want + (size_t) i * c->rows, c->rows, c->x + (size_t) i * c->cols,
+                     c->cols, &c->wt, bias, 1, flags);
+}
+
+/* One call of n rows (n = 2, 2 + step, ... <= maxn) gives every row the
+ * bits of its one-row call (c->want). */
+static void
+linear_rows_check_bits (LinearRows *c, WhisperBackend *be, const float *bias,
+                        WhisperLinearFlags flags, int step, const char *what)
+{
+  for (int n = 2; n <= c->maxn; n += step) {
+    linear_rows_fill (c->got, (size_t) c->maxn * c->rows);
+    be->ops->linear (be, c->got, c->rows, c->x, c->cols, &c->wt, bias, n, flags);
+    if (memcmp (c->got, c->want, (size_t) n * c->rows * sizeof (float)) != 0)
+      g_error ("%s, %d x %d, flags %d, n %d: not the one-row bits", what, c->rows, c->cols,
+               flags, n);
+  }
+}
+
 /* precision=fast on a CPU with AMX (cpu-amx-linear.h), through the
  * backend's table: a linear with n <= WHISPER_CPU_AMX_MAX_ROWS input rows
  * gives, row by row, the bits of its one-row call, on one and two threads,
@@ -684,41 +772,20 @@ test_backend_linear_amx (void)
     for (gsize s = 0; s < G_N_ELEMENTS (shapes); s++) {
       const int rows = shapes[s].rows, cols = shapes[s].cols;
       const gboolean tiles = whisper_cpu_amx_packable (rows, cols);
-      g_autoptr (GRand) r = g_rand_new_with_seed (500 + s);
-      const size_t nw = (size_t) rows * cols;
-      g_autofree float *w = g_new (float, nw);
-      g_autofree guint16 *wh = g_new (guint16, nw);
-      g_autofree float *bias = g_new (float, rows);
-      g_autofree float *x = g_new (float, (size_t) maxn * cols);
-      g_autofree float *want = g_new (float, (size_t) maxn * rows);
-      g_autofree float *got = g_new (float, (size_t) maxn * rows);
-      for (size_t i = 0; i < nw; i++)
-        w[i] = roundf (rnd (r) * 1024.0f) / 1024.0f;
-      g_assert_true (whisper_float_to_half_exact_n (wh, w, nw));
-      for (int i = 0; i < rows; i++)
-        bias[i] = rnd (r);
-      for (size_t i = 0; i < (size_t) maxn * cols; i++)
-        x[i] = rnd (r);
-      const WhisperTensor t = { wh, WHISPER_DTYPE_F16, NULL, rows, cols };
-      WhisperWeight wt = { 0 };
-      g_assert_true (be->ops->weight_upload (be, &wt, &t, &error));
+      LinearRows c;
+      linear_rows_init (&c, be, rows, cols, maxn, 500 + s, FALSE);
       const WhisperLinearFlags flag_sets[] = { WHISPER_LINEAR_DEFAULT, WHISPER_LINEAR_ACCUMULATE };
       for (gsize f = 0; f < G_N_ELEMENTS (flag_sets); f++) {
         const WhisperLinearFlags flags = flag_sets[f];
-        const float *b = flags == WHISPER_LINEAR_ACCUMULATE ? NULL : bias;
-        for (size_t i = 0; i < (size_t) maxn * rows; i++)
-          want[i] = 0.5f * (float) (i % 777);
-        for (int i = 0; i < maxn; i++)
-          be->ops->linear (be, want + (size_t) i * rows, rows, x + (size_t) i * cols, cols, &wt, b,
-                           1, flags);
-        /* the values: bfloat16 products summed in float32 (tiles), or the
-         * float32 kernels */
+        const float *b = flags == WHISPER_LINEAR_ACCUMULATE ? NULL : c.bias;
+        linear_rows_one_by_one (&c, be, b, flags);
+        /* the values: x's two bfloat16 parts times W rounded (tiles), or
+         * the float32 kernels */
         for (int i = 0; i < maxn; i += 13)
           for (int o = 0; o < rows; o += 7) {
             double ref = 0.0, mag = 0.0;
             for (int k = 0; k < cols; k++) {
-              const float xv = x[(size_t) i * cols + k], wv = w[(size_t) o * cols + k];
-              /* x as two bfloat16 parts, W rounded (cpu-amx-linear.h) */
+              const float xv = c.x[(size_t) i * cols + k], wv = c.w[(size_t) o * cols + k];
               const float xh = (float) from_bf16 (to_bf16 (xv));
               const double x2 = xh + from_bf16 (to_bf16 (xv - xh));
               const double p = tiles ? x2 * from_bf16 (to_bf16 (wv)) : (double) xv * wv;
@@ -726,18 +793,12 @@ test_backend_linear_amx (void)
               mag += fabs (p);
             }
             ref += b ? b[o] : 0.5 * (double) (((size_t) i * rows + o) % 777);
-            g_assert_cmpfloat (fabs (want[(size_t) i * rows + o] - ref), <=, 1e-5 * (mag + 1.0));
+            g_assert_cmpfloat (fabs (c.want[(size_t) i * rows + o] - ref), <=, 1e-5 * (mag + 1.0));
           }
-        for (int n = 2; n <= maxn; n += rows > 10000 ? 9 : 1) {
-          for (size_t i = 0; i < (size_t) maxn * rows; i++)
-            got[i] = 0.5f * (float) (i % 777);
-          be->ops->linear (be, got, rows, x, cols, &wt, b, n, flags);
-          if (memcmp (got, want, (size_t) n * rows * sizeof (float)) != 0)
-            g_error ("AMX, %d thread(s), %d x %d, flags %d, n %d: not the one-row bits", threads,
-                     rows, cols, flags, n);
-        }
+        g_autofree gchar *what = g_strdup_printf ("AMX, %d thread(s)", threads);
+        linear_rows_check_bits (&c, be, b, flags, rows > 10000 ? 9 : 1, what);
       }
-      be->ops->weight_free (be, &wt);
+      linear_rows_clear (&c, be);
     }
     be->ops->destroy (be);
   }
@@ -763,28 +824,8 @@ test_backend_linear_rows (void)
          * 37 x 389 has their odd rows and columns) */
         if (rows > 10000 && (as_f32 || !whisper_cpu_have_avx2 ()))
           continue;
-        g_autoptr (GRand) r = g_rand_new_with_seed (300 + s);
-        const size_t nw = (size_t) rows * cols;
-        g_autofree float *w = g_new (float, nw);
-        g_autofree guint16 *wh = g_new (guint16, nw);
-        g_autofree float *bias = g_new (float, rows);
-        g_autofree float *x = g_new (float, (size_t) MAXN * cols);
-        g_autofree float *want = g_new (float, (size_t) MAXN * rows);
-        g_autofree float *got = g_new (float, (size_t) MAXN * rows);
-        for (size_t i = 0; i < nw; i++)
-          w[i] = roundf (rnd (r) * 1024.0f) / 1024.0f;
-        if (as_f32) /* not exactly halves: the backend keeps float32 */
-          w[0] += 1e-6f;
-        g_assert_true (whisper_float_to_half_exact_n (wh, w, nw) == !as_f32);
-        for (int i = 0; i < rows; i++)
-          bias[i] = rnd (r);
-        for (size_t i = 0; i < (size_t) MAXN * cols; i++)
-          x[i] = rnd (r);
-        const WhisperTensor t = { as_f32 ? (const void *) w : (const void *) wh,
-                                  as_f32 ? WHISPER_DTYPE_F32 : WHISPER_DTYPE_F16, NULL, rows,
-                                  cols };
-        WhisperWeight wt = { 0 };
-        g_assert_true (be->ops->weight_upload (be, &wt, &t, &error));
+        LinearRows c;
+        linear_rows_init (&c, be, rows, cols, MAXN, 300 + s, as_f32);
         const WhisperLinearFlags flag_sets[] = { WHISPER_LINEAR_DEFAULT,
                                                  WHISPER_LINEAR_GELU,
                                                  WHISPER_LINEAR_ACCUMULATE };
@@ -792,22 +833,13 @@ test_backend_linear_rows (void)
         /* the logits matrices: no bias and no flags, as in the decoder */
         for (gsize f = 0; f < (big ? 1 : G_N_ELEMENTS (flag_sets)); f++) {
           const WhisperLinearFlags flags = flag_sets[f];
-          const float *b = flags == WHISPER_LINEAR_ACCUMULATE || big ? NULL : bias;
-          for (size_t i = 0; i < (size_t) MAXN * rows; i++)
-            want[i] = 0.5f * (float) (i % 777);
-          for (int i = 0; i < MAXN; i++)
-            be->ops->linear (be, want + (size_t) i * rows, rows, x + (size_t) i * cols, cols, &wt,
-                             b, 1, flags);
-          for (int n = 2; n <= MAXN; n += big ? 7 : 1) {
-            for (size_t i = 0; i < (size_t) MAXN * rows; i++)
-              got[i] = 0.5f * (float) (i % 777);
-            be->ops->linear (be, got, rows, x, cols, &wt, b, n, flags);
-            if (memcmp (got, want, (size_t) n * rows * sizeof (float)) != 0)
-              g_error ("%d thread(s), %d x %d %s, flags %d, n %d: not the one-row bits",
-                       threads, rows, cols, as_f32 ? "float32" : "float16", flags, n);
-          }
+          const float *b = flags == WHISPER_LINEAR_ACCUMULATE || big ? NULL : c.bias;
+          g_autofree gchar *what = g_strdup_printf ("%d thread(s), %s", threads,
+                                                    as_f32 ? "float32" : "float16");
+          linear_rows_one_by_one (&c, be, b, flags);
+          linear_rows_check_bits (&c, be, b, flags, big ? 7 : 1, what);
         }
-        be->ops->weight_free (be, &wt);
+        linear_rows_clear (&c, be);
       }
     be->ops->destroy (be);
   }
