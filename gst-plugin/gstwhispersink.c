@@ -327,8 +327,8 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
    * 2 to 4 times faster encoders), with float32 sums. On CPUs with AMX the
    * decode steps' linears run on the tiles too, with bfloat16 weights (up
    * to 64 rows a pass: the beams of many streams sharing the engine);
-   * elsewhere decode steps stay as in `exact`. The text can differ from `exact`'s in places (README.md,
-   * "Precision"). Needs a build with oneDNN and a CPU with AVX-512: going
+   * elsewhere decode steps stay as in `exact`. The text can differ from
+   * `exact`'s in places (README.md, "Precision"). Needs a build with oneDNN and a CPU with AVX-512: going
    * to READY fails with an error saying which is missing. Elements share an
    * engine only with elements of the same precision. The CUDA engine has one
    * precision and ignores this.

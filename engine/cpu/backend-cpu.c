@@ -92,16 +92,27 @@ typedef struct {
   WhisperBackendOps ops;
 } WhisperBackendCpu;
 
+/* `buf` (*capacity elements of elem_size bytes), or a larger one in its
+ * place when it holds fewer than n (the old contents dropped): assign the
+ * result back. `what` names the elements in the error. */
+static void *
+grow_buffer (void *buf, size_t *capacity, size_t n, size_t elem_size, const char *what)
+{
+  if (n <= *capacity)
+    return buf;
+  whisper_aligned_free (buf);
+  buf = whisper_aligned_alloc (n * elem_size);
+  if (!buf)
+    g_error ("cpu backend: cannot allocate %zu %s", n, what);
+  *capacity = n;
+  return buf;
+}
+
 static float *
 thread_scratch (WhisperBackendCpu *self, int thread, size_t n)
 {
-  if (n > self->scratch_size[thread]) {
-    whisper_aligned_free (self->scratch[thread]);
-    self->scratch[thread] = whisper_aligned_alloc (n * sizeof (float));
-    if (!self->scratch[thread])
-      g_error ("cpu backend: cannot allocate %zu floats of scratch memory", n);
-    self->scratch_size[thread] = n;
-  }
+  self->scratch[thread] = grow_buffer (self->scratch[thread], &self->scratch_size[thread], n,
+                                       sizeof (float), "floats of scratch memory");
   return self->scratch[thread];
 }
 
@@ -373,14 +384,9 @@ weight_as_f32 (WhisperBackendCpu *self, const WhisperWeight *w)
 {
   if (w->dtype == WEIGHT_F32)
     return w->data;
-  const size_t n = (size_t) w->rows * w->cols;
-  if (n > self->weight_f32_size) {
-    whisper_aligned_free (self->weight_f32);
-    self->weight_f32 = whisper_aligned_alloc (n * sizeof (float));
-    if (!self->weight_f32)
-      g_error ("cpu backend: cannot allocate a %d x %d float32 weight copy", w->rows, w->cols);
-    self->weight_f32_size = n;
-  }
+  self->weight_f32 = grow_buffer (self->weight_f32, &self->weight_f32_size,
+                                  (size_t) w->rows * w->cols, sizeof (float),
+                                  "floats of a float32 weight copy");
   ConvertJob job = { w, self->weight_f32 };
   whisper_thread_pool_run (self->pool, (w->rows + CONVERT_BLOCK_ROWS - 1) / CONVERT_BLOCK_ROWS,
                            convert_task, &job);
@@ -429,27 +435,45 @@ bf16_rows_task (int task, int thread, gpointer data)
                   (job->flags & WHISPER_LINEAR_GELU) != 0);
 }
 
-/* The weight's bfloat16 copy, made on first use; NULL when oneDNN cannot
- * lay it out (warned once; the weight then stays float32). */
-static const WhisperBf16Weight *
-bf16_weight_for (WhisperBackendCpu *self, const WhisperWeight *w)
+/* The weight's copy in `table` (one of the precision=fast copies, keyed
+ * by w->data, under bf16_lock), made by make() on first use; NULL (kept as
+ * the answer) when make() cannot make one. */
+static gpointer
+weight_copy_for (WhisperBackendCpu *self, GHashTable *table, const WhisperWeight *w,
+                 gpointer (*make) (WhisperBackendCpu *self, const WhisperWeight *w))
 {
   g_mutex_lock (&self->bf16_lock);
   gpointer value = NULL;
-  gboolean known = g_hash_table_lookup_extended (self->bf16_weights, w->data, NULL, &value);
+  gboolean known = g_hash_table_lookup_extended (table, w->data, NULL, &value);
   g_mutex_unlock (&self->bf16_lock);
   if (known)
     return value;
 
+  value = make (self, w);
+  g_mutex_lock (&self->bf16_lock);
+  g_hash_table_insert (table, w->data, value);
+  g_mutex_unlock (&self->bf16_lock);
+  return value;
+}
+
+/* oneDNN's blocked bfloat16 copy; NULL when oneDNN cannot lay it out
+ * (warned once; the weight then stays float32) */
+static gpointer
+make_bf16_weight (WhisperBackendCpu *self, const WhisperWeight *w)
+{
   g_autoptr (GError) error = NULL;
   WhisperBf16Weight *bw = whisper_bf16_weight_new (self->bf16, weight_as_f32 (self, w), w->rows,
                                                    w->cols, &error);
   if (!bw)
     g_warning ("%s; this weight stays float32", error->message);
-  g_mutex_lock (&self->bf16_lock);
-  g_hash_table_insert (self->bf16_weights, w->data, bw);
-  g_mutex_unlock (&self->bf16_lock);
   return bw;
+}
+
+/* The weight's oneDNN copy, made on first use, or NULL (float32). */
+static const WhisperBf16Weight *
+bf16_weight_for (WhisperBackendCpu *self, const WhisperWeight *w)
+{
+  return weight_copy_for (self, self->bf16_weights, w, make_bf16_weight);
 }
 
 /* precision=fast on AMX, a few rows: output rows [r0, r1) of the tiles'
@@ -467,36 +491,25 @@ amx_rows_task (int task, int thread, gpointer data)
                   (job->flags & WHISPER_LINEAR_GELU) != 0);
 }
 
-/* The weight's packed bfloat16 copy for the tiles, made on first use; NULL
- * for a shape the packing does not take. */
-static const uint16_t *
-amx_weight_for (WhisperBackendCpu *self, const WhisperWeight *w)
+/* The tiles' packed bfloat16 copy (cpu-amx-linear.h); NULL for a shape the
+ * packing does not take. Zeroed (the padding rows), then filled a group of
+ * rows at a time through a float32 scratch block, not a float32 copy of
+ * the whole weight. */
+static gpointer
+make_amx_weight (WhisperBackendCpu *self, const WhisperWeight *w)
 {
-  g_mutex_lock (&self->bf16_lock);
-  gpointer value = NULL;
-  gboolean known = g_hash_table_lookup_extended (self->amx_weights, w->data, NULL, &value);
-  g_mutex_unlock (&self->bf16_lock);
-  if (known)
-    return value;
-
-  uint16_t *packed = NULL;
-  if (whisper_cpu_amx_packable (w->rows, w->cols)) {
-    /* zeroed (the padding rows), then a group of rows at a time through a
-     * float32 scratch block, not a float32 copy of the whole weight */
-    packed = whisper_aligned_alloc (whisper_cpu_amx_packed_elements (w->rows, w->cols) *
-                                    sizeof (uint16_t));
-    if (!packed)
-      g_error ("cpu backend: cannot allocate a %d x %d bfloat16 weight copy", w->rows, w->cols);
-    float *block = thread_scratch (self, 0, (size_t) WHISPER_CPU_AMX_GROUP_ROWS * w->cols);
-    for (int r0 = 0; r0 < w->rows; r0 += WHISPER_CPU_AMX_GROUP_ROWS) {
-      const int r1 = MIN (r0 + WHISPER_CPU_AMX_GROUP_ROWS, w->rows);
-      weight_rows_f32 (w, r0, r1, block);
-      whisper_cpu_amx_pack_rows (packed, block, r0, r1, w->cols);
-    }
+  if (!whisper_cpu_amx_packable (w->rows, w->cols))
+    return NULL;
+  uint16_t *packed = whisper_aligned_alloc (whisper_cpu_amx_packed_elements (w->rows, w->cols) *
+                                            sizeof (uint16_t));
+  if (!packed)
+    g_error ("cpu backend: cannot allocate a %d x %d bfloat16 weight copy", w->rows, w->cols);
+  float *block = thread_scratch (self, 0, (size_t) WHISPER_CPU_AMX_GROUP_ROWS * w->cols);
+  for (int r0 = 0; r0 < w->rows; r0 += WHISPER_CPU_AMX_GROUP_ROWS) {
+    const int r1 = MIN (r0 + WHISPER_CPU_AMX_GROUP_ROWS, w->rows);
+    weight_rows_f32 (w, r0, r1, block);
+    whisper_cpu_amx_pack_rows (packed, block, r0, r1, w->cols);
   }
-  g_mutex_lock (&self->bf16_lock);
-  g_hash_table_insert (self->amx_weights, w->data, packed);
-  g_mutex_unlock (&self->bf16_lock);
   return packed;
 }
 
@@ -506,16 +519,11 @@ static gboolean
 linear_amx (WhisperBackendCpu *self, LinearJob *job)
 {
   const WhisperWeight *w = job->w;
-  if (!(job->wamx = amx_weight_for (self, w)))
+  if (!(job->wamx = weight_copy_for (self, self->amx_weights, w, make_amx_weight)))
     return FALSE;
-  const size_t staged = whisper_cpu_amx_staged_elements (job->n, w->cols);
-  if (staged > self->amx_x_size) {
-    whisper_aligned_free (self->amx_x);
-    self->amx_x = whisper_aligned_alloc (staged * sizeof (uint16_t));
-    if (!self->amx_x)
-      g_error ("cpu backend: cannot allocate %zu bfloat16 input values", staged);
-    self->amx_x_size = staged;
-  }
+  self->amx_x = grow_buffer (self->amx_x, &self->amx_x_size,
+                             whisper_cpu_amx_staged_elements (job->n, w->cols), sizeof (uint16_t),
+                             "bfloat16 input values");
   whisper_cpu_amx_stage (self->amx_x, job->x, job->x_stride, job->n, w->cols);
   /* one share per thread, whole groups: one sequential stream each, as the
    * matrix-vector kernels read theirs */
@@ -795,13 +803,8 @@ cpu_attention (WhisperBackend *be, float *out, int out_stride, const float *q, i
                              attention_direct_task, &job);
   } else if (self->bf16) {
     const size_t nq = (size_t) n_head * n_q * d_head, nkv = (size_t) n_head * n_kv * d_head;
-    if (nq + 2 * nkv > self->attn_bf16_size) {
-      whisper_aligned_free (self->attn_bf16);
-      self->attn_bf16 = whisper_aligned_alloc ((nq + 2 * nkv) * sizeof (uint16_t));
-      if (!self->attn_bf16)
-        g_error ("cpu backend: cannot allocate %zu bfloat16 values for attention", nq + 2 * nkv);
-      self->attn_bf16_size = nq + 2 * nkv;
-    }
+    self->attn_bf16 = grow_buffer (self->attn_bf16, &self->attn_bf16_size, nq + 2 * nkv,
+                                   sizeof (uint16_t), "bfloat16 values for attention");
     job.qh = self->attn_bf16;
     job.kh = self->attn_bf16 + nq;
     job.vh = self->attn_bf16 + nq + nkv;

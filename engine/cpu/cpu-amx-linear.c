@@ -117,21 +117,27 @@ from_bf16 (uint16_t h)
   return f;
 }
 
+/* Residuals are rounded this many columns at a time, from the stack: the
+ * staging runs for every linear of a decode step. */
+#define STAGE_CHUNK 256
+
 void
 whisper_cpu_amx_stage (uint16_t *dst, const float *x, int x_stride, int n, int cols)
 {
   const size_t half = whisper_cpu_amx_staged_elements (n, cols) / 2;
   uint16_t *hi = dst, *lo = dst + half;
-  float *rest = g_new (float, cols);
+  float rest[STAGE_CHUNK];
   for (int i = 0; i < n; i++) {
     const float *xr = x + (size_t) i * x_stride;
-    uint16_t *h = hi + (size_t) i * cols;
+    uint16_t *h = hi + (size_t) i * cols, *l = lo + (size_t) i * cols;
     whisper_bf16_from_f32 (h, xr, cols);
-    for (int k = 0; k < cols; k++)
-      rest[k] = xr[k] - from_bf16 (h[k]);  /* exact: both within 2^-8 of each other */
-    whisper_bf16_from_f32 (lo + (size_t) i * cols, rest, cols);
+    for (int k0 = 0; k0 < cols; k0 += STAGE_CHUNK) {
+      const int m = MIN (STAGE_CHUNK, cols - k0);
+      for (int k = 0; k < m; k++)
+        rest[k] = xr[k0 + k] - from_bf16 (h[k0 + k]);  /* exact: within 2^-8 of each other */
+      whisper_bf16_from_f32 (l + k0, rest, m);
+    }
   }
-  g_free (rest);
   const size_t used = (size_t) n * cols;
   memset (hi + used, 0, (half - used) * sizeof (uint16_t));
   memset (lo + used, 0, (half - used) * sizeof (uint16_t));

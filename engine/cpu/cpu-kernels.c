@@ -198,21 +198,48 @@ sum_exp_avx2 (const float *x, int n, float max)
   return sum;
 }
 
-AVX2_TARGET static void
-softmax_avx2 (float *x, int n)
+/* The maximum of 8 lanes at a time: _mm256_max_ps (x, acc) keeps acc where
+ * x is a NaN (Intel's MAXPS: "the second operand ... is written"), as the
+ * scalar loop skips NaNs. The first index of the maximum is then the first
+ * lane equal to it. */
+AVX2_TARGET static float
+max_avx2 (const float *x, int n, int *arg)
 {
-  __m256 vmax = _mm256_set1_ps (-INFINITY);
+  __m256 acc = _mm256_set1_ps (-INFINITY);
   int i = 0;
   for (; i + 8 <= n; i += 8)
-    vmax = _mm256_max_ps (vmax, _mm256_loadu_ps (x + i));
+    acc = _mm256_max_ps (_mm256_loadu_ps (x + i), acc);
   float buf[8];
-  _mm256_storeu_ps (buf, vmax);
+  _mm256_storeu_ps (buf, acc);
   float max = -INFINITY;
   for (int k = 0; k < 8; k++)
     max = buf[k] > max ? buf[k] : max;
   for (; i < n; i++)
     max = x[i] > max ? x[i] : max;
+  if (arg) {
+    *arg = 0;
+    const __m256 m = _mm256_set1_ps (max);
+    for (i = 0; i + 8 <= n; i += 8) {
+      const int mask = _mm256_movemask_ps (_mm256_cmp_ps (_mm256_loadu_ps (x + i), m, _CMP_EQ_OQ));
+      if (mask) {
+        *arg = i + __builtin_ctz ((unsigned) mask);
+        return max;
+      }
+    }
+    for (; i < n; i++)
+      if (x[i] == max) {
+        *arg = i;
+        return max;
+      }
+  }
+  return max;
+}
 
+AVX2_TARGET static void
+softmax_avx2 (float *x, int n)
+{
+  const float max = max_avx2 (x, n, NULL);
+  int i;
   const __m256 m = _mm256_set1_ps (max);
   __m256 vsum = _mm256_setzero_ps ();
   for (i = 0; i + 8 <= n; i += 8) {
@@ -645,43 +672,6 @@ whisper_cpu_softmax (float *x, int n)
 }
 
 #ifdef HAVE_X86
-/* The maximum of 8 lanes at a time: _mm256_max_ps (x, acc) keeps acc where
- * x is a NaN (Intel's MAXPS: "the second operand ... is written"), as the
- * scalar loop skips NaNs. The first index of the maximum is then the first
- * lane equal to it. */
-AVX2_TARGET static float
-max_avx2 (const float *x, int n, int *arg)
-{
-  __m256 acc = _mm256_set1_ps (-INFINITY);
-  int i = 0;
-  for (; i + 8 <= n; i += 8)
-    acc = _mm256_max_ps (_mm256_loadu_ps (x + i), acc);
-  float buf[8];
-  _mm256_storeu_ps (buf, acc);
-  float max = -INFINITY;
-  for (int k = 0; k < 8; k++)
-    max = buf[k] > max ? buf[k] : max;
-  for (; i < n; i++)
-    max = x[i] > max ? x[i] : max;
-  if (arg) {
-    *arg = 0;
-    const __m256 m = _mm256_set1_ps (max);
-    for (i = 0; i + 8 <= n; i += 8) {
-      const int mask = _mm256_movemask_ps (_mm256_cmp_ps (_mm256_loadu_ps (x + i), m, _CMP_EQ_OQ));
-      if (mask) {
-        *arg = i + __builtin_ctz ((unsigned) mask);
-        return max;
-      }
-    }
-    for (; i < n; i++)
-      if (x[i] == max) {
-        *arg = i;
-        return max;
-      }
-  }
-  return max;
-}
-
 AVX2_TARGET static void
 sub_in_double_avx2 (float *x, int n, double c)
 {
