@@ -80,12 +80,22 @@ failed:
 }
 
 void
-whisper_decoder_pool_release (WhisperDecoderPool *pool, WhisperPooledDecoder *d)
+whisper_decoder_pool_release (WhisperDecoderPool *pool, WhisperEngine *e,
+                              WhisperPooledDecoder *d)
 {
   if (!d)
     return;
   d->dec.capture = NULL;
+  d->discarded = FALSE;
   g_mutex_lock (&pool->lock);
+  /* (under the lock: a state is discarded only while nobody can take it) */
+  if (pool->free->len > 0) {
+    WhisperPooledDecoder *older = g_ptr_array_index (pool->free, pool->free->len - 1);
+    if (!older->discarded) {
+      whisper_decoder_state_discard (&older->dec, e);
+      older->discarded = TRUE;
+    }
+  }
   g_ptr_array_add (pool->free, d);
   pool->lent--;
   g_cond_broadcast (&pool->returned);

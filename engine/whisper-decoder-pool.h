@@ -25,6 +25,7 @@ typedef struct {
   WhisperDecoderState dec;
   WhisperGraph *step_graph;  /* its decode-step graph (backends with graphs), or NULL */
   gboolean warmed;           /* a step has run on it (whisper-stream.c's warm-up) */
+  gboolean discarded;        /* unlent, its caches handed back (whisper_decoder_state_discard) */
 } WhisperPooledDecoder;
 
 typedef struct _WhisperDecoderPool WhisperDecoderPool;
@@ -41,8 +42,14 @@ void whisper_decoder_pool_free (WhisperDecoderPool *pool, WhisperEngine *engine)
 WhisperPooledDecoder *whisper_decoder_pool_acquire (WhisperDecoderPool *pool,
                                                     WhisperEngine *engine, int n_slots,
                                                     GError **error);
-/* Gives a state back (its capture cleared). */
-void whisper_decoder_pool_release (WhisperDecoderPool *pool, WhisperPooledDecoder *decoder);
+/* Gives a state back (its capture cleared). It is the next one lent; the
+ * free state it goes in front of, if any, has its caches discarded
+ * (whisper_decoder_state_discard ()): of the unlent states only the most
+ * recently returned keeps its memory, so that one stream decoding window
+ * after window finds its pages, and states that many streams needed at
+ * once take no memory while fewer decode. */
+void whisper_decoder_pool_release (WhisperDecoderPool *pool, WhisperEngine *engine,
+                                   WhisperPooledDecoder *decoder);
 
 /* Frees a lent state instead of giving it back (one that failed its
  * first step is not kept). */

@@ -143,6 +143,22 @@ whisper_decoder_state_clear (WhisperDecoderState *st, WhisperEngine *e)
 }
 
 void
+whisper_decoder_state_discard (WhisperDecoderState *st, WhisperEngine *e)
+{
+  WhisperBackend *be = e->backend;
+  const size_t d = e->d;
+
+  if (!be->ops->discard || !be->ops->alloc_sparse)
+    return;
+  for (int l = 0; l < st->n_layers; l++) {
+    be->ops->discard (be, st->self_kv[l], (size_t) st->n_slots * st->self_len * 2 * d);
+    be->ops->discard (be, st->cross_kv[l], (size_t) e->max_encoder_length * 2 * d);
+    if (st->cross_half)
+      be->ops->discard (be, st->cross_half[l], (size_t) e->max_encoder_length * d);
+  }
+}
+
+void
 whisper_decoder_set_audio (WhisperDecoderState *st, WhisperEngine *e, int T)
 {
   WhisperBackend *be = e->backend;

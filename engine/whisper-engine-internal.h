@@ -130,6 +130,10 @@ void whisper_decoder_work_clear (WhisperEngine *engine);
 gboolean whisper_decoder_state_init (WhisperDecoderState *st, WhisperEngine *engine,
                                      GError **error);
 void whisper_decoder_state_clear (WhisperDecoderState *st, WhisperEngine *engine);
+/* The state's caches are not needed until its next window (which writes
+ * what it reads): their memory goes back to the system where the backend
+ * can hand it back (backend.h, discard). */
+void whisper_decoder_state_discard (WhisperDecoderState *st, WhisperEngine *engine);
 /* Cross-attention K/V of every layer from the encoder output of T frames
  * in engine->enc.h; the window's steps attend over those T keys
  * (st->cross_len). Caller holds the compute lock. */

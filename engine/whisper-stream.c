@@ -399,7 +399,7 @@ whisper_stream_free (WhisperStream *s)
     be->ops->logits_release (be, &s->logit_config);
   if (s->lease && s->lease_thread == g_thread_self ())
     thread_leases--;
-  whisper_decoder_pool_release (s->engine->decoders, s->lease);
+  whisper_decoder_pool_release (s->engine->decoders, s->engine, s->lease);
   if (s->history)
     g_array_unref (s->history);
   g_free (s->host_window);
@@ -807,7 +807,7 @@ return_decoder (WhisperStream *s)
     return;
   whisper_step_batcher_leave (s->engine->steps, &s->step_member);
   s->stats.last_cross_key_length = s->dec->last_cross_key_length;
-  whisper_decoder_pool_release (s->engine->decoders, s->lease);
+  whisper_decoder_pool_release (s->engine->decoders, s->engine, s->lease);
   s->lease = NULL;
   s->dec = NULL;
   thread_leases--;

@@ -25,7 +25,7 @@
 G_BEGIN_DECLS
 
 /* Bump when the table changes: the CUDA module checks it at load time. */
-#define WHISPER_BACKEND_ABI_VERSION 8
+#define WHISPER_BACKEND_ABI_VERSION 9
 
 typedef struct _WhisperBackend WhisperBackend;
 
@@ -229,6 +229,12 @@ typedef struct {
    * decode writes a few dozen rows of 448, and a buffered encoder window a
    * fraction of 1500 frames. NULL: alloc() is used. */
   float *(*alloc_sparse) (WhisperBackend *be, size_t n_floats, GError **error);
+  /* The n_floats at ptr (inside a block of alloc_sparse()) are not needed
+   * any more: their memory may be handed back, and they read as zeros or
+   * keep their values. The CPU backend's whisper_aligned_discard()
+   * (util/aligned-memory.h); the decoder pool discards the caches of the
+   * states it holds unlent. NULL: nothing is handed back. */
+  void (*discard) (WhisperBackend *be, void *ptr, size_t n_floats);
 } WhisperBackendOps;
 
 struct _WhisperBackend {

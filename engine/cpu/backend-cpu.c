@@ -165,6 +165,13 @@ cpu_alloc_sparse (WhisperBackend *be, size_t n_floats, GError **error)
 }
 
 static void
+cpu_discard (WhisperBackend *be, void *ptr, size_t n_floats)
+{
+  (void) be;
+  whisper_aligned_discard (ptr, n_floats * sizeof (float));
+}
+
+static void
 cpu_free (WhisperBackend *be, void *ptr)
 {
   (void) be;
@@ -882,6 +889,7 @@ static const WhisperBackendOps cpu_ops = {
   .destroy = cpu_destroy,
   .alloc = cpu_alloc,
   .alloc_sparse = cpu_alloc_sparse,
+  .discard = cpu_discard,
   .free = cpu_free,
   .upload = cpu_copy,
   .download = cpu_copy,

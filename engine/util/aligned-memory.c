@@ -1,6 +1,7 @@
 /* aligned-memory.c: see aligned-memory.h. */
 #include "aligned-memory.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -42,6 +43,18 @@ whisper_aligned_alloc_sparse (size_t bytes)
   if (madvise (p, rounded, MADV_DONTNEED) != 0)
     memset (p, 0, rounded);
   return p;
+}
+
+void
+whisper_aligned_discard (void *p, size_t bytes)
+{
+  const long page_size = sysconf (_SC_PAGESIZE);
+  const uintptr_t page = page_size > 0 ? (uintptr_t) page_size : 4096;
+  const uintptr_t from = ((uintptr_t) p + page - 1) / page * page;
+  const uintptr_t to = ((uintptr_t) p + bytes) / page * page;
+
+  if (p && to > from)
+    (void) madvise ((void *) from, to - from, MADV_DONTNEED);
 }
 
 void

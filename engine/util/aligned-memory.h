@@ -25,6 +25,13 @@ void *whisper_aligned_alloc (size_t bytes);
  * madvise fails, they are written with zeros instead. Page-aligned. Free
  * with whisper_aligned_free (). */
 void *whisper_aligned_alloc_sparse (size_t bytes);
+/* The `bytes` at `p`, in a block of either allocator, are not needed any
+ * more: the whole pages among them are handed back to the system
+ * (madvise(MADV_DONTNEED)) and read as zeros until written again; the bytes
+ * on partly covered pages at either end keep their values, and where
+ * madvise fails nothing changes. Pages of a sparse block handed back take
+ * no memory until written, as when the block was new. */
+void whisper_aligned_discard (void *p, size_t bytes);
 void whisper_aligned_free (void *ptr);
 
 G_END_DECLS

@@ -1,8 +1,9 @@
 /* live-commit: what a live-subtitling user sees from whispersink.
  *
  *   live-commit [--minutes M] [--latency MS] [--model PATH] [--set PROP=VALUE]...
- *               [--output words|segments] [--playback] [--live-only | --offline-only]
- *               [--seed N] [--verbose] SHARED_DATA_DIR LIBRIVOX_DIR
+ *               [--output words|segments] [--playback | --paced]
+ *               [--live-only | --offline-only] [--seed N] [--verbose]
+ *               SHARED_DATA_DIR LIBRIVOX_DIR
  *
  * The programme: real speech with published transcripts (jfk.wav, the left
  * channel of stereo_diarization.wav, the LibriVox clips of LIBRIVOX_DIR's
@@ -18,6 +19,16 @@
  *     ! whispersink latency=L output=words ! fakesink sync=true
  * A buffer probe on the last fakesink's sink pad records every text
  * buffer's text, PTS, DURATION and the running time at which it arrived.
+ * --paced instead: whispersink alone in a GstHarness with a live upstream,
+ * each 100-ms buffer pushed once the element has handled the one before (a
+ * custom serialized event pushed behind it has come out). Its calls start
+ * at the chunk boundaries of a real-time run whose calls are shorter than
+ * a chunk, so the text is that run's, however busy or slow the machine,
+ * and the pass takes the inference time only; arrival is then audio time:
+ * the end of the audio pushed when the item came out, held (as fakesink
+ * sync=true holds the items after it) until the item before it was
+ * rendered at its PTS + latency + the upstream's 100 ms. The delays leave
+ * out the calls' own duration (about 0.2 s for tiny.en here).
  * Offline pass: the same samples through a non-live appsrc (block=true, as
  * fast as the element takes them) ! whispersink ! fakesink, the same model
  * and --set properties.
@@ -41,6 +52,7 @@
  * or missing files. Used by live-commit.sh. */
 #include <gst/gst.h>
 #include <gst/app/gstappsrc.h>
+#include <gst/check/gstharness.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -61,6 +73,8 @@
 #define MAX_PHRASE_ITEMS 64
 #define MAX_LISTED 10
 #define WORST_CLIPS 5
+#define PACED_BARRIER "live-commit-barrier"
+#define UPSTREAM_LATENCY (100 * GST_MSECOND)  /* appsrc min-latency, the harness's */
 
 /* One text buffer as it reached the text fakesink. */
 typedef struct {
@@ -75,7 +89,7 @@ typedef struct {
   gchar *model;
   gchar **sets;
   gchar *output;
-  gboolean playback, live_only, offline_only, verbose;
+  gboolean playback, paced, live_only, offline_only, verbose;
   gint seed;
 } Options;
 
@@ -806,10 +820,144 @@ run_pass (Pass *ps, const Options *o, const Programme *p, GstClockTime timeout)
   return 0;
 }
 
+/* ---------------------------------------------------------------------- */
+/* The paced live pass (--paced, see the top) */
+
+/* The item of `buf`, arriving (audio time) at `arrival`. */
+static void
+paced_item (Pass *ps, GstBuffer *buf, GstClockTime arrival)
+{
+  Item it = { NULL, GST_BUFFER_PTS (buf), GST_BUFFER_DURATION (buf), arrival };
+  GstMapInfo map;
+
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
+    return;
+  it.text = g_strstrip (g_strndup ((const gchar *) map.data, map.size));
+  gst_buffer_unmap (buf, &map);
+  if (!GST_CLOCK_TIME_IS_VALID (it.dur))
+    it.dur = 0;
+  g_array_append_val (ps->items, it);
+}
+
+/* Every buffer the harness holds, arrived at `arrival`, each held until
+ * the one before was rendered (*rendered: its PTS + latency, or its
+ * arrival when later). */
+static void
+paced_pull (Pass *ps, GstHarness *h, GstClockTime arrival, GstClockTime latency,
+    GstClockTime *rendered)
+{
+  GstBuffer *b;
+
+  while ((b = gst_harness_try_pull (h))) {
+    GstClockTime at = MAX (arrival, *rendered);
+    paced_item (ps, b, at);
+    if (GST_BUFFER_PTS_IS_VALID (b))
+      *rendered = MAX (at, GST_BUFFER_PTS (b) + latency);
+    gst_buffer_unref (b);
+  }
+}
+
+/* Pushes a custom downstream event and pulls events until it comes out of
+ * the element: everything the element made of the data before it is then
+ * downstream. FALSE when it does not come out (the harness gives up after
+ * 60 s). */
+static gboolean
+paced_barrier (GstHarness *h)
+{
+  GstEvent *ev;
+
+  if (!gst_harness_push_event (h, gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+              gst_structure_new_empty (PACED_BARRIER))))
+    return FALSE;
+  while ((ev = gst_harness_pull_event (h))) {
+    gboolean found = GST_EVENT_TYPE (ev) == GST_EVENT_CUSTOM_DOWNSTREAM
+        && gst_event_has_name (ev, PACED_BARRIER);
+    gst_event_unref (ev);
+    if (found)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+/* The live pass, paced. Returns 0, 1 (an error message, a flow error or
+ * no EOS) or 2 (bad settings). */
+static gint
+run_paced_pass (Pass *ps, const Options *o, const Programme *p)
+{
+  GstElement *w = gst_element_factory_make ("whispersink", NULL);
+  GstBus *bus;
+  GstStructure *stats = NULL;
+  GstClockTime latency = (GstClockTime) o->latency * GST_MSECOND + UPSTREAM_LATENCY;
+  GstClockTime rendered = 0;
+  GstHarness *h;
+  gboolean ok = TRUE;
+  gsize off;
+
+  ps->prog = p;
+  ps->items = g_array_new (FALSE, FALSE, sizeof (Item));
+  g_mutex_init (&ps->lock);
+  if (!w) {
+    g_printerr ("no whispersink element (GST_PLUGIN_PATH_1_0)\n");
+    return 2;
+  }
+  bus = gst_bus_new ();
+  gst_element_set_bus (w, bus);
+  gst_bus_set_sync_handler (bus, on_message, ps, NULL);
+  ps->whisper = gst_object_ref (w);
+  if (!configure_whisper (w, o, TRUE)) {
+    gst_object_unref (w);
+    gst_object_unref (bus);
+    return 2;
+  }
+  h = gst_harness_new_with_element (w, "sink", "src");
+  gst_object_unref (w);
+  gst_harness_set_live (h, TRUE);
+  gst_harness_set_upstream_latency (h, UPSTREAM_LATENCY);
+  gst_harness_set_src_caps_str (h, CAPS);
+  for (off = 0; off < p->n && ok && g_atomic_int_get (&ps->errors) == 0; off += BUF_SAMPLES) {
+    gsize len = MIN (BUF_SAMPLES, p->n - off);
+    GstBuffer *buf = gst_buffer_new_memdup (p->pcm + off, len * sizeof (float));
+
+    GST_BUFFER_PTS (buf) = sample_time (off);
+    GST_BUFFER_DURATION (buf) = sample_time (off + len) - sample_time (off);
+    if (off == 0)
+      GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
+    ok = gst_harness_push (h, buf) == GST_FLOW_OK && paced_barrier (h);
+    paced_pull (ps, h, sample_time (off + len), latency, &rendered);
+  }
+  if (ok && gst_harness_push_event (h, gst_event_new_eos ())) {
+    GstEvent *ev;
+    while ((ev = gst_harness_pull_event (h))) {
+      gboolean eos = GST_EVENT_TYPE (ev) == GST_EVENT_EOS;
+      gst_event_unref (ev);
+      if (eos) {
+        ps->eos = TRUE;
+        break;
+      }
+    }
+  }
+  paced_pull (ps, h, sample_time (p->n), latency, &rendered);
+  if (!ps->eos)
+    g_printerr ("live (paced): no EOS\n");
+  g_object_get (ps->whisper, "stats", &stats, "max-observed-delay", &ps->max_observed_delay,
+      NULL);
+  if (stats) {
+    gst_structure_get_uint64 (stats, "audio-dropped", &ps->audio_dropped);
+    gst_structure_free (stats);
+  }
+  gst_harness_teardown (h);
+  gst_object_unref (bus);
+  if (!ps->eos || g_atomic_int_get (&ps->errors) > 0)
+    return 1;
+  if (o->verbose)
+    print_items (ps->items, "live");
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
-  Options o = { 10.0, 8000, NULL, NULL, NULL, FALSE, FALSE, FALSE, FALSE, 1 };
+  Options o = { 10.0, 8000, NULL, NULL, NULL, FALSE, FALSE, FALSE, FALSE, FALSE, 1 };
   GOptionEntry entries[] = {
     {"minutes", 'M', 0, G_OPTION_ARG_DOUBLE, &o.minutes,
         "Minutes of programme at least (10)", "M"},
@@ -821,6 +969,8 @@ main (int argc, char **argv)
         "words|segments"},
     {"playback", 'p', 0, G_OPTION_ARG_NONE, &o.playback,
         "Live: a tee with a synced playback branch", NULL},
+    {"paced", 0, 0, G_OPTION_ARG_NONE, &o.paced,
+        "Live: in a harness, each buffer once the one before is handled (audio time)", NULL},
     {"live-only", 0, 0, G_OPTION_ARG_NONE, &o.live_only, "No offline pass", NULL},
     {"offline-only", 0, 0, G_OPTION_ARG_NONE, &o.offline_only, "No live pass", NULL},
     {"seed", 0, 0, G_OPTION_ARG_INT, &o.seed, "Seed of the noise gaps (1)", "N"},
@@ -837,9 +987,9 @@ main (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_add_group (ctx, gst_init_get_option_group ());
   if (!g_option_context_parse (ctx, &argc, &argv, &err) || argc != 3
-      || (o.live_only && o.offline_only) || o.minutes <= 0) {
+      || (o.live_only && o.offline_only) || (o.paced && o.playback) || o.minutes <= 0) {
     g_printerr ("usage: live-commit [--minutes M] [--latency MS] [--model PATH] "
-        "[--set PROP=VALUE]... [--output words|segments] [--playback] "
+        "[--set PROP=VALUE]... [--output words|segments] [--playback|--paced] "
         "[--live-only|--offline-only] [--seed N] [--verbose] SHARED_DATA_DIR LIBRIVOX_DIR\n");
     return 2;
   }
@@ -861,8 +1011,13 @@ main (int argc, char **argv)
 
   live.live = TRUE;
   if (!o.offline_only) {
-    g_print ("# live pass (real time, about %.0f s)\n", secs (length));
-    rc = run_pass (&live, &o, &p, length + 300 * GST_SECOND);
+    if (o.paced) {
+      g_print ("# live pass (paced, audio time)\n");
+      rc = run_paced_pass (&live, &o, &p);
+    } else {
+      g_print ("# live pass (real time, about %.0f s)\n", secs (length));
+      rc = run_pass (&live, &o, &p, length + 300 * GST_SECOND);
+    }
   }
   if (rc == 0 && !o.live_only) {
     g_print ("# offline pass\n");

@@ -1000,7 +1000,8 @@ resident_pages (void)
 /* whisper_aligned_alloc_sparse(): zeros everywhere, also in memory the
  * allocator had handed out and got back written; 64 MiB of it cost no
  * resident memory until written, and a write per MiB about a page each
- * (the decoder states' caches, whisper-decoder.c). */
+ * (the decoder states' caches, whisper-decoder.c). whisper_aligned_discard()
+ * hands written pages back. */
 static void
 test_sparse_alloc (void)
 {
@@ -1038,6 +1039,30 @@ test_sparse_alloc (void)
   g_assert_cmpint ((after_writes - before) * (long) page, <, 8L << 20);
   g_assert_cmpfloat (p[1], ==, 0.0f);
   g_assert_cmpfloat (p[((size_t) 1 << 20) / sizeof (float)], ==, 2.0f);
+
+  /* discarded: written all over, then [1 MiB + 10 floats, 63 MiB) handed
+   * back: the whole pages in it read as zeros and take no memory, the
+   * floats on the pages it covers in part keep their values */
+  for (size_t i = 0; i < n; i++)
+    p[i] = 3.0f;
+  long written = resident_pages ();
+  const size_t from = ((size_t) 1 << 20) / sizeof (float) + 10;
+  const size_t to = ((size_t) 63 << 20) / sizeof (float);
+  whisper_aligned_discard (p + from, (to - from) * sizeof (float));
+  long discarded = resident_pages ();
+  g_test_message ("resident pages: %ld written, %ld after discarding 62 MiB", written,
+                  discarded);
+  g_assert_cmpint ((written - discarded) * (long) page, >, 60L << 20);
+  for (size_t i = from - 10; i < page / sizeof (float) * ((from * sizeof (float) + page - 1)
+              / page); i++)
+    g_assert_cmpfloat (p[i], ==, 3.0f);
+  g_assert_cmpfloat (p[((size_t) 2 << 20) / sizeof (float)], ==, 0.0f);
+  g_assert_cmpfloat (p[to - 1], ==, 0.0f);
+  g_assert_cmpfloat (p[to], ==, 3.0f);
+  g_assert_cmpfloat (p[n - 1], ==, 3.0f);
+  /* nothing whole inside: nothing changes */
+  whisper_aligned_discard (p + 1, 100 * sizeof (float));
+  g_assert_cmpfloat (p[50], ==, 3.0f);
   whisper_aligned_free (p);
 
   /* small blocks fall back to the written allocation: still zeroed */
