@@ -233,7 +233,8 @@ gst_whisper_commit_update (GstWhisperCommit *c, GArray *hyp, guint64 force_befor
   for (i = 0; i < hyp->len; i++) {
     GstWhisperTimedWord *w = &g_array_index (hyp, GstWhisperTimedWord, i);
     gboolean forced = i >= agreed;
-    if (!final && !(w->end < force_before) && (forced || w->end > c->agree_before))
+    if (!final && !(w->end < force_before)
+        && (forced || w->end > c->agree_before || w->probability < c->min_probability))
       break;
     commit_word (c, w, forced, out);
     n++;

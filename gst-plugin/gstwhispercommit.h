@@ -17,6 +17,12 @@
  * one more decode is committed as it stands (`force_before`), and a drain
  * commits everything. With `agree_before` 0 agreement commits nothing and
  * every word waits for its deadline (whispersink's live-commit=deadline).
+ * An agreed word whose probability in the newer decode is below
+ * `min_probability` waits too, and so do the words after it: two decodes
+ * that both heard too little of an utterance's first word often agree on
+ * the wrong one ("How do you marry" for "Had he married", at 0.34 to 0.59),
+ * while words heard in full come at 0.7 and above (whispersink's
+ * live-min-probability).
  *
  * Pure bookkeeping, no GStreamer: times are run sample indices
  * (gstwhisperwindow.h). Used by the inference task only. */
@@ -61,6 +67,8 @@ typedef struct {
   guint64 agree_before;    /* agreed words ending after it wait for the deadline
                               (G_MAXUINT64 after init and reset: none
                               wait; 0: all do) */
+  double min_probability;  /* agreed words less probable than this wait for the
+                              deadline (0 after init: none wait) */
 } GstWhisperCommit;
 
 void gst_whisper_commit_init (GstWhisperCommit *c, gint rate);

@@ -35,7 +35,16 @@
  * (the engine's silence threshold, VAD gate and no-speech rule keep
  * silence and noise from being text). A buffer longer than
  * GST_WHISPER_LIVE_MAX_BUFFER_S is cut at the committed end. A drain
- * (EOS, GAP, DISCONT, new segment) commits the last decode's words. */
+ * (EOS, GAP, DISCONT, new segment) commits the last decode's words.
+ *
+ * Context: the audio of the last committed speech (live-context seconds),
+ * kept as it leaves the buffer, goes before the buffer's first speech in
+ * each call's input, and the words decoded for it are dropped
+ * (gstwhispercontext.h). The voice activity detector runs over the buffer
+ * before each call for that splice point, and guards the silence trim:
+ * the buffer is never cut within 0.3 s of speech that has no committed
+ * words yet. Agreed words less probable than live-min-probability wait
+ * for more audio, up to their deadline (gstwhispercommit.h). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -55,6 +64,10 @@
 /* With nothing pending, this much of the end of the buffer is kept (a
  * word may be starting in it). */
 #define SILENCE_KEEP_S 1.0
+/* Speech the detector found that ends this soon after the committed end
+ * is the committed words' own (their padding); the silence trim keeps
+ * this much before the first speech after it. */
+#define SPEECH_GUARD_S 0.3
 
 #define FINAL_TRANSCRIPT_EVENT "rstranscribe/final-transcript"
 
@@ -63,13 +76,16 @@ gst_whisper_live_init (GstWhisperLive *live, gint rate)
 {
   memset (live, 0, sizeof (*live));
   gst_whisper_commit_init (&live->commit, rate);
+  gst_whisper_context_init (&live->context, rate);
   live->rate = rate;
+  live->speech_from = G_MAXUINT64;
 }
 
 void
 gst_whisper_live_clear (GstWhisperLive *live)
 {
   gst_whisper_commit_clear (&live->commit);
+  gst_whisper_context_clear (&live->context);
   g_clear_pointer (&live->prompt_set, g_free);
   g_clear_pointer (&live->prompt_ids, g_free);
 }
@@ -82,11 +98,38 @@ gst_whisper_live_reset (GstWhisperLive *live)
   g_clear_pointer (&live->prompt_ids, g_free);
   live->n_prompt_ids = 0;
   live->since_final = 0;
+  gst_whisper_context_reset (&live->context);
+  live->speech_from = G_MAXUINT64;
+}
+
+void
+gst_whisper_live_begin_call (GstWhisperSink *self, GstWhisperLive *live, const WhisperVad *vad,
+    const WhisperVadOptions *options, double context_s, const float *window,
+    guint64 window_start, gsize n, GstWhisperLiveInput *in)
+{
+  g_autoptr (GArray) speech = g_array_new (FALSE, FALSE, sizeof (WhisperVadSpeech));
+  g_autoptr (GError) err = NULL;
+
+  live->context_s = context_s;
+  live->speech_from = G_MAXUINT64;
+  if (vad && context_s > 0 && !whisper_vad_speech_timestamps (vad, window, n, options, speech, &err)) {
+    /* the same options fail the engine's call with this message */
+    GST_DEBUG_OBJECT (self, "no speech regions for the live context: %s", err->message);
+    g_array_set_size (speech, 0);
+  }
+  if (context_s <= 0)
+    g_array_set_size (speech, 0);
+  live->speech_from = gst_whisper_live_speech_from (speech, window_start,
+      live->commit.committed_end, (guint64) (SPEECH_GUARD_S * live->rate));
+  gst_whisper_context_input (&live->context, window, window_start, n, speech, in);
+  if (in->splice != in->window_start || in->n != n)
+    GST_LOG_OBJECT (self, "%.2f s of context before the buffer from %.2f s",
+        (in->splice - in->start) / (double) live->rate, in->splice / (double) live->rate);
 }
 
 void
 gst_whisper_live_prepare (GstWhisperSink *self, GstWhisperLive *live, WhisperStream *stream,
-    const gchar *initial_prompt, gboolean committed)
+    const gchar *initial_prompt, gboolean committed, double min_probability)
 {
   g_autofree gchar *prompt = g_strconcat (initial_prompt ? " " : "",
       initial_prompt ? initial_prompt : "",
@@ -111,6 +154,7 @@ gst_whisper_live_prepare (GstWhisperSink *self, GstWhisperLive *live, WhisperStr
     live->prompt_set = g_strdup (prompt);
   }
   whisper_stream_set_history (stream, live->prompt_ids, live->n_prompt_ids);
+  live->commit.min_probability = min_probability;
 }
 
 /* The `words` list of a message: each word's text, timestamp, duration and
@@ -216,17 +260,18 @@ final_transcript (GstWhisperSink *self, GstWhisperLive *live, GstWhisperOutput *
           gst_structure_new_empty (FINAL_TRANSCRIPT_EVENT)));
 }
 
-/* The call's words, in run sample indices, each with its segment. A
+/* The call's words, in run sample indices, each with its segment; those
+ * of the context (centred before in->splice) are left out. A
  * segment whose text is a loop (zlib compression ratio above the
  * threshold: the base model repeated jfk.wav's sentences for a whole
  * window, and 168 repeated words were committed) ends the hypothesis:
  * nothing from it on is agreed on or committed. */
 static GArray *
-hypothesis_of (GstWhisperSink *self, const GstWhisperWindow *w, guint64 call_start,
-    gsize n_samples, const GPtrArray *segments, double loop_threshold)
+hypothesis_of (GstWhisperSink *self, const GstWhisperWindow *w, const GstWhisperLiveInput *in,
+    const GPtrArray *segments, double loop_threshold)
 {
   GArray *hyp = gst_whisper_timed_words_new ();
-  guint64 call_end = call_start + n_samples;
+  const guint64 call_start = in->start, call_end = in->start + in->n;
 
   for (guint s = 0; s < segments->len; s++) {
     const WhisperSegment *seg = g_ptr_array_index (segments, s);
@@ -244,6 +289,10 @@ hypothesis_of (GstWhisperSink *self, const GstWhisperWindow *w, guint64 call_sta
       tw.end = MIN (call_start + (guint64) llround (MAX (ww->end, 0.0) * w->rate), call_end);
       tw.probability = ww->probability;
       tw.segment = s;
+      if (tw.start + (tw.end - tw.start) / 2 < in->splice) {
+        g_free (tw.text);
+        continue;
+      }
       g_array_append_val (hyp, tw);
     }
   }
@@ -278,17 +327,31 @@ segment_trim_point (const GstWhisperLive *live, guint64 call_start, gsize n_samp
   return trim;
 }
 
+/* The buffer's audio before `trim` leaves it: its committed speech joins
+ * the context (live-context seconds of it). Returns the samples released
+ * from the buffer's start. */
+static gsize
+release (GstWhisperLive *live, const GstWhisperLiveInput *in, guint64 trim)
+{
+  if (trim <= in->window_start)
+    return 0;
+  gst_whisper_context_keep (&live->context, in->window, in->window_start, trim,
+      live->commit.committed_end, live->commit.any_committed, live->context_s);
+  return (gsize) (trim - in->window_start);
+}
+
 gsize
 gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
-    GstWhisperOutput *out, guint64 call_start,
-    gsize n_samples, GPtrArray *segments, gboolean drain, GstClockTime call_duration,
-    GstClockTime chunk, GstClockTime budget, GstWhisperOutputMode output,
-    GstFlowReturn *flow)
+    GstWhisperOutput *out, const GstWhisperLiveInput *in, GPtrArray *segments, gboolean drain,
+    GstClockTime call_duration, GstClockTime chunk, GstClockTime budget,
+    GstWhisperOutputMode output, GstFlowReturn *flow)
 {
   GstWhisperWindow *w = &self->window;
-  g_autoptr (GArray) hyp = hypothesis_of (self, w, call_start, n_samples, segments,
+  g_autoptr (GArray) hyp = hypothesis_of (self, w, in, segments,
       self->decoding.compression_ratio_threshold);
   g_autoptr (GArray) committed = gst_whisper_timed_words_new ();
+  const guint64 call_start = in->start, ws = in->window_start;
+  const gsize n_samples = in->n;
   guint64 call_end = call_start + n_samples, force_before = 0, trim;
   GstClockTime lag = gst_whisper_output_delay_now (out, gst_whisper_window_time_at (w, call_end));
   GstClockTime wait;
@@ -309,11 +372,13 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
     GString *t = g_string_new (NULL);
     for (guint i = 0; i < hyp->len; i++) {
       const GstWhisperTimedWord *tw = &g_array_index (hyp, GstWhisperTimedWord, i);
-      g_string_append_printf (t, "%s%s[%.2f-%.2f]", i > 0 && tw->segment != (tw - 1)->segment
-          ? " |" : "", tw->text, tw->start / (double) w->rate, tw->end / (double) w->rate);
+      g_string_append_printf (t, "%s%s[%.2f-%.2f %.2f]", i > 0
+          && tw->segment != (tw - 1)->segment ? " |" : "", tw->text,
+          tw->start / (double) w->rate, tw->end / (double) w->rate, tw->probability);
     }
-    GST_DEBUG_OBJECT (self, "decode of %.2f-%.2f s: %s", call_start / (double) w->rate,
-        call_end / (double) w->rate, t->str);
+    GST_DEBUG_OBJECT (self, "decode of %.2f-%.2f s (buffer from %.2f s): %s",
+        in->splice / (double) w->rate, call_end / (double) w->rate, ws / (double) w->rate,
+        t->str);
     g_string_free (t, TRUE);
   }
   live->commit.agree_before = self->live_commit == GST_WHISPER_LIVE_COMMIT_AGREEMENT
@@ -334,10 +399,10 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
   if (drain) {
     gst_whisper_commit_trim (&live->commit, G_MAXUINT64);
     final_transcript (self, live, out);
-    return n_samples;
+    return release (live, in, call_end);
   }
   trim = segment_trim_point (live, call_start, n_samples, segments, w->rate);
-  if (trim > call_start)
+  if (trim > ws)
     final_transcript (self, live, out);
   if (live->commit.pending->len == 0) {
     /* Nothing waits for agreement. When no word was decoded in the last
@@ -347,20 +412,26 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
      * before (cut at the committed end, "ask" alone became "Like"). */
     guint64 keep = (guint64) (SILENCE_KEEP_S * w->rate);
     guint64 silent_from = call_end > keep ? call_end - keep : 0;
+    /* ... and the detector's speech without committed words stays whole
+     * (cut at its start less the guard, or the pad before it was lost) */
+    if (live->speech_from != G_MAXUINT64) {
+      guint64 guard = (guint64) (SPEECH_GUARD_S * w->rate);
+      silent_from = MIN (silent_from, live->speech_from > guard ? live->speech_from - guard : 0);
+    }
     if (!live->commit.any_committed || live->commit.committed_end <= silent_from) {
       trim = MAX (trim, silent_from);
       final_transcript (self, live, out);
     }
   }
-  if (call_end - MAX (trim, call_start) > (guint64) (GST_WHISPER_LIVE_MAX_BUFFER_S * w->rate)
+  if (call_end - MAX (trim, ws) > (guint64) (GST_WHISPER_LIVE_MAX_BUFFER_S * w->rate)
       && live->commit.any_committed)
     trim = MAX (trim, MIN (live->commit.committed_end, call_end));
-  gst_whisper_commit_trim (&live->commit, MAX (trim, call_start));
+  gst_whisper_commit_trim (&live->commit, MAX (trim, ws));
   GST_DEBUG_OBJECT (self, "committed %u words (to %.2f s), %u pending, buffer from %.2f s, "
       "%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " forced", committed->len, live->commit.committed_end / (double) w->rate,
-      live->commit.pending->len, MAX (trim, call_start) / (double) w->rate,
+      live->commit.pending->len, MAX (trim, ws) / (double) w->rate,
       live->commit.n_forced, live->commit.n_committed);
-  return trim > call_start ? (gsize) (trim - call_start) : 0;
+  return release (live, in, trim);
 }
 
 GstFlowReturn

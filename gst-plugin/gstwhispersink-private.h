@@ -70,6 +70,8 @@ struct _GstWhisperSink {
   gboolean condition_on_previous_text;
   gboolean live_prompt;       /* live: condition on the committed text */
   GstWhisperLiveCommit live_commit;  /* live: when a word is committed */
+  gdouble live_context;       /* live: seconds of committed speech before a decode */
+  gdouble live_min_probability;  /* live: agreed words below it wait */
   GstWhisperLiveEncoder live_encoder;  /* live: the encoder window of a call */
   gint batch_size;                     /* offline-mode=batched: pieces decoded at once */
   gint channel;               /* -1: the mean of all channels */

@@ -43,6 +43,10 @@
 #define DEFAULT_LANGUAGE_CODE "auto"
 #define DEFAULT_LATENCY_MS 8000
 #define DEFAULT_LIVE_ENCODER GST_WHISPER_LIVE_ENCODER_FULL
+/* Measured (gst-plugin/README.md, "Live context"). */
+#define DEFAULT_LIVE_CONTEXT_S 0.0
+#define MAX_LIVE_CONTEXT_S 10.0
+#define DEFAULT_LIVE_MIN_PROBABILITY 0.0
 #define DEFAULT_BATCH_SIZE 8
 #define DEFAULT_LATENESS_MS 0
 #define DEFAULT_OUTPUT GST_WHISPER_OUTPUT_SEGMENTS
@@ -81,6 +85,8 @@ enum {
   PROP_CONDITION_ON_PREVIOUS_TEXT,
   PROP_LIVE_PROMPT,
   PROP_LIVE_COMMIT,
+  PROP_LIVE_CONTEXT,
+  PROP_LIVE_MIN_PROBABILITY,
   PROP_LIVE_ENCODER,
   PROP_BATCH_SIZE,
   PROP_CHANNEL,
@@ -513,6 +519,49 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
           "(more audio after it, more work)", GST_TYPE_WHISPER_LIVE_COMMIT,
           GST_WHISPER_LIVE_COMMIT_AGREEMENT, rw | GST_PARAM_MUTABLE_PLAYING));
   /**
+   * GstWhisperSink:live-context:
+   *
+   * Live input: seconds of the last committed speech that each decode
+   * hears before the audio it transcribes (gst-plugin/gstwhispercontext.h).
+   * The buffer a live decode works on starts where the text before it was
+   * committed, so without context an utterance that follows another is
+   * heard from its first syllable with nothing before it, and that is
+   * where tiny.en errs most ("unless" as "I'd less", "Had he married" as
+   * "How do you marry"). The context's own words are decoded again and
+   * dropped; it makes each decode longer by as much audio. Needs the voice
+   * activity detector (loaded with vad-gate, the default, or vad-filter):
+   * the buffer's part starts at its first speech. Context older than 30 s
+   * is not used, nor is any after a GAP, DISCONT or new segment. With
+   * context the silence trim also keeps speech the detector found that has
+   * no committed words yet. 0 (the default until this build is measured in
+   * real time; gst-plugin/README.md, "Live context") turns both off.
+   */
+  g_object_class_install_property (gobject_class, PROP_LIVE_CONTEXT,
+      g_param_spec_double ("live-context", "Live context",
+          "Live input: seconds of committed speech each decode hears before the new audio "
+          "(0 = none)", 0.0, MAX_LIVE_CONTEXT_S, DEFAULT_LIVE_CONTEXT_S,
+          rw | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstWhisperSink:live-min-probability:
+   *
+   * Live input: with live-commit=agreement, a word two decodes agree on
+   * is committed only when the newer decode gives it at least this
+   * probability (the mean of its tokens' probabilities, as in word
+   * timestamps); a less certain word, and the words after it, wait for
+   * more audio, and at the latest for their deadline (latency), when they
+   * are committed as the last decode has them. Two decodes that both heard
+   * too little of an utterance's first word often agree on the wrong one
+   * (tiny.en gave "How do you marry" for "Had he married" at 0.34 to 0.59),
+   * while words heard in full mostly come above 0.7. 0 (the default until
+   * measured, gst-plugin/README.md, "Live context") commits every agreed
+   * word at once; higher values wait more and cost more decodes.
+   */
+  g_object_class_install_property (gobject_class, PROP_LIVE_MIN_PROBABILITY,
+      g_param_spec_double ("live-min-probability", "Live minimum probability",
+          "Live input: agreed words less probable than this wait for more audio (up to "
+          "their deadline)", 0.0, 1.0, DEFAULT_LIVE_MIN_PROBABILITY,
+          rw | GST_PARAM_MUTABLE_PLAYING));
+  /**
    * GstWhisperSink:live-encoder:
    *
    * The encoder window of a live call. Whisper's encoder reads a 30-s
@@ -804,6 +853,8 @@ gst_whisper_sink_init (GstWhisperSink *self)
   self->latency_ms = DEFAULT_LATENCY_MS;
   self->batch_size = DEFAULT_BATCH_SIZE;
   self->live_encoder = DEFAULT_LIVE_ENCODER;
+  self->live_context = DEFAULT_LIVE_CONTEXT_S;
+  self->live_min_probability = DEFAULT_LIVE_MIN_PROBABILITY;
   self->lateness_ms = DEFAULT_LATENESS_MS;
   self->output = DEFAULT_OUTPUT;
   self->encoder_context = DEFAULT_ENCODER_CONTEXT;
@@ -1054,6 +1105,12 @@ gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *val
     case PROP_LIVE_COMMIT:
       self->live_commit = g_value_get_enum (value);
       break;
+    case PROP_LIVE_CONTEXT:
+      self->live_context = g_value_get_double (value);
+      break;
+    case PROP_LIVE_MIN_PROBABILITY:
+      self->live_min_probability = g_value_get_double (value);
+      break;
     case PROP_TRANSLATE_LATENCY:
       self->translate_latency_ms = g_value_get_uint (value);
       break;
@@ -1221,6 +1278,12 @@ gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_LIVE_COMMIT:
       g_value_set_enum (value, self->live_commit);
+      break;
+    case PROP_LIVE_CONTEXT:
+      g_value_set_double (value, self->live_context);
+      break;
+    case PROP_LIVE_MIN_PROBABILITY:
+      g_value_set_double (value, self->live_min_probability);
       break;
     case PROP_TRANSLATE_LATENCY:
       g_value_set_uint (value, self->translate_latency_ms);

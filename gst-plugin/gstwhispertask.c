@@ -505,6 +505,19 @@ advance_region (GstWhisperSink *self, const GstWhisperRegion *region, gsize done
   gst_whisper_translate_gap_until (self, gst_whisper_window_time_at (w, w->seek));
 }
 
+/* The detector's options from the vad-* properties. Object lock held. */
+static void
+vad_options_locked (GstWhisperSink *self, WhisperVadOptions *vo)
+{
+  whisper_vad_options_init (vo);
+  vo->threshold = self->vad_threshold;
+  vo->neg_threshold = self->vad_neg_threshold;
+  vo->min_speech_duration_ms = self->vad_min_speech_ms;
+  vo->max_speech_duration_s = self->vad_max_speech_s;
+  vo->min_silence_duration_ms = self->vad_min_silence_ms;
+  vo->speech_pad_ms = self->vad_speech_pad_ms;
+}
+
 static GstFlowReturn
 transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
     const GstWhisperWindowPolicy *policy, gboolean drain, GstWhisperOutputMode output,
@@ -522,9 +535,26 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   gsize done = 0;
   gboolean ok;
   int batch_size;
+  GstWhisperLiveInput in = { 0, };
 
   if (is_cancelled (self))
     return GST_FLOW_FLUSHING;
+
+  /* What the call decodes: the buffer, live after the context of
+   * committed speech (the detector runs here, without the lock) */
+  in.pcm = in.window = gst_whisper_window_data (w);
+  in.n = in.window_n = region->n_samples;
+  in.start = in.splice = in.window_start = w->seek;
+  if (region->carry == GST_WHISPER_CARRY_COMMIT) {
+    WhisperVadOptions vo;
+    double context_s;
+    GST_OBJECT_LOCK (self);
+    vad_options_locked (self, &vo);
+    context_s = self->live_context;
+    GST_OBJECT_UNLOCK (self);
+    gst_whisper_live_begin_call (self, &self->live, self->vad, &vo, context_s, in.window,
+        in.window_start, in.window_n, &in);
+  }
 
   ctx.self = self;
   ctx.output = output;
@@ -547,13 +577,8 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   opts.strict_no_speech = self->strict_no_speech;
   opts.word_timestamps = self->word_timestamps;
   opts.vad = self->vad_gate ? self->vad : NULL;
-  opts.vad_options.threshold = self->vad_threshold;
   /* vad-filter (gstwhispersink.c): the engine transcribes the speech only */
-  opts.vad_options.neg_threshold = self->vad_neg_threshold;
-  opts.vad_options.min_speech_duration_ms = self->vad_min_speech_ms;
-  opts.vad_options.max_speech_duration_s = self->vad_max_speech_s;
-  opts.vad_options.min_silence_duration_ms = self->vad_min_silence_ms;
-  opts.vad_options.speech_pad_ms = self->vad_speech_pad_ms;
+  vad_options_locked (self, &opts.vad_options);
   if (self->vad_filter && self->vad) {
     opts.vad = self->vad;
     opts.vad_filter = TRUE;
@@ -582,14 +607,14 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   if (region->carry == GST_WHISPER_CARRY_COMMIT) {
     /* Speech is 3 to 5 tokens a second: a decode that goes on is a loop,
      * and its length is the next decode's wait */
-    const int bound = LIVE_TOKENS_BASE + (int) (region->n_samples * LIVE_TOKENS_PER_S
+    const int bound = LIVE_TOKENS_BASE + (int) (in.n * LIVE_TOKENS_PER_S
         / WHISPER_SAMPLE_RATE);
     if (opts.max_new_tokens <= 0 || opts.max_new_tokens > bound)
       opts.max_new_tokens = bound;
     opts.word_timestamps = TRUE;
     opts.condition_on_previous_text = TRUE;
     if (self->live_encoder == GST_WHISPER_LIVE_ENCODER_BUFFERED)
-      opts.encoder_frames = live_encoder_frames (region->n_samples,
+      opts.encoder_frames = live_encoder_frames (in.n,
           whisper_engine_get_info (self->engine)->max_encoder_length);
     /* Only the speech: trailing noise made "Thank you." (the detector is
      * loaded with vad-gate, the default, or vad-filter) */
@@ -598,7 +623,7 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
       opts.vad_filter = TRUE;
     }
     gst_whisper_live_prepare (self, &self->live, self->stream, self->decoding.initial_prompt,
-        self->live_prompt);
+        self->live_prompt, self->live_min_probability);
   }
   /* the options' strings are the properties': copied before unlocking */
   whisper_stream_set_options (self->stream, &opts);
@@ -620,8 +645,7 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
     ok = whisper_stream_transcribe_batched (self->stream, batch_size,
         gst_whisper_window_data (w), region->n_samples, on_segment, &ctx, NULL, &err);
   } else {
-    ok = whisper_stream_transcribe (self->stream, gst_whisper_window_data (w),
-        region->n_samples, on_segment, &ctx, NULL, &err);
+    ok = whisper_stream_transcribe (self->stream, in.pcm, in.n, on_segment, &ctx, NULL, &err);
   }
   call_duration = (GstClockTime) (g_get_monotonic_time () - call_start_us) * GST_USECOND;
   whisper_stream_set_token_callback (self->stream, NULL, NULL);
@@ -644,8 +668,8 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
   if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK) {
     if (region->carry == GST_WHISPER_CARRY_COMMIT)
       /* the next call waits for this one's translation too */
-      done = gst_whisper_live_finish_call (self, &self->live, &self->out, ctx.start,
-          region->n_samples, ctx.segments, drain, call_duration + self->translate_duration,
+      done = gst_whisper_live_finish_call (self, &self->live, &self->out, &in,
+          ctx.segments, drain, call_duration + self->translate_duration,
           gst_util_uint64_scale_int (policy->chunk_samples, GST_SECOND, WHISPER_SAMPLE_RATE),
           self->out.budget, output, &ctx.flow);
     else

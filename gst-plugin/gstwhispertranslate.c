@@ -602,7 +602,7 @@ gst_whisper_translate_prepare (GstWhisperSink *self, const WhisperDecodeOptions 
     whisper_stream_set_options (lane->stream, &opts);
     if (commit)
       gst_whisper_live_prepare (self, &lane->live, lane->stream, self->decoding.initial_prompt,
-          self->live_prompt);
+          self->live_prompt, self->live_min_probability);
   }
 }
 
@@ -627,15 +627,16 @@ gst_whisper_translate_decode (GstWhisperSink *self, const GstWhisperTranslateCal
       }
       GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("Translation failed: %s",
               err ? err->message : "unknown error"), ("pad %s", GST_PAD_NAME (lane->pad)));
-      {
-        LANES_UNLOCK (self);
+      LANES_UNLOCK (self);
       return GST_FLOW_ERROR;
     }
-    }
     if (call->commit) {
-      gst_whisper_live_finish_call (self, &lane->live, &lane->out, call->call_start,
-          call->n_samples, segments, call->drain, call->call_duration, call->chunk,
-          call->budget, call->output, &ret);
+      /* the buffer alone, without context (the lane keeps none) */
+      const GstWhisperLiveInput in = { call->pcm, call->n_samples, call->call_start,
+        call->call_start, call->pcm, call->call_start, call->n_samples
+      };
+      gst_whisper_live_finish_call (self, &lane->live, &lane->out, &in, segments, call->drain,
+          call->call_duration, call->chunk, call->budget, call->output, &ret);
       /* the src pad's buffer decides what the next call sees */
       gst_whisper_commit_trim (&lane->live.commit, call->call_start + call->done);
     } else {

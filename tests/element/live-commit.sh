@@ -18,7 +18,7 @@
 #
 #   bash tests/element/live-commit.sh [live-commit options: --minutes M, --latency MS,
 #       --model PATH, --set PROP=VALUE, --output words|segments, --playback,
-#       --live-only, --offline-only, --seed N, --verbose]
+#       --paced, --live-only, --offline-only, --seed N, --verbose]
 #
 # BUILD_DIR (default: build, else build-gst) is the meson build directory;
 # WHISPER_SHARED_DATA the shared clips (default: ../shared/data); LIBRIVOX

@@ -214,7 +214,8 @@ GST_START_TEST (test_property_flags_and_defaults)
   const GParamFlags rw = G_PARAM_READWRITE;
   const gchar *ready_only[] = { "model", "device", "threads", "encoder-context" };
   const gchar *playing[] = { "language-code", "latency", "lateness", "output",
-    "no-speech-threshold", "offline-mode", "live-commit", "live-prompt"
+    "no-speech-threshold", "offline-mode", "live-commit", "live-prompt", "live-context",
+    "live-min-probability"
   };
   gchar *model = NULL, *def = whisper_engine_default_model_path (), *lang = NULL;
   guint latency, lateness, delay;

@@ -5,7 +5,11 @@
  * dropped (by time and by repeating the last committed words), the
  * deadline and a drain commit without agreement, committed times never go
  * back, and the prompt is the committed text that left the buffer, cut at
- * a word and never inside a UTF-8 character.
+ * a word and never inside a UTF-8 character; agreed words below the
+ * minimum probability wait for their deadline. The live context
+ * (gstwhispercontext.c): committed speech joins it as it leaves the
+ * buffer, a call's input is the context then the buffer from its first
+ * speech, and the first speech not committed yet is found.
  *
  * The decodes are written by hand, in seconds at 16 kHz; each expected
  * value follows from the rules in gstwhispercommit.h. */
@@ -14,6 +18,7 @@
 #include <string.h>
 
 #include "gstwhispercommit.h"
+#include "gstwhispercontext.h"
 
 #define RATE 16000
 
@@ -25,15 +30,17 @@ at (double s)
 
 /* Appends a word as Whisper writes it (leading space) to a decode. */
 static void
-add (GArray *hyp, const gchar *text, double start, double end, guint segment)
+add (GArray *hyp, const gchar *text, double start, double end, double probability,
+    guint segment)
 {
-  GstWhisperTimedWord w = { g_strdup (text), at (start), at (end), 0.9, segment };
+  GstWhisperTimedWord w = { g_strdup (text), at (start), at (end), probability, segment };
 
   g_array_append_val (hyp, w);
 }
 
-/* A decode of the words "text start end" separated by '|', e.g.
- * " And 0 0.3| so 0.3 0.5"; segment 0. */
+/* A decode of the words "text start end [probability]" separated by '|',
+ * e.g. " And 0 0.3| so 0.3 0.5 0.4"; probability 0.9 when not given;
+ * segment 0. */
 static GArray *
 decode (const gchar *spec)
 {
@@ -42,10 +49,11 @@ decode (const gchar *spec)
 
   for (guint i = 0; words[i]; i++) {
     gchar text[64];
-    double start, end;
-    fail_unless (sscanf (words[i], "%63s %lf %lf", text, &start, &end) == 3, "%s", words[i]);
+    double start, end, probability = 0.9;
+    int n = sscanf (words[i], "%63s %lf %lf %lf", text, &start, &end, &probability);
+    fail_unless (n == 3 || n == 4, "%s", words[i]);
     g_autofree gchar *spaced = g_strconcat (" ", text, NULL);
-    add (hyp, spaced, start, end, 0);
+    add (hyp, spaced, start, end, probability, 0);
   }
   return hyp;
 }
@@ -249,6 +257,185 @@ GST_START_TEST (test_agree_before)
 }
 GST_END_TEST;
 
+/* min_probability: an agreed word below it waits, and the words after it
+ * too, until a decode gives it enough or its deadline comes (then as the
+ * last decode has it); exactly the minimum is enough. */
+GST_START_TEST (test_min_probability)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  fail_unless (c.min_probability == 0.0);
+  c.min_probability = 0.65;
+  update_expect (&c, "How 0 0.3 0.4|do 0.3 0.5 0.5|you 0.5 0.6|marry 0.6 1.0", 0, FALSE, "",
+      "How|do|you|marry");
+  /* agreed on all four, but "How" is unsure: nothing is committed */
+  update_expect (&c, "How 0 0.3 0.5|do 0.3 0.5 0.5|you 0.5 0.6|marry 0.6 1.0", 0, FALSE, "",
+      "How|do|you|marry");
+  /* more audio: "Had he married"; "Had" agrees with nothing yet */
+  update_expect (&c, "Had 0 0.3 0.8|he 0.3 0.5 0.9|married 0.5 1.0 0.9|her 1.0 1.2", 0,
+      FALSE, "", "Had|he|married|her");
+  /* exactly the minimum commits; the unsure "her" waits */
+  update_expect (&c, "Had 0 0.3 0.65|he 0.3 0.5 0.9|married 0.5 1.0|her 1.0 1.2 0.3", 0,
+      FALSE, "Had|he|married", "her");
+  /* its deadline commits it as it stands (agreed: not counted as forced) */
+  update_expect (&c, "her 1.0 1.2 0.3|then 1.2 1.5", at (1.3), FALSE, "her", "then");
+  fail_unless_equals_uint64 (c.n_committed, 4);
+  fail_unless_equals_uint64 (c.n_forced, 0);
+  /* a reset keeps the setting */
+  gst_whisper_commit_reset (&c);
+  fail_unless (c.min_probability == 0.65);
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* Run index r's sample is r (a ramp): which audio went where is readable
+ * from the values. */
+static float *
+ramp (guint64 from, gsize n)
+{
+  float *pcm = g_new (float, n);
+
+  for (gsize i = 0; i < n; i++)
+    pcm[i] = (float) (from + i);
+  return pcm;
+}
+
+static void
+expect_run (const float *pcm, gsize n, guint64 first_index)
+{
+  for (gsize i = 0; i < n; i++)
+    if (pcm[i] != (float) (first_index + i))
+      fail ("sample %" G_GSIZE_FORMAT ": %.0f, not %" G_GUINT64_FORMAT, i, pcm[i],
+          first_index + i);
+}
+
+static GArray *
+regions (double start, double end)
+{
+  GArray *a = g_array_new (FALSE, FALSE, sizeof (WhisperVadSpeech));
+  WhisperVadSpeech r = { (gint64) at (start), (gint64) at (end) };
+
+  if (end > start)
+    g_array_append_val (a, r);
+  return a;
+}
+
+/* Released audio joins the context up to 0.15 s after the committed end,
+ * once (what was looked at is not taken again), only after a commit, and
+ * the context keeps its newest max_s seconds; max_s 0 empties it. */
+GST_START_TEST (test_context_keep)
+{
+  GstWhisperContext ctx;
+  g_autofree float *win = ramp (at (10), at (10));   /* the buffer: 10 s to 20 s */
+
+  gst_whisper_context_init (&ctx, RATE);
+  /* nothing committed: nothing kept, but the audio counts as looked at */
+  gst_whisper_context_keep (&ctx, win, at (10), at (11), at (12), FALSE, 3.0);
+  fail_unless_equals_int (ctx.audio->len, 0);
+  fail_unless_equals_uint64 (ctx.through, at (11));
+  /* released to 14 s, committed to 12 s: 11 s to 12.15 s is kept */
+  gst_whisper_context_keep (&ctx, win, at (10), at (14), at (12), TRUE, 3.0);
+  fail_unless_equals_int (ctx.audio->len, at (12.15) - at (11));
+  expect_run ((float *) ctx.audio->data, ctx.audio->len, at (11));
+  fail_unless_equals_uint64 (ctx.newest_end, at (12.15));
+  /* the same release again adds nothing */
+  gst_whisper_context_keep (&ctx, win, at (10), at (14), at (13.5), TRUE, 3.0);
+  fail_unless_equals_int (ctx.audio->len, at (12.15) - at (11));
+  /* released to 18 s, committed to 17.85 s: 14 s to 18 s joins, and only
+   * the last 3 s stay */
+  gst_whisper_context_keep (&ctx, win, at (10), at (18), at (17.85), TRUE, 3.0);
+  fail_unless_equals_int (ctx.audio->len, at (3));
+  expect_run ((float *) ctx.audio->data, ctx.audio->len, at (15));
+  fail_unless_equals_uint64 (ctx.newest_end, at (18));
+  /* live-context 0: emptied */
+  gst_whisper_context_keep (&ctx, win, at (10), at (19), at (19), TRUE, 0.0);
+  fail_unless_equals_int (ctx.audio->len, 0);
+  gst_whisper_context_clear (&ctx);
+}
+GST_END_TEST;
+
+/* A call's input: the context, then the buffer from its first speech less
+ * 0.2 s, the words' times counting the context as the audio just before
+ * the splice; the buffer alone without context, without speech, with
+ * context older than 30 s, and after a reset. */
+GST_START_TEST (test_context_input)
+{
+  GstWhisperContext ctx;
+  GstWhisperLiveInput in;
+  g_autofree float *old = ramp (at (2), at (3));     /* committed speech, 2 s to 5 s */
+  g_autofree float *win = ramp (at (8), at (4));     /* the buffer: 8 s to 12 s */
+  g_autoptr (GArray) speech = regions (1.5, 3.0);    /* 9.5 s to 11 s */
+  g_autoptr (GArray) none = regions (0, 0);
+
+  gst_whisper_context_init (&ctx, RATE);
+  gst_whisper_context_input (&ctx, win, at (8), at (4), speech, &in);
+  fail_unless (in.pcm == win && in.n == at (4) && in.start == at (8) && in.splice == at (8));
+  gst_whisper_context_keep (&ctx, old, at (2), at (5), at (5), TRUE, 3.0);
+  fail_unless_equals_int (ctx.audio->len, at (3));
+
+  gst_whisper_context_input (&ctx, win, at (8), at (4), speech, &in);
+  fail_unless (in.window == win && in.window_start == at (8) && in.window_n == at (4));
+  fail_unless_equals_uint64 (in.splice, at (9.3));
+  fail_unless_equals_uint64 (in.start, at (9.3) - at (3));
+  fail_unless_equals_int (in.n, at (3) + at (12) - at (9.3));
+  expect_run (in.pcm, at (3), at (2));
+  expect_run (in.pcm + at (3), in.n - at (3), at (9.3));
+
+  /* speech from the buffer's start: all of the buffer after the context */
+  {
+    g_autoptr (GArray) early = regions (0.1, 2.0);
+    gst_whisper_context_input (&ctx, win, at (8), at (4), early, &in);
+    fail_unless_equals_uint64 (in.splice, at (8));
+    fail_unless_equals_int (in.n, at (3) + at (4));
+  }
+  /* no speech: the buffer alone */
+  gst_whisper_context_input (&ctx, win, at (8), at (4), none, &in);
+  fail_unless (in.pcm == win && in.n == at (4) && in.start == at (8));
+  gst_whisper_context_input (&ctx, win, at (8), at (4), NULL, &in);
+  fail_unless (in.pcm == win && in.n == at (4));
+  /* a buffer ending 30 s after the context still has it; one sample more,
+   * not */
+  {
+    g_autofree float *late = ramp (at (31), at (4));
+    gst_whisper_context_input (&ctx, late, at (31), at (4), speech, &in);
+    fail_unless (in.pcm != late);
+    gst_whisper_context_input (&ctx, late, at (31) + 1, at (4), speech, &in);
+    fail_unless (in.pcm == late && in.n == at (4));
+  }
+  gst_whisper_context_reset (&ctx);
+  gst_whisper_context_input (&ctx, win, at (8), at (4), speech, &in);
+  fail_unless (in.pcm == win && in.n == at (4));
+  gst_whisper_context_clear (&ctx);
+}
+GST_END_TEST;
+
+/* The first speech not committed yet: regions that end within the margin
+ * after the committed end are the committed words' own; one reaching past
+ * it counts from its start, or from the committed end when it starts
+ * before. */
+GST_START_TEST (test_speech_from)
+{
+  g_autoptr (GArray) speech = regions (1.0, 2.0);
+  WhisperVadSpeech later = { (gint64) at (4.0), (gint64) at (6.0) };
+
+  g_array_append_val (speech, later);
+  /* buffer from 10 s: speech 11-12 s and 14-16 s */
+  fail_unless_equals_uint64 (gst_whisper_live_speech_from (speech, at (10), 0, at (0.3)),
+      at (11));
+  fail_unless_equals_uint64 (gst_whisper_live_speech_from (speech, at (10), at (11.5),
+          at (0.3)), at (11.5));
+  fail_unless_equals_uint64 (gst_whisper_live_speech_from (speech, at (10), at (11.8),
+          at (0.3)), at (14));
+  fail_unless_equals_uint64 (gst_whisper_live_speech_from (speech, at (10), at (15),
+          at (0.3)), at (15));
+  fail_unless_equals_uint64 (gst_whisper_live_speech_from (speech, at (10), at (15.8),
+          at (0.3)), G_MAXUINT64);
+  fail_unless_equals_uint64 (gst_whisper_live_speech_from (NULL, at (10), 0, at (0.3)),
+      G_MAXUINT64);
+}
+GST_END_TEST;
+
 /* final (a drain) commits every word, without agreement. */
 GST_START_TEST (test_final)
 {
@@ -301,8 +488,8 @@ GST_START_TEST (test_starts_never_back)
 
   gst_whisper_commit_init (&c, RATE);
   update_expect (&c, "ask 0 0.5", 0, TRUE, "ask", "");
-  add (hyp, " not", 0.45, 0.48, 0);
-  add (hyp, " what", 0.47, 0.9, 0);
+  add (hyp, " not", 0.45, 0.48, 0.9, 0);
+  add (hyp, " what", 0.47, 0.9, 0.9, 0);
   fail_unless_equals_int (gst_whisper_commit_update (&c, hyp, 0, TRUE, out), 1);
   GstWhisperTimedWord *what = &g_array_index (out, GstWhisperTimedWord, 0);
   fail_unless_equals_string (what->text, " what");
@@ -355,7 +542,7 @@ commit_all (GstWhisperCommit *c, gchar **words)
   for (guint i = 0; words[i]; i++) {
     g_autoptr (GArray) hyp = gst_whisper_timed_words_new ();
     g_autoptr (GArray) out = gst_whisper_timed_words_new ();
-    add (hyp, words[i], 0.1 * i, 0.1 * (i + 1), 0);
+    add (hyp, words[i], 0.1 * i, 0.1 * (i + 1), 0.9, 0);
     fail_unless_equals_int (gst_whisper_commit_update (c, hyp, 0, TRUE, out), 1);
     gst_whisper_commit_trim (c, G_MAXUINT64);
   }
@@ -460,7 +647,7 @@ GST_START_TEST (test_prompt_utf8)
   {
     g_autoptr (GArray) hyp = gst_whisper_timed_words_new ();
     g_autoptr (GArray) out = gst_whisper_timed_words_new ();
-    add (hyp, all->str, 0, 1, 0);
+    add (hyp, all->str, 0, 1, 0.9, 0);
     fail_unless_equals_int (gst_whisper_commit_update (&c, hyp, 0, TRUE, out), 1);
     gst_whisper_commit_trim (&c, G_MAXUINT64);
   }
@@ -512,6 +699,10 @@ commit_suite (void)
   tcase_add_test (tc, test_force_before);
   tcase_add_test (tc, test_agree_before);
   tcase_add_test (tc, test_final);
+  tcase_add_test (tc, test_min_probability);
+  tcase_add_test (tc, test_context_keep);
+  tcase_add_test (tc, test_context_input);
+  tcase_add_test (tc, test_speech_from);
   tcase_add_test (tc, test_flush);
   tcase_add_test (tc, test_starts_never_back);
   tcase_add_test (tc, test_trim_prompt);
