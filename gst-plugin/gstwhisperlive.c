@@ -111,7 +111,6 @@ gst_whisper_live_begin_call (GstWhisperSink *self, GstWhisperLive *live, const W
   g_autoptr (GError) err = NULL;
 
   live->context_s = context_s;
-  live->speech_from = G_MAXUINT64;
   if (vad && context_s > 0 && !whisper_vad_speech_timestamps (vad, window, n, options, speech, &err)) {
     /* the same options fail the engine's call with this message */
     GST_DEBUG_OBJECT (self, "no speech regions for the live context: %s", err->message);

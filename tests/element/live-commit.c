@@ -59,6 +59,7 @@
 #include <string.h>
 
 #include "programme.h"
+#include "wt-util.h"
 #include "wer-util.h"
 #include "whisper-engine.h"
 
@@ -857,28 +858,6 @@ paced_pull (Pass *ps, GstHarness *h, GstClockTime arrival, GstClockTime latency,
   }
 }
 
-/* Pushes a custom downstream event and pulls events until it comes out of
- * the element: everything the element made of the data before it is then
- * downstream. FALSE when it does not come out (the harness gives up after
- * 60 s). */
-static gboolean
-paced_barrier (GstHarness *h)
-{
-  GstEvent *ev;
-
-  if (!gst_harness_push_event (h, gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
-              gst_structure_new_empty (PACED_BARRIER))))
-    return FALSE;
-  while ((ev = gst_harness_pull_event (h))) {
-    gboolean found = GST_EVENT_TYPE (ev) == GST_EVENT_CUSTOM_DOWNSTREAM
-        && gst_event_has_name (ev, PACED_BARRIER);
-    gst_event_unref (ev);
-    if (found)
-      return TRUE;
-  }
-  return FALSE;
-}
-
 /* The live pass, paced. Returns 0, 1 (an error message, a flow error or
  * no EOS) or 2 (bad settings). */
 static gint
@@ -922,7 +901,7 @@ run_paced_pass (Pass *ps, const Options *o, const Programme *p)
     GST_BUFFER_DURATION (buf) = sample_time (off + len) - sample_time (off);
     if (off == 0)
       GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
-    ok = gst_harness_push (h, buf) == GST_FLOW_OK && paced_barrier (h);
+    ok = gst_harness_push (h, buf) == GST_FLOW_OK && wt_barrier (h, PACED_BARRIER);
     paced_pull (ps, h, sample_time (off + len), latency, &rendered);
   }
   if (ok && gst_harness_push_event (h, gst_event_new_eos ())) {
