@@ -643,7 +643,9 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
    * step completes it, timed from that step's alignment-head attention
    * (0.16 s before the frame the heads attend to most; measured against the
    * final DTW starts on the parity clips: mean 0.12-0.17 s, p95 0.32-0.36 s
-   * away).
+   * away). A beam search (beam-size above 1, the default for files) gives
+   * its tokens only once the search ends, without that attention: its word
+   * buffers go out with their segment, timed by the segment's DTW words.
    * Costs one extra decoder pass per window.
    */
   g_object_class_install_property (gobject_class, PROP_WORD_TIMESTAMPS,

@@ -87,7 +87,8 @@ typedef struct {
   WhisperSegment *held;      /* CARRY_LAST_SEGMENT: the latest segment, not out yet */
   GArray *held_words;        /* CARRY_LAST_SEGMENT: words of segments not out yet */
   GPtrArray *segments;       /* CARRY_COMMIT: the call's segments, for the commit policy */
-  gboolean batched;          /* offline-mode=batched: no token events, words from segments */
+  gboolean batched;          /* offline-mode=batched: no token events */
+  gboolean words_from_segments; /* output=words timed by the segments' word timestamps */
   GstFlowReturn flow;
 } CallContext;
 
@@ -234,6 +235,21 @@ release_words (CallContext *ctx, double before)
   }
 }
 
+/* A word for output=words (takes it): out now, or held with its segment
+ * under CARRY_LAST_SEGMENT until a newer segment starts. */
+static void
+take_word (CallContext *ctx, GstWhisperWord *word)
+{
+  if (ctx->carry == GST_WHISPER_CARRY_LAST_SEGMENT) {
+    /* A word of a newer segment: the earlier segments are complete. */
+    release_words (ctx, word->segment_start - SEGMENT_TIME_EPSILON);
+    g_array_append_val (ctx->held_words, *word);
+  } else {
+    push_word (ctx, word);
+    gst_whisper_word_clear (word);
+  }
+}
+
 static void
 drop_words (CallContext *ctx)
 {
@@ -350,18 +366,11 @@ on_token (const WhisperTokenEvent *event, gpointer user_data)
     ctx->next_window = event->window_start;
     return FALSE;
   }
-  if (ctx->output != GST_WHISPER_OUTPUT_WORDS
+  if (ctx->output != GST_WHISPER_OUTPUT_WORDS || ctx->words_from_segments
       || !gst_whisper_words_feed (&ctx->self->words, event, &word))
     return TRUE;
 
-  if (ctx->carry == GST_WHISPER_CARRY_LAST_SEGMENT) {
-    /* A word of a newer segment: the earlier segments are complete. */
-    release_words (ctx, word.segment_start - SEGMENT_TIME_EPSILON);
-    g_array_append_val (ctx->held_words, word);
-  } else {
-    push_word (ctx, &word);
-    gst_whisper_word_clear (&word);
-  }
+  take_word (ctx, &word);
   return ctx->flow == GST_FLOW_OK;
 }
 
@@ -372,8 +381,8 @@ on_segment (WhisperSegment *segment, gpointer user_data)
 
   announce_language (ctx->self, segment->language);
 
-  if (ctx->batched && ctx->output == GST_WHISPER_OUTPUT_WORDS) {
-    /* no token events: the segment's words, with their word timestamps */
+  if (ctx->words_from_segments) {
+    /* the segment's words, with their word timestamps */
     for (gsize i = 0; i < segment->n_words && ctx->flow == GST_FLOW_OK; i++) {
       const WhisperWord *sw = &segment->words[i];
       GstWhisperWord word = { 0, };
@@ -384,8 +393,9 @@ on_segment (WhisperSegment *segment, gpointer user_data)
       word.step = -1;
       word.segment_start = segment->start;
       if (*word.text)
-        push_word (ctx, &word);
-      gst_whisper_word_clear (&word);
+        take_word (ctx, &word);
+      else
+        gst_whisper_word_clear (&word);
     }
   }
   if (ctx->carry == GST_WHISPER_CARRY_COMMIT) {
@@ -625,6 +635,13 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
     gst_whisper_live_prepare (self, &self->live, self->stream, self->decoding.initial_prompt,
         self->live_prompt, self->live_min_probability);
   }
+  /* output=words with word timestamps: a greedy step's alignment-head
+   * attention times its word as the step completes it; a beam search's
+   * tokens come after the search without it, so its words are the
+   * segments', timed by the window's alignment pass */
+  ctx.words_from_segments = output == GST_WHISPER_OUTPUT_WORDS
+      && region->carry != GST_WHISPER_CARRY_COMMIT
+      && (ctx.batched || (opts.word_timestamps && opts.beam_size != 1));
   /* the options' strings are the properties': copied before unlocking */
   whisper_stream_set_options (self->stream, &opts);
   gst_whisper_translate_prepare (self, &opts, region->carry == GST_WHISPER_CARRY_COMMIT,
@@ -729,13 +746,7 @@ on_remote_word (GstWhisperWord *word, gpointer user_data)
     gst_whisper_word_clear (word);
     return FALSE;
   }
-  if (ctx->carry == GST_WHISPER_CARRY_LAST_SEGMENT) {
-    release_words (ctx, word->segment_start - SEGMENT_TIME_EPSILON);
-    g_array_append_val (ctx->held_words, *word);
-  } else {
-    push_word (ctx, word);
-    gst_whisper_word_clear (word);
-  }
+  take_word (ctx, word);
   return ctx->flow == GST_FLOW_OK;
 }
 

@@ -44,7 +44,8 @@
  * a noise gap, more than 0.3 s from both neighbouring clips; items under
  * 20 ms (times the element clamped); the audio the element dropped (stats), its dropped-audio and
  * excessive-delay warnings and its max-observed-delay; the five clip
- * instances with the worst live word error rate. Then one line
+ * instances with the worst live word error rate (with --verbose: every item
+ * and every clip instance with an error, of both passes). Then one line
  *   RESULT latency=.. p50=.. p95=.. max=.. (s) wer_live_pub=.. wer_offline_pub=..
  *          wer_live_offline=.. (%) repeats=.. in_silence=.. dropped_s=.. ...
  * ("na" for a pass not run). It reports, it does not judge: exit 0, 1 on an
@@ -639,7 +640,7 @@ clip_at (const Programme *p, GstClockTime t)
  * errors of each clip summed over its instances, then the WORST_CLIPS
  * instances with the highest word error rate. */
 static void
-print_worst_clips (const Programme *p, GArray *items, const gchar *pass)
+print_worst_clips (const Programme *p, GArray *items, const gchar *pass, gboolean all)
 {
   g_autoptr (GPtrArray) v = items_by_pts (items);
   GString **texts = g_new0 (GString *, p->spans->len);
@@ -681,11 +682,12 @@ print_worst_clips (const Programme *p, GArray *items, const gchar *pass)
   g_free (clip_errors);
   g_free (clip_words);
   g_array_sort (scores, worse_first);
-  g_print ("%s: worst clip instances (%u items outside every clip):\n", pass, outside);
+  g_print ("%s: %s clip instances (%u items outside every clip):\n", pass,
+      all ? "every imperfect" : "worst", outside);
   for (i = 0; i < scores->len; i++) {
     ClipScore *s = &g_array_index (scores, ClipScore, i);
     const Clip *c = g_ptr_array_index (p->clips, g_array_index (p->spans, ClipSpan, s->span).clip);
-    if (i < WORST_CLIPS)
+    if (i < WORST_CLIPS || (all && s->wer > 0))
       g_print ("  #%-3u %-8s %7.2f-%7.2f s  WER %5.1f %%  \"%s\"\n", s->span, c->name,
           secs (span_start (p, s->span)), secs (span_end (p, s->span)), s->wer, s->text);
     g_free (s->text);
@@ -744,14 +746,14 @@ report (const Options *o, const Programme *p, Pass *live, Pass *offline)
     repeats = count_repeats (live->items, "live");
     silence = count_in_silence (p, live->items, "live");
     dropped_s = live->audio_dropped / 1e9;
-    print_worst_clips (p, live->items, "live");
+    print_worst_clips (p, live->items, "live", o->verbose);
   }
   if (offline) {
     wer_offline = wer_percent (published, offline_text, NULL, &ref_words);
     off_repeats = count_repeats (offline->items, "offline");
     off_silence = count_in_silence (p, offline->items, "offline");
-    if (!live)
-      print_worst_clips (p, offline->items, "offline");
+    if (!live || o->verbose)
+      print_worst_clips (p, offline->items, "offline", o->verbose);
   }
   if (live && offline)
     wer_lo = wer_percent (offline_text, live_text, NULL, NULL);

@@ -589,6 +589,93 @@ GST_START_TEST (test_word_timestamps)
 }
 GST_END_TEST;
 
+/* The DTW times of the words of every segment message (not the word
+ * messages of output=words), in order: a
+ * GstClockTime pair (timestamp, duration) per word. */
+static GArray *
+message_word_times (GPtrArray *msgs)
+{
+  GArray *times = g_array_new (FALSE, FALSE, sizeof (GstClockTime));
+
+  for (guint i = 0; i < msgs->len; i++) {
+    const GstStructure *st = gst_message_get_structure (g_ptr_array_index (msgs, i));
+    const GValue *words = gst_structure_get_value (st, "words");
+
+    if (g_strcmp0 (gst_structure_get_string (st, "granularity"), "segment") != 0)
+      continue;
+    fail_unless (words != NULL && GST_VALUE_HOLDS_LIST (words));
+    for (guint k = 0; k < gst_value_list_get_size (words); k++) {
+      const GstStructure *w = gst_value_get_structure (gst_value_list_get_value (words, k));
+      guint64 wts, wdur;
+
+      fail_unless (gst_structure_get (w, "timestamp", G_TYPE_UINT64, &wts, "duration",
+              G_TYPE_UINT64, &wdur, NULL));
+      g_array_append_val (times, wts);
+      g_array_append_val (times, wdur);
+    }
+  }
+  return times;
+}
+
+/* output=words word-timestamps=true with a beam search (beam-size 5, the
+ * file default): the search's tokens come after it, without per-step
+ * attention, so each word buffer carries the DTW time of its segment's
+ * word (the segment message's `words`), not an estimate; with the
+ * greedy decoder each word is timed as its step completes it, in order and
+ * on average within 0.3 s of the DTW starts. */
+GST_START_TEST (test_word_buffers_timed_by_alignment)
+{
+  const gchar *props[] = {
+    "output=words word-timestamps=true beam-size=5",
+    "output=words word-timestamps=true",
+  };
+
+  for (guint p = 0; p < G_N_ELEMENTS (props); p++) {
+    GstHarness *h = wt_harness_new (FALSE, props[p]);
+    GstBus *bus = attach_bus (h);
+    GPtrArray *texts = g_ptr_array_new_with_free_func (g_free);
+    GPtrArray *bufs, *msgs;
+    GArray *times;
+    gdouble off_sum = 0.0;
+
+    fail_unless_equals_int (wt_push_pcm (h, jfk, jfk_n, 0, MS100, TRUE), GST_FLOW_OK);
+    fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+    bufs = wt_pull_until_eos (h, texts);
+    msgs = wt_pop_text_messages (bus);
+    times = message_word_times (msgs);
+    fail_unless_equals_int (times->len, 2 * bufs->len);
+    fail_unless_equals_int (bufs->len, 22);  /* jfk.wav: test-words */
+    for (guint i = 0; i < bufs->len; i++) {
+      GstBuffer *b = g_ptr_array_index (bufs, i);
+      GstClockTime ts = g_array_index (times, GstClockTime, 2 * i);
+      GstClockTime dur = g_array_index (times, GstClockTime, 2 * i + 1);
+
+      if (p == 0) {
+        fail_unless_equals_uint64 (GST_BUFFER_PTS (b), ts);
+        fail_unless_equals_uint64 (GST_BUFFER_DURATION (b), dur);
+      } else {
+        off_sum += ABS ((gdouble) GST_BUFFER_PTS (b) - (gdouble) ts) / GST_SECOND;
+        if (i > 0)
+          fail_unless (GST_BUFFER_PTS (b) >= GST_BUFFER_PTS ((GstBuffer *)
+                  g_ptr_array_index (bufs, i - 1)), "word %u goes back", i);
+      }
+    }
+    /* the greedy steps' times: mean 0.12-0.17 s from the DTW starts on
+     * the parity clips (gstwhispersink.c, word-timestamps) */
+    if (p == 1)
+      fail_unless (off_sum / bufs->len < 0.3, "greedy word times %.2f s from DTW on average",
+          off_sum / bufs->len);
+    g_array_unref (times);
+    g_ptr_array_unref (msgs);
+    g_ptr_array_unref (bufs);
+    g_ptr_array_unref (texts);
+    gst_element_set_bus (h->element, NULL);
+    gst_object_unref (bus);
+    gst_harness_teardown (h);
+  }
+}
+GST_END_TEST;
+
 GST_START_TEST (test_nonzero_segment_start)
 {
   GstHarness *h = wt_harness_new (FALSE, NULL);
@@ -1506,6 +1593,7 @@ whispersink_harness_suite (void)
   tcase_add_test (tc, test_flush_mid_window);
   tcase_add_test (tc, test_words_before_last_step);
   tcase_add_test (tc, test_word_timestamps);
+  tcase_add_test (tc, test_word_buffers_timed_by_alignment);
   tcase_add_test (tc, test_live_chunks);
   tcase_add_test (tc, test_live_overload_drops_with_gap);
   return s;
