@@ -92,6 +92,18 @@ gst_whisper_commit_normalise (const gchar *text)
   return g_string_free (s, FALSE);
 }
 
+gboolean
+gst_whisper_commit_same_word (const gchar *a, const gchar *b)
+{
+  gsize i = 0;
+
+  if (!a || !b || !*a || !*b)
+    return FALSE;
+  while (a[i] && a[i] == b[i])
+    i++;
+  return a[i] == '\0' || b[i] == '\0' || i >= 3;
+}
+
 static guint64
 seconds_to_samples (const GstWhisperCommit *c, double s)
 {
@@ -174,11 +186,21 @@ drop_committed (GstWhisperCommit *c, GArray *hyp)
     return;
   /* a word starting before the committed end less the overlap, or whose
    * middle lies before the committed end (a re-decode split a committed
-   * word: "my" became "am I", "I" squeezed against the committed end) */
+   * word: "my" became "am I", "I" squeezed against the committed end);
+   * not one that ends well after the committed end, unless it is the last
+   * committed word again (its end moved): new speech, its start drawn
+   * back over the pause before it */
+  const guint64 new_after = c->committed_end + seconds_to_samples (c,
+      GST_WHISPER_COMMIT_NEW_AFTER_S);
   while (i < hyp->len) {
     const GstWhisperTimedWord *w = &g_array_index (hyp, GstWhisperTimedWord, i);
     if (w->start >= from && w->start + (w->end - w->start) / 2 >= c->committed_end)
       break;
+    if (w->end > new_after) {
+      g_autofree gchar *t = gst_whisper_commit_normalise (w->text);
+      if (!gst_whisper_commit_same_word (t, c->tail[GST_WHISPER_COMMIT_NGRAM - 1]))
+        break;
+    }
     i++;
   }
   g_array_remove_range (hyp, 0, i);

@@ -12,7 +12,11 @@
  * again for audio already committed are dropped by time (starting before
  * the committed end less 0.1 s, as that code does, or centred before it)
  * and by text (the first 1 to 5 words when they repeat the last committed
- * ones, as it does too). A word that
+ * ones, as it does too). The time rule spares a word that ends more than
+ * GST_WHISPER_COMMIT_NEW_AFTER_S after the committed end and is not the last
+ * committed word again: the alignment gives a word after a pause the pause
+ * as well ("ask" after "fellow Americans," started 0.6 s before its sound,
+ * before the committed end, and was lost in 8 of 12 passes). A word that
  * would miss the latency budget (counted from its end) if it waited for
  * one more decode is committed as it stands (`force_before`), and a drain
  * commits everything. With `agree_before` 0 agreement commits nothing and
@@ -42,6 +46,11 @@ typedef struct {
 void gst_whisper_timed_word_clear (GstWhisperTimedWord *word);
 /* A GArray of GstWhisperTimedWord that clears its elements. */
 GArray *gst_whisper_timed_words_new (void);
+
+/* A decode's word that ends this long after the committed end is new
+ * speech, wherever it starts, unless it is the last committed word again
+ * (gst_whisper_commit_same_word). */
+#define GST_WHISPER_COMMIT_NEW_AFTER_S 0.3
 
 /* Last committed words compared with a decode's first ones. */
 #define GST_WHISPER_COMMIT_NGRAM 5
@@ -100,5 +109,10 @@ const gchar *gst_whisper_commit_prompt (const GstWhisperCommit *c);
 
 /* Lower-cased letters and digits of a word (what agreement compares). */
 gchar *gst_whisper_commit_normalise (const gchar *text);
+
+/* Whether two normalised words may be one word decoded twice: equal, one
+ * the start of the other ("american", "americans"), or the same first
+ * three characters ("dashwood", "dashwoods'"). */
+gboolean gst_whisper_commit_same_word (const gchar *a, const gchar *b);
 
 G_END_DECLS

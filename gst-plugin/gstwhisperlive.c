@@ -260,7 +260,8 @@ final_transcript (GstWhisperSink *self, GstWhisperLive *live, GstWhisperOutput *
 }
 
 /* The call's words, in run sample indices, each with its segment; those
- * of the context (centred before in->splice) are left out. A
+ * of the context (centred before in->splice and ending at most
+ * GST_WHISPER_COMMIT_NEW_AFTER_S after it) are left out. A
  * segment whose text is a loop (zlib compression ratio above the
  * threshold: the base model repeated jfk.wav's sentences for a whole
  * window, and 168 repeated words were committed) ends the hypothesis:
@@ -288,7 +289,11 @@ hypothesis_of (GstWhisperSink *self, const GstWhisperWindow *w, const GstWhisper
       tw.end = MIN (call_start + (guint64) llround (MAX (ww->end, 0.0) * w->rate), call_end);
       tw.probability = ww->probability;
       tw.segment = s;
-      if (tw.start + (tw.end - tw.start) / 2 < in->splice) {
+      /* (one that ends well after the splice may be new speech whose
+       * start the alignment drew back over a pause: the commit policy
+       * tells it from committed words, gstwhispercommit.h) */
+      if (tw.start + (tw.end - tw.start) / 2 < in->splice
+          && tw.end <= in->splice + (guint64) (GST_WHISPER_COMMIT_NEW_AFTER_S * w->rate)) {
         g_free (tw.text);
         continue;
       }

@@ -500,6 +500,39 @@ GST_START_TEST (test_starts_never_back)
 }
 GST_END_TEST;
 
+/* New speech after a pause: the alignment draws the word's start back over
+ * the pause, before the committed end ("ask" after "fellow Americans,"),
+ * but it ends well after it (more than GST_WHISPER_COMMIT_NEW_AFTER_S):
+ * kept. The last committed word decoded again with a later end (its text
+ * the same, or one the start of the other) is still dropped, and so are
+ * committed words that end near the committed end. */
+GST_START_TEST (test_new_word_after_pause)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "fellow 1.4 1.76|Americans, 1.76 2.3", 0, TRUE, "fellow|Americans,", "");
+  update_expect (&c, "fellow 1.4 1.76|ask 1.9 3.0|not 3.0 3.4", 0, FALSE, "", "ask|not");
+  update_expect (&c, "Americans 1.76 2.9|ask 2.9 3.2|not 3.2 3.4", 0, FALSE, "ask|not", "");
+  gst_whisper_commit_clear (&c);
+
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "fellow 1.4 1.76|Americans, 1.76 2.3", 0, TRUE, "fellow|Americans,", "");
+  update_expect (&c, "American 1.8 2.9|ask 2.95 3.4", 0, FALSE, "", "ask");
+  /* ends within 0.3 s of the committed end: the time rule drops it */
+  update_expect (&c, "fellows 1.4 2.5|ask 2.95 3.4", 0, FALSE, "ask", "");
+  gst_whisper_commit_clear (&c);
+
+  fail_unless (gst_whisper_commit_same_word ("americans", "americans"));
+  fail_unless (gst_whisper_commit_same_word ("american", "americans"));
+  fail_unless (gst_whisper_commit_same_word ("dashwood", "dashwoods"));
+  fail_unless (!gst_whisper_commit_same_word ("ask", "americans"));
+  fail_unless (!gst_whisper_commit_same_word ("mister", "mr"));
+  fail_unless (!gst_whisper_commit_same_word ("", "ask"));
+  fail_unless (!gst_whisper_commit_same_word ("ask", NULL));
+}
+GST_END_TEST;
+
 /* Committed words join the prompt only once the buffer no longer holds
  * their audio (they end at or before its start + 0.1 s); a reset empties
  * it. */
@@ -705,6 +738,7 @@ commit_suite (void)
   tcase_add_test (tc, test_speech_from);
   tcase_add_test (tc, test_flush);
   tcase_add_test (tc, test_starts_never_back);
+  tcase_add_test (tc, test_new_word_after_pause);
   tcase_add_test (tc, test_trim_prompt);
   tcase_add_test (tc, test_prompt_cut_at_word);
   tcase_add_test (tc, test_prompt_utf8);
