@@ -2,6 +2,7 @@
  * gstwhispercommit.h). */
 #include "gstwhispercommit.h"
 
+#include <math.h>
 #include <string.h>
 
 /* A decode's word that starts before the committed end less this is audio
@@ -13,6 +14,9 @@
 /* Two decodes' words agree when their texts match and their starts are
  * at most this far apart (a repeated word elsewhere does not agree). */
 #define AGREE_WINDOW_S 1.0
+/* Two decodes' readings of the audio the deadline commits cover the same
+ * audio when their last words end at most this far apart. */
+#define ALTERNATIVE_END_S 0.3
 
 void
 gst_whisper_timed_word_clear (GstWhisperTimedWord *word)
@@ -240,25 +244,83 @@ words_agree (const GstWhisperCommit *c, const GstWhisperTimedWord *a,
   return strcmp (na, nb) == 0;
 }
 
+/* Whether word `i` of `hyp` (the first `agreed` of which the last decode
+ * gave too) may be committed now, the words before it committed. */
+static gboolean
+may_commit (const GstWhisperCommit *c, const GstWhisperTimedWord *w, gboolean agreed,
+    guint64 force_before, gboolean final)
+{
+  return final || w->end < force_before
+      || (agreed && w->end <= c->agree_before && w->probability >= c->min_probability);
+}
+
+/* The mean log probability of words [from, to) of `words`. */
+static double
+mean_log_probability (const GArray *words, guint from, guint to)
+{
+  double sum = 0;
+
+  for (guint i = from; i < to; i++)
+    sum += log (MAX (g_array_index (words, GstWhisperTimedWord, i).probability, 1e-6));
+  return sum / (to - from);
+}
+
+/* The deadline commits hyp's words [agreed, k), on which the last decode
+ * (c->pending) disagreed. When the last decode's words for the same audio
+ * (ending within ALTERNATIVE_END_S of hyp's word k-1, and followed by a
+ * word that agrees with hyp's word k, or by none where hyp has none) are
+ * more probable on average, they replace hyp's: of two readings of a
+ * word heard too briefly ("my" at 0.52, "am I" at 0.15 and 0.93), the
+ * newer is not the surer. Returns the new k. */
+static guint
+prefer_surer_reading (const GstWhisperCommit *c, GArray *hyp, guint agreed, guint k)
+{
+  const GArray *prev = c->pending;
+  const guint64 end = g_array_index (hyp, GstWhisperTimedWord, k - 1).end;
+  const guint64 tolerance = seconds_to_samples (c, ALTERNATIVE_END_S);
+
+  for (guint j = agreed + 1; j <= prev->len; j++) {
+    const GstWhisperTimedWord *last = &g_array_index (prev, GstWhisperTimedWord, j - 1);
+    gboolean anchored = k < hyp->len
+        ? j < prev->len && words_agree (c, &g_array_index (prev, GstWhisperTimedWord, j),
+        &g_array_index (hyp, GstWhisperTimedWord, k))
+        : j == prev->len;
+    if (last->end > end + tolerance)
+      break;
+    if (!anchored || last->end + tolerance < end)
+      continue;
+    if (mean_log_probability (prev, agreed, j) <= mean_log_probability (hyp, agreed, k))
+      return k;
+    g_array_remove_range (hyp, agreed, k - agreed);
+    for (guint i = agreed; i < j; i++) {
+      GstWhisperTimedWord copy = g_array_index (prev, GstWhisperTimedWord, i);
+      copy.text = g_strdup (copy.text);
+      g_array_insert_val (hyp, i, copy);
+    }
+    return j;
+  }
+  return k;
+}
+
 guint
 gst_whisper_commit_update (GstWhisperCommit *c, GArray *hyp, guint64 force_before,
     gboolean final, GArray *out)
 {
-  guint agreed = 0, n = 0, i;
+  guint agreed = 0, n = 0, i, k = 0;
 
   drop_committed (c, hyp);
   while (agreed < hyp->len && agreed < c->pending->len
       && words_agree (c, &g_array_index (c->pending, GstWhisperTimedWord, agreed),
           &g_array_index (hyp, GstWhisperTimedWord, agreed)))
     agreed++;
+  while (k < hyp->len && may_commit (c, &g_array_index (hyp, GstWhisperTimedWord, k),
+          k < agreed, force_before, final))
+    k++;
+  if (!final && k > agreed)
+    k = prefer_surer_reading (c, hyp, agreed, k);
 
-  for (i = 0; i < hyp->len; i++) {
-    GstWhisperTimedWord *w = &g_array_index (hyp, GstWhisperTimedWord, i);
-    gboolean forced = i >= agreed;
-    if (!final && !(w->end < force_before)
-        && (forced || w->end > c->agree_before || w->probability < c->min_probability))
-      break;
-    commit_word (c, w, forced, out);
+  for (i = 0; i < k; i++) {
+    commit_word (c, &g_array_index (hyp, GstWhisperTimedWord, i), i >= agreed, out);
     n++;
   }
   /* The rest waits for the next decode to agree. */

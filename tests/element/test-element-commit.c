@@ -289,6 +289,52 @@ GST_START_TEST (test_min_probability)
 }
 GST_END_TEST;
 
+/* The deadline commits words the last decode read otherwise: the surer
+ * reading of the two (mean log probability) for the same audio (ends at
+ * most 0.3 s apart, the next words agreeing) is committed, with its
+ * times; the newer wins a tie; readings of different audio are not
+ * compared. */
+GST_START_TEST (test_deadline_surer_reading)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "And 0 0.76 0.7|so 0.76 1.04|my 1.04 1.40 0.52|fellow 1.40 1.74 1.0|"
+      "Americans 1.74 2.2", 0, FALSE, "", "And|so|my|fellow|Americans");
+  /* "am I" is less sure than "my": the last decode's "my fellow" is
+   * committed, up to its own end */
+  update_expect (&c, "And 0 0.76 0.7|so 0.76 1.04|am 1.04 1.38 0.15|I 1.38 1.44 0.93|"
+      "fellow 1.44 1.76 0.93|Americans 1.76 2.28|Ask 3.40 3.74", at (1.8), FALSE,
+      "And|so|my|fellow", "Americans|Ask");
+  fail_unless_equals_uint64 (c.committed_end, at (1.74));
+  fail_unless_equals_uint64 (c.n_forced, 2);
+  gst_whisper_commit_clear (&c);
+
+  /* the newer reading is the surer one: it stands */
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "How 0 0.3 0.4|do 0.3 0.5 0.5|you 0.5 0.6|marry 0.6 1.0|a 1.0 1.1", 0,
+      FALSE, "", "How|do|you|marry|a");
+  update_expect (&c, "Had 0 0.3 0.8|he 0.3 0.5 0.9|married 0.5 1.0 0.9|a 1.0 1.1", at (1.05),
+      FALSE, "Had|he|married", "a");
+  gst_whisper_commit_clear (&c);
+
+  /* the last decode's words end far from the committed ones (another
+   * stretch of audio): the newer reading stands */
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "How 0 0.3 0.9|do 0.3 1.5 0.9|a 1.5 1.6", 0, FALSE, "", "How|do|a");
+  update_expect (&c, "Had 0 0.3 0.2|he 0.3 0.5 0.3|a 1.5 1.6", at (0.6), FALSE, "Had|he",
+      "a");
+  gst_whisper_commit_clear (&c);
+
+  /* no word follows in the new decode: the last decode's reading must end
+   * there too */
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "ill 0 0.2 0.9|disposed 0.2 0.8 0.9", 0, FALSE, "", "ill|disposed");
+  update_expect (&c, "sposed 0 0.8 0.3", at (1.0), FALSE, "ill|disposed", "");
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
 /* Run index r's sample is r (a ramp): which audio went where is readable
  * from the values. */
 static float *
@@ -733,6 +779,7 @@ commit_suite (void)
   tcase_add_test (tc, test_agree_before);
   tcase_add_test (tc, test_final);
   tcase_add_test (tc, test_min_probability);
+  tcase_add_test (tc, test_deadline_surer_reading);
   tcase_add_test (tc, test_context_keep);
   tcase_add_test (tc, test_context_input);
   tcase_add_test (tc, test_speech_from);
