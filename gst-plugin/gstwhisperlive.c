@@ -425,6 +425,14 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
     if (!live->commit.any_committed || live->commit.committed_end <= silent_from) {
       trim = MAX (trim, silent_from);
       final_transcript (self, live, out);
+    } else if (live->context_s > 0) {
+      /* With a context, the committed speech leaves the buffer at once:
+       * the context gives the next decode what was said before, and the
+       * buffer's first speech is no longer decoded after a sentence it
+       * has to read again (after "He was not an ill-disposed young man.",
+       * re-decoded with it, "Unless" came as "I'd less"; spliced after
+       * its context, as "man, unless") */
+      trim = MAX (trim, MIN (live->commit.committed_end, silent_from));
     }
   }
   if (call_end - MAX (trim, ws) > (guint64) (GST_WHISPER_LIVE_MAX_BUFFER_S * w->rate)
