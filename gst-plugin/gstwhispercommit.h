@@ -18,8 +18,12 @@
  * as well ("ask" after "fellow Americans," started 0.6 s before its sound,
  * before the committed end, and was lost in 8 of 12 passes). A word that
  * would miss the latency budget (counted from its end) if it waited for
- * one more decode is committed as it stands (`force_before`), and a drain
- * commits everything. With `agree_before` 0 agreement commits nothing and
+ * one more decode is committed then (`force_before`): of this decode's
+ * reading and the previous decode's reading of the same audio (its last
+ * word ending within 0.3 s of this one's, the
+ * word after it agreeing) the one with the higher mean word probability
+ * ("my" at 0.52 over "am I" at 0.15 and 0.93; the newer on a tie). A
+ * drain commits everything. With `agree_before` 0 agreement commits nothing and
  * every word waits for its deadline (whispersink's live-commit=deadline).
  * An agreed word whose probability in the newer decode is below
  * `min_probability` waits too, and so do the words after it: two decodes

@@ -43,8 +43,12 @@
  * (gstwhispercontext.h). The voice activity detector runs over the buffer
  * before each call for that splice point, and guards the silence trim:
  * the buffer is never cut within 0.3 s of speech that has no committed
- * words yet. Agreed words less probable than live-min-probability wait
- * for more audio, up to their deadline (gstwhispercommit.h). */
+ * words yet. With a context, committed speech leaves the buffer as soon
+ * as nothing is pending (the context carries it into the next call): kept
+ * and decoded again, a finished sentence pulled the next word's reading
+ * towards it ("Unless" came as "I'd less"). Agreed words less probable
+ * than live-min-probability wait for more audio, up to their deadline
+ * (gstwhispercommit.h). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
