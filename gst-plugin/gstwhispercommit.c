@@ -79,6 +79,7 @@ gst_whisper_commit_reset (GstWhisperCommit *c)
   c->any_committed = FALSE;
   c->n_committed = c->n_forced = 0;
   c->agree_before = G_MAXUINT64;
+  c->decoded_end = 0;
 }
 
 gchar *
@@ -250,8 +251,11 @@ static gboolean
 may_commit (const GstWhisperCommit *c, const GstWhisperTimedWord *w, gboolean agreed,
     guint64 force_before, gboolean final)
 {
+  const guint64 heard_after = seconds_to_samples (c, GST_WHISPER_COMMIT_UNSURE_WAIT_S);
+
   return final || w->end < force_before
-      || (agreed && w->end <= c->agree_before && w->probability >= c->min_probability);
+      || (agreed && w->end <= c->agree_before && (w->probability >= c->min_probability
+          || c->decoded_end >= w->end + heard_after));
 }
 
 /* The mean log probability of words [from, to) of `words`. */

@@ -30,7 +30,12 @@
  * that both heard too little of an utterance's first word often agree on
  * the wrong one ("How do you marry" for "Had he married", at 0.34 to 0.59),
  * while words heard in full come at 0.7 and above (whispersink's
- * live-min-probability).
+ * live-min-probability). Such a word waits at most until the decoded
+ * audio (`decoded_end`) reaches GST_WHISPER_COMMIT_UNSURE_WAIT_S past its
+ * end: heard in full, with what follows it, the agreed reading is the one
+ * more audio gives too ("ask" after a pause came at 0.30 to 0.46 in ten
+ * decodes in a row, and with no deadline near it blocked everything
+ * after it).
  *
  * Pure bookkeeping, no GStreamer: times are run sample indices
  * (gstwhisperwindow.h). Used by the inference task only. */
@@ -55,6 +60,10 @@ GArray *gst_whisper_timed_words_new (void);
  * speech, wherever it starts, unless it is the last committed word again
  * (gst_whisper_commit_same_word). */
 #define GST_WHISPER_COMMIT_NEW_AFTER_S 0.3
+
+/* An agreed word below min_probability waits until the decoded audio
+ * reaches this far past its end, then is committed as agreed. */
+#define GST_WHISPER_COMMIT_UNSURE_WAIT_S 2.0
 
 /* Last committed words compared with a decode's first ones. */
 #define GST_WHISPER_COMMIT_NGRAM 5
@@ -82,6 +91,9 @@ typedef struct {
                               wait; 0: all do) */
   double min_probability;  /* agreed words less probable than this wait for the
                               deadline (0 after init: none wait) */
+  guint64 decoded_end;     /* end of the audio the decode given to the next
+                              update heard (run index; 0 after init and reset:
+                              unsure words wait for their deadline) */
 } GstWhisperCommit;
 
 void gst_whisper_commit_init (GstWhisperCommit *c, gint rate);

@@ -47,8 +47,9 @@
  * as nothing is pending (the context carries it into the next call): kept
  * and decoded again, a finished sentence pulled the next word's reading
  * towards it ("Unless" came as "I'd less"). Agreed words less probable
- * than live-min-probability wait for more audio, up to their deadline
- * (gstwhispercommit.h). */
+ * than live-min-probability wait for more audio, up to their deadline or
+ * until GST_WHISPER_COMMIT_UNSURE_WAIT_S of audio after them has been
+ * decoded (gstwhispercommit.h). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -391,6 +392,7 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
   }
   live->commit.agree_before = self->live_commit == GST_WHISPER_LIVE_COMMIT_AGREEMENT
       ? G_MAXUINT64 : 0;
+  live->commit.decoded_end = call_end;
   gst_whisper_commit_update (&live->commit, hyp, force_before, drain, committed);
   live->since_final += committed->len;
   *flow = push_committed (self, out, committed, segments, output);

@@ -282,9 +282,41 @@ GST_START_TEST (test_min_probability)
   update_expect (&c, "her 1.0 1.2 0.3|then 1.2 1.5", at (1.3), FALSE, "her", "then");
   fail_unless_equals_uint64 (c.n_committed, 4);
   fail_unless_equals_uint64 (c.n_forced, 0);
-  /* a reset keeps the setting */
+  /* a reset keeps the setting (and forgets the decoded end) */
+  c.decoded_end = at (9.0);
   gst_whisper_commit_reset (&c);
   fail_unless (c.min_probability == 0.65);
+  fail_unless_equals_uint64 (c.decoded_end, 0);
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* With no deadline near, an agreed unsure word waits until the decoded
+ * audio reaches GST_WHISPER_COMMIT_UNSURE_WAIT_S (2 s) past its end, then
+ * is committed with the agreed words after it (not forced); before that,
+ * it and every word after it wait. */
+GST_START_TEST (test_unsure_word_heard_in_full)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  c.min_probability = 0.65;
+  c.decoded_end = at (2.0);
+  update_expect (&c, "ask 0 0.6 0.3|what 0.6 0.9|you 0.9 1.2", 0, FALSE, "", "ask|what|you");
+  /* agreed, but only 1.99 s after its end: waits */
+  c.decoded_end = at (2.59);
+  update_expect (&c, "ask 0 0.6 0.4|what 0.6 0.9|you 0.9 1.2|can 1.2 1.5", 0, FALSE, "",
+      "ask|what|you|can");
+  /* 2 s after it: committed as agreed, with the agreed words after it */
+  c.decoded_end = at (2.6);
+  update_expect (&c, "ask 0 0.6 0.35|what 0.6 0.9|you 0.9 1.2|can 1.2 1.5|do 1.5 1.7", 0,
+      FALSE, "ask|what|you|can", "do");
+  fail_unless_equals_uint64 (c.n_committed, 4);
+  fail_unless_equals_uint64 (c.n_forced, 0);
+  /* an unsure word the decodes do not agree on still waits */
+  c.decoded_end = at (9.0);
+  update_expect (&c, "do 1.5 1.7 0.3|for 1.7 2.0 0.2", 0, FALSE, "do", "for");
+  update_expect (&c, "four 1.7 2.0 0.2", 0, FALSE, "", "four");
   gst_whisper_commit_clear (&c);
 }
 GST_END_TEST;
@@ -779,6 +811,7 @@ commit_suite (void)
   tcase_add_test (tc, test_agree_before);
   tcase_add_test (tc, test_final);
   tcase_add_test (tc, test_min_probability);
+  tcase_add_test (tc, test_unsure_word_heard_in_full);
   tcase_add_test (tc, test_deadline_surer_reading);
   tcase_add_test (tc, test_context_keep);
   tcase_add_test (tc, test_context_input);
