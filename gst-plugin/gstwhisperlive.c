@@ -34,7 +34,9 @@
  * the speech has stopped: the buffer may start a second before its end
  * (the engine's silence threshold, VAD gate and no-speech rule keep
  * silence and noise from being text). A buffer longer than
- * GST_WHISPER_LIVE_MAX_BUFFER_S is cut at the committed end. A drain
+ * GST_WHISPER_LIVE_MAX_BUFFER_S commits its older half's words as the
+ * decode reads them and is cut at the committed end (or before its first
+ * pending word, when no word came before it). A drain
  * (EOS, GAP, DISCONT, new segment) commits the last decode's words.
  *
  * Context: the audio of the last committed speech (live-context seconds),
@@ -361,6 +363,7 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
   g_autoptr (GArray) committed = gst_whisper_timed_words_new ();
   const guint64 call_start = in->start, ws = in->window_start;
   const gsize n_samples = in->n;
+  const guint64 max_buffer = (guint64) (GST_WHISPER_LIVE_MAX_BUFFER_S * w->rate);
   guint64 call_end = call_start + n_samples, force_before = 0, trim;
   GstClockTime lag = gst_whisper_output_delay_now (out, gst_whisper_window_time_at (w, call_end));
   GstClockTime wait;
@@ -376,6 +379,12 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
     force_before = call_end + gst_util_uint64_scale (wait - budget, w->rate, GST_SECOND);
   else if (call_end > gst_util_uint64_scale (budget - wait, w->rate, GST_SECOND))
     force_before = call_end - gst_util_uint64_scale (budget - wait, w->rate, GST_SECOND);
+  /* A buffer past its limit is stuck (with a large lateness and audio
+   * pushed faster than real time the deadline is far away): its words in
+   * the older half are committed as this decode reads them. Left waiting,
+   * the next call decoded the same full window again, and again. */
+  if (call_end - ws > max_buffer)
+    force_before = MAX (force_before, call_end - max_buffer / 2);
 
   if (G_UNLIKELY (gst_debug_category_get_threshold (GST_CAT_DEFAULT) >= GST_LEVEL_DEBUG)) {
     GString *t = g_string_new (NULL);
@@ -441,9 +450,17 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
       trim = MAX (trim, MIN (live->commit.committed_end, silent_from));
     }
   }
-  if (call_end - MAX (trim, ws) > (guint64) (GST_WHISPER_LIVE_MAX_BUFFER_S * w->rate)
-      && live->commit.any_committed)
-    trim = MAX (trim, MIN (live->commit.committed_end, call_end));
+  if (call_end - MAX (trim, ws) > max_buffer) {
+    if (live->commit.any_committed)
+      trim = MAX (trim, MIN (live->commit.committed_end, call_end));
+    /* no words at all before the pending ones: their audio goes */
+    if (live->commit.pending->len > 0) {
+      guint64 guard = (guint64) (SPEECH_GUARD_S * w->rate);
+      guint64 first = g_array_index (live->commit.pending, GstWhisperTimedWord, 0).start;
+      if (call_end - MAX (trim, ws) > max_buffer && first > guard)
+        trim = MAX (trim, first - guard);
+    }
+  }
   gst_whisper_commit_trim (&live->commit, MAX (trim, ws));
   GST_DEBUG_OBJECT (self, "committed %u words (to %.2f s), %u pending, buffer from %.2f s, "
       "%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " forced", committed->len, live->commit.committed_end / (double) w->rate,
