@@ -521,6 +521,28 @@ GST_START_TEST (test_pts_duration_match_engine)
 }
 GST_END_TEST;
 
+/* The `words` list of a whisper-text message, checked present. */
+static const GValue *
+message_words (const GstStructure *st)
+{
+  const GValue *words = gst_structure_get_value (st, "words");
+
+  fail_unless (words != NULL && GST_VALUE_HOLDS_LIST (words), "no words list in %s",
+      gst_structure_to_string (st));
+  return words;
+}
+
+/* Word k of a `words` list, with its timestamp and duration. */
+static const GstStructure *
+word_at (const GValue *words, guint k, guint64 *ts, guint64 *dur)
+{
+  const GstStructure *w = gst_value_get_structure (gst_value_list_get_value (words, k));
+
+  fail_unless (gst_structure_get (w, "timestamp", G_TYPE_UINT64, ts, "duration",
+          G_TYPE_UINT64, dur, NULL), "word %u: %s", k, gst_structure_to_string (w));
+  return w;
+}
+
 /* word-timestamps=true: each segment message carries its words (the
  * engine's DTW times, faster-whisper's: test-words), inside the segment and
  * in order, whose texts make up the segment's; output=words buffers are
@@ -540,23 +562,20 @@ GST_START_TEST (test_word_timestamps)
   fail_unless_equals_int (msgs->len, bufs->len);
   for (i = 0; i < msgs->len; i++) {
     const GstStructure *st = gst_message_get_structure (g_ptr_array_index (msgs, i));
-    const GValue *words = gst_structure_get_value (st, "words");
+    const GValue *words = message_words (st);
     guint64 ts, dur, last = 0;
     GString *joined = g_string_new (NULL);
     guint k;
 
-    fail_unless (words != NULL && GST_VALUE_HOLDS_LIST (words), "no words list in %s",
-        gst_structure_to_string (st));
     fail_unless (gst_structure_get (st, "timestamp", G_TYPE_UINT64, &ts, "duration",
             G_TYPE_UINT64, &dur, NULL));
     fail_unless (gst_value_list_get_size (words) > 0);
     for (k = 0; k < gst_value_list_get_size (words); k++) {
-      const GstStructure *w = gst_value_get_structure (gst_value_list_get_value (words, k));
       guint64 wts, wdur;
       gdouble p;
+      const GstStructure *w = word_at (words, k, &wts, &wdur);
 
-      fail_unless (gst_structure_get (w, "timestamp", G_TYPE_UINT64, &wts, "duration",
-              G_TYPE_UINT64, &wdur, "probability", G_TYPE_DOUBLE, &p, NULL));
+      fail_unless (gst_structure_get_double (w, "probability", &p));
       fail_unless (wts >= ts && wts + wdur <= ts + dur && wts >= last,
           "word %u of message %u out of its segment or out of order", k, i);
       fail_unless (p >= 0.0 && p <= 1.0);
@@ -599,17 +618,15 @@ message_word_times (GPtrArray *msgs)
 
   for (guint i = 0; i < msgs->len; i++) {
     const GstStructure *st = gst_message_get_structure (g_ptr_array_index (msgs, i));
-    const GValue *words = gst_structure_get_value (st, "words");
+    const GValue *words;
 
     if (g_strcmp0 (gst_structure_get_string (st, "granularity"), "segment") != 0)
       continue;
-    fail_unless (words != NULL && GST_VALUE_HOLDS_LIST (words));
+    words = message_words (st);
     for (guint k = 0; k < gst_value_list_get_size (words); k++) {
-      const GstStructure *w = gst_value_get_structure (gst_value_list_get_value (words, k));
       guint64 wts, wdur;
 
-      fail_unless (gst_structure_get (w, "timestamp", G_TYPE_UINT64, &wts, "duration",
-              G_TYPE_UINT64, &wdur, NULL));
+      word_at (words, k, &wts, &wdur);
       g_array_append_val (times, wts);
       g_array_append_val (times, wdur);
     }
