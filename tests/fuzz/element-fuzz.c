@@ -174,6 +174,12 @@ static void describe_action (const Action *a, GString *out);
 static void
 print_case (void)
 {
+  if (!fz.report) {
+    /* a leak found at exit: after the last case */
+    fputs ("after the last case, at exit\n", stderr);
+    fflush (stderr);
+    return;
+  }
   g_string_truncate (fz.report, 0);
   g_string_append_printf (fz.report, "seed %u case %" G_GUINT64_FORMAT " (model %s, %s)\n",
       fz.cur.seed, fz.cur.case_no, fz.cur.model, fz.cur.live ? "live" : "non-live");
@@ -1313,7 +1319,7 @@ main (int argc, char **argv)
       printf (" %s %.1f", names[i], fz.time_in[i] / 1e6);
     printf ("\n");
   }
-  g_string_free (fz.report, TRUE);
+  g_string_free (g_steal_pointer (&fz.report), TRUE);
   g_free (model);
   g_free (real_model);
   gst_deinit ();

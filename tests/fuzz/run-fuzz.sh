@@ -25,4 +25,5 @@ export GST_REGISTRY="$PWD/$build/tests/fuzz/element-fuzz.registry"
 export OPENBLAS_NUM_THREADS=1
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:print_summary=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:abort_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/fuzz/lsan.supp:print_suppressions=0}
 exec nice -n 19 "$build/tests/fuzz/element-fuzz" "$@"
