@@ -450,16 +450,15 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
       trim = MAX (trim, MIN (live->commit.committed_end, silent_from));
     }
   }
-  if (call_end - MAX (trim, ws) > max_buffer) {
-    if (live->commit.any_committed)
-      trim = MAX (trim, MIN (live->commit.committed_end, call_end));
-    /* no words at all before the pending ones: their audio goes */
-    if (live->commit.pending->len > 0) {
-      guint64 guard = (guint64) (SPEECH_GUARD_S * w->rate);
-      guint64 first = g_array_index (live->commit.pending, GstWhisperTimedWord, 0).start;
-      if (call_end - MAX (trim, ws) > max_buffer && first > guard)
-        trim = MAX (trim, first - guard);
-    }
+  if (call_end - MAX (trim, ws) > max_buffer && live->commit.any_committed)
+    trim = MAX (trim, MIN (live->commit.committed_end, call_end));
+  /* still past the limit with no words at all before the pending ones:
+   * their audio goes */
+  if (call_end - MAX (trim, ws) > max_buffer && live->commit.pending->len > 0) {
+    guint64 guard = (guint64) (SPEECH_GUARD_S * w->rate);
+    guint64 first = g_array_index (live->commit.pending, GstWhisperTimedWord, 0).start;
+    if (first > guard)
+      trim = MAX (trim, first - guard);
   }
   gst_whisper_commit_trim (&live->commit, MAX (trim, ws));
   GST_DEBUG_OBJECT (self, "committed %u words (to %.2f s), %u pending, buffer from %.2f s, "

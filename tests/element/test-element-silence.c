@@ -18,8 +18,6 @@
 #include <string.h>
 
 #include "wt-util.h"
-/* GST_WHISPER_MESSAGE_NAME */
-#include "gstwhisperoutput.h"
 
 #define REFERENCE_RULES "silence-threshold=-150 strict-no-speech=false vad-gate=false"
 
@@ -28,17 +26,15 @@
 static gchar *
 interim_texts (GstBus *bus)
 {
+  g_autoptr (GPtrArray) msgs = wt_pop_text_messages (bus);
   GString *s = g_string_new (NULL);
-  GstMessage *msg;
 
-  while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT))) {
-    const GstStructure *st = gst_message_get_structure (msg);
+  for (guint i = 0; i < msgs->len; i++) {
+    const GstStructure *st = gst_message_get_structure (g_ptr_array_index (msgs, i));
     gboolean final = TRUE;
-    if (gst_structure_has_name (st, GST_WHISPER_MESSAGE_NAME)
-        && gst_structure_get_boolean (st, "final", &final) && !final)
+    if (gst_structure_get_boolean (st, "final", &final) && !final)
       g_string_append_printf (s, "%s%s", s->len ? " " : "",
           gst_structure_get_string (st, "text"));
-    gst_message_unref (msg);
   }
   return g_string_free (s, FALSE);
 }
