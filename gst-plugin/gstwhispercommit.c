@@ -80,6 +80,7 @@ gst_whisper_commit_reset (GstWhisperCommit *c)
   c->n_committed = c->n_forced = 0;
   c->agree_before = G_MAXUINT64;
   c->decoded_end = 0;
+  c->context_end = 0;
 }
 
 gchar *
@@ -212,9 +213,11 @@ drop_committed (GstWhisperCommit *c, GArray *hyp)
   if (hyp->len == 0)
     return;
 
+  /* near where this decode's committed audio ends: the committed end, or
+   * the splice after its context of committed speech */
   GstWhisperTimedWord *first = &g_array_index (hyp, GstWhisperTimedWord, 0);
   guint64 near = seconds_to_samples (c, NGRAM_WINDOW_S);
-  if (first->start > c->committed_end + near)
+  if (first->start > MAX (c->committed_end, c->context_end) + near)
     return;
   n_tail = tail_length (c);
   for (guint n = MIN (n_tail, hyp->len); n >= 1; n--) {

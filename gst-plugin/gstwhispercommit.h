@@ -12,7 +12,12 @@
  * again for audio already committed are dropped by time (starting before
  * the committed end less 0.1 s, as that code does, or centred before it)
  * and by text (the first 1 to 5 words when they repeat the last committed
- * ones, as it does too). The time rule spares a word that ends more than
+ * ones, as it does too, when the decode's first word starts within a
+ * second of the committed end or, after a context splice (`context_end`,
+ * gstwhispercontext.h), of the splice: the alignment stretched the
+ * context's last word, "them.", over the pause after the splice, past the
+ * time rule, and it was committed again before the next speaker's
+ * words). The time rule spares a word that ends more than
  * GST_WHISPER_COMMIT_NEW_AFTER_S after the committed end and is not the last
  * committed word again: the alignment gives a word after a pause the pause
  * as well ("ask" after "fellow Americans," started 0.6 s before its sound,
@@ -35,7 +40,10 @@
  * end: heard in full, with what follows it, the agreed reading is the one
  * more audio gives too ("ask" after a pause came at 0.30 to 0.46 in ten
  * decodes in a row, and with no deadline near it blocked everything
- * after it).
+ * after it). 2 s was too little: tiny.en read jfk.wav's "my" as "am I"
+ * ("am" at 0.36) in the decodes up to 2 s after it and as "my" in the
+ * next, half a second later; at latency 3000 the deadline, about 2.2 s
+ * after a word, comes before the 3 s.
  *
  * Pure bookkeeping, no GStreamer: times are run sample indices
  * (gstwhisperwindow.h). Used by the inference task only. */
@@ -63,7 +71,7 @@ GArray *gst_whisper_timed_words_new (void);
 
 /* An agreed word below min_probability waits until the decoded audio
  * reaches this far past its end, then is committed as agreed. */
-#define GST_WHISPER_COMMIT_UNSURE_WAIT_S 2.0
+#define GST_WHISPER_COMMIT_UNSURE_WAIT_S 3.0
 
 /* Last committed words compared with a decode's first ones. */
 #define GST_WHISPER_COMMIT_NGRAM 5
@@ -94,6 +102,8 @@ typedef struct {
   guint64 decoded_end;     /* end of the audio the decode given to the next
                               update heard (run index; 0 after init and reset:
                               unsure words wait for their deadline) */
+  guint64 context_end;     /* where that decode's context of committed speech
+                              ends, its splice (run index; 0: no context) */
 } GstWhisperCommit;
 
 void gst_whisper_commit_init (GstWhisperCommit *c, gint rate);

@@ -402,6 +402,7 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
   live->commit.agree_before = self->live_commit == GST_WHISPER_LIVE_COMMIT_AGREEMENT
       ? G_MAXUINT64 : 0;
   live->commit.decoded_end = call_end;
+  live->commit.context_end = in->splice > in->start ? in->splice : 0;
   gst_whisper_commit_update (&live->commit, hyp, force_before, drain, committed);
   live->since_final += committed->len;
   *flow = push_committed (self, out, committed, segments, output);

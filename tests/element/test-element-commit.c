@@ -204,6 +204,24 @@ GST_START_TEST (test_dedupe_by_ngram)
   update_expect (&c, "country 3.1 3.6", 0, FALSE, "", "country");
   update_expect (&c, "country 3.1 3.6", 0, FALSE, "country", "");
   gst_whisper_commit_clear (&c);
+
+  /* After a context splice the committed audio ends at the splice: the
+   * context's last word, aligned over the pause after it (230.1 s
+   * committed, the splice at 231.8 s, "them." at 231.77-232.15 s in the
+   * real-time run), is dropped; the same word 1 s or more after the
+   * splice is new speech. */
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "for 229.9 230.0|them. 230.0 230.1", 0, TRUE, "for|them.", "");
+  c.context_end = at (231.8);
+  update_expect (&c, "them. 231.77 232.15|He 232.43 232.59", 0, FALSE, "", "He");
+  update_expect (&c, "them. 231.77 232.15|He 232.43 232.59", 0, FALSE, "He", "");
+  c.context_end = 0;
+  update_expect (&c, "them 234.0 234.3", 0, TRUE, "them", "");
+  c.context_end = at (234.3);
+  update_expect (&c, "them 235.4 235.7", 0, TRUE, "them", "");
+  gst_whisper_commit_reset (&c);
+  fail_unless_equals_uint64 (c.context_end, 0);
+  gst_whisper_commit_clear (&c);
 }
 GST_END_TEST;
 
@@ -292,7 +310,7 @@ GST_START_TEST (test_min_probability)
 GST_END_TEST;
 
 /* With no deadline near, an agreed unsure word waits until the decoded
- * audio reaches GST_WHISPER_COMMIT_UNSURE_WAIT_S (2 s) past its end, then
+ * audio reaches GST_WHISPER_COMMIT_UNSURE_WAIT_S (3 s) past its end, then
  * is committed with the agreed words after it (not forced); before that,
  * it and every word after it wait. */
 GST_START_TEST (test_unsure_word_heard_in_full)
@@ -303,12 +321,17 @@ GST_START_TEST (test_unsure_word_heard_in_full)
   c.min_probability = 0.65;
   c.decoded_end = at (2.0);
   update_expect (&c, "ask 0 0.6 0.3|what 0.6 0.9|you 0.9 1.2", 0, FALSE, "", "ask|what|you");
-  /* agreed, but only 1.99 s after its end: waits */
-  c.decoded_end = at (2.59);
+  /* agreed, 2 s after its end (jfk.wav's "am I" came so, "my" half a
+   * second later): waits */
+  c.decoded_end = at (2.6);
   update_expect (&c, "ask 0 0.6 0.4|what 0.6 0.9|you 0.9 1.2|can 1.2 1.5", 0, FALSE, "",
       "ask|what|you|can");
-  /* 2 s after it: committed as agreed, with the agreed words after it */
-  c.decoded_end = at (2.6);
+  /* 2.99 s after it: waits */
+  c.decoded_end = at (3.59);
+  update_expect (&c, "ask 0 0.6 0.4|what 0.6 0.9|you 0.9 1.2|can 1.2 1.5", 0, FALSE, "",
+      "ask|what|you|can");
+  /* 3 s after it: committed as agreed, with the agreed words after it */
+  c.decoded_end = at (3.6);
   update_expect (&c, "ask 0 0.6 0.35|what 0.6 0.9|you 0.9 1.2|can 1.2 1.5|do 1.5 1.7", 0,
       FALSE, "ask|what|you|can", "do");
   fail_unless_equals_uint64 (c.n_committed, 4);
