@@ -552,10 +552,11 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
    * is committed only when the newer decode gives it at least this
    * probability (the mean of its tokens' probabilities, as in word
    * timestamps); a less certain word, and the words after it, wait for
-   * more audio, at the latest until their deadline (latency) or until 2 s
+   * more audio, at the latest until their deadline (latency) or until 3 s
    * of audio after the word has been decoded (heard in full with what
    * follows it: a larger lateness does not hold it back for longer), when
-   * they are committed as the last decode has them. Two decodes that both heard
+   * they are committed as the last decode has them (2 s was too little:
+   * gst-plugin/gstwhispercommit.h). Two decodes that both heard
    * too little of an utterance's first word often agree on the wrong one
    * (tiny.en gave "How do you marry" for "Had he married" at 0.34 to 0.59),
    * while words heard in full mostly come above 0.7. 0.65 (the default)
@@ -566,7 +567,7 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
   g_object_class_install_property (gobject_class, PROP_LIVE_MIN_PROBABILITY,
       g_param_spec_double ("live-min-probability", "Live minimum probability",
           "Live input: agreed words less probable than this wait for more audio (up to "
-          "their deadline, or 2 s of audio after them)", 0.0, 1.0, DEFAULT_LIVE_MIN_PROBABILITY,
+          "their deadline, or 3 s of audio after them)", 0.0, 1.0, DEFAULT_LIVE_MIN_PROBABILITY,
           rw | GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstWhisperSink:live-encoder:
