@@ -365,3 +365,58 @@ gst_whisper_commit_prompt (const GstWhisperCommit *c)
   }
   return p;
 }
+
+gboolean
+gst_whisper_commit_ends_sentence (const GstWhisperCommit *c)
+{
+  const gchar *text = c->in_buffer->len > 0
+      ? g_array_index (c->in_buffer, GstWhisperTimedWord, c->in_buffer->len - 1).text
+      : c->text->str;
+  const gchar *p = text + strlen (text);
+
+  if (!c->any_committed)
+    return FALSE;
+  /* back over white space and what may close a sentence after its mark */
+  while (p > text) {
+    const gchar *prev = g_utf8_find_prev_char (text, p);
+    gunichar ch = g_utf8_get_char (prev);
+    gboolean closing = ch < 0x80 ? strchr ("\"')]", (int) ch) != NULL
+        : ch == 0x201D || ch == 0x2019 || ch == 0xBB;     /* ” ’ » */
+    if (!g_unichar_isspace (ch) && !closing)
+      break;
+    p = prev;
+  }
+  if (p == text)
+    return FALSE;
+  switch (g_utf8_get_char (g_utf8_find_prev_char (text, p))) {
+    case '.':
+    case '?':
+    case '!':
+    case 0x2026:               /* … */
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
+guint
+gst_whisper_commit_drop_before_onset (const GstWhisperCommit *c, GArray *hyp, guint64 onset,
+    GArray *dropped)
+{
+  const guint64 last_end = onset + (guint64) (GST_WHISPER_COMMIT_ONSET_SLACK_S * c->rate);
+  guint n = 0;
+
+  for (guint i = 0; i < hyp->len;) {
+    GstWhisperTimedWord *tw = &g_array_index (hyp, GstWhisperTimedWord, i);
+    if (tw->end > last_end)
+      break;
+    if (tw->end > c->committed_end && tw->probability < c->min_probability) {
+      g_array_append_val (dropped, *tw);
+      tw->text = NULL;          /* moved */
+      g_array_remove_index (hyp, i);
+      n++;
+    } else
+      i++;
+  }
+  return n;
+}

@@ -133,6 +133,25 @@ void gst_whisper_commit_trim (GstWhisperCommit *c, guint64 buffer_start);
  * would make Whisper skip that audio: it continues after its prompt.) */
 const gchar *gst_whisper_commit_prompt (const GstWhisperCommit *c);
 
+/* Whether the last committed word ends a sentence: its text ends in ".",
+ * "?" or "!" (or "…"), before any closing quotes or brackets. FALSE when
+ * nothing is committed since the last reset. */
+gboolean gst_whisper_commit_ends_sentence (const GstWhisperCommit *c);
+
+/* A word may end this much past a detector's onset of speech and still be
+ * the noise before it (two steps of the word alignment). */
+#define GST_WHISPER_COMMIT_ONSET_SLACK_S 0.04
+
+/* Leaves out of a decode's words (`hyp`, in order) those read from the
+ * noise before a sentence whose onset the voice activity detector put at
+ * run index `onset`: the words that end by the onset (with
+ * GST_WHISPER_COMMIT_ONSET_SLACK_S), after the committed end, less
+ * probable than min_probability. Stops at the first word ending later.
+ * Appends the words left out to `dropped` (moved out of `hyp`) and
+ * returns how many. */
+guint gst_whisper_commit_drop_before_onset (const GstWhisperCommit *c, GArray *hyp,
+    guint64 onset, GArray *dropped);
+
 /* Lower-cased letters and digits of a word (what agreement compares). */
 gchar *gst_whisper_commit_normalise (const gchar *text);
 

@@ -59,22 +59,20 @@ gst_whisper_context_keep (GstWhisperContext *ctx, const float *window, guint64 w
 
 void
 gst_whisper_context_input (GstWhisperContext *ctx, const float *window, guint64 window_start,
-    gsize n, const GArray *speech, GstWhisperLiveInput *in)
+    gsize n, guint64 speech_start, GstWhisperLiveInput *in)
 {
   const guint64 pad = seconds_to_samples (ctx, GST_WHISPER_CONTEXT_SPLICE_PAD_S);
-  gint64 first;
   gsize skip = 0;
 
   in->pcm = in->window = window;
   in->n = in->window_n = n;
   in->start = in->splice = in->window_start = window_start;
-  if (ctx->audio->len == 0 || !speech || speech->len == 0
+  if (ctx->audio->len == 0 || speech_start == G_MAXUINT64
       || ctx->newest_end + seconds_to_samples (ctx, GST_WHISPER_CONTEXT_MAX_AGE_S)
       < window_start + n)
     return;
-  first = g_array_index (speech, WhisperVadSpeech, 0).start_sample;
-  if (first > (gint64) pad)
-    skip = MIN ((gsize) (first - (gint64) pad), n);
+  if (speech_start > window_start + pad)
+    skip = (gsize) MIN (speech_start - pad - window_start, (guint64) n);
   /* (the context came before the buffer: never true, but start is unsigned) */
   if (window_start + skip < ctx->audio->len)
     return;

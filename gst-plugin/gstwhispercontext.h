@@ -86,17 +86,19 @@ void gst_whisper_context_keep (GstWhisperContext *ctx, const float *window,
     double max_s);
 
 /* The input of a call on the buffer (`window`, n samples from run index
- * window_start) whose speech regions are `speech` (WhisperVadSpeech, in
- * samples of the window; NULL or empty: none found). With context that
- * is recent enough and speech in the buffer: the context, then the buffer
- * from its first speech less GST_WHISPER_CONTEXT_SPLICE_PAD_S (in->pcm
- * points into ctx->input, valid until the next call). Otherwise the
- * buffer alone. */
+ * window_start) whose first speech to transcribe starts at run index
+ * `speech_start` (G_MAXUINT64: none found). With context that is recent
+ * enough and such speech: the context, then the buffer from that speech
+ * less GST_WHISPER_CONTEXT_SPLICE_PAD_S (in->pcm points into ctx->input,
+ * valid until the next call). Otherwise the buffer alone. The caller
+ * (gstwhisperlive.c) passes the buffer's first speech, or, after a
+ * finished sentence and a pause, the next sentence's first speech. */
 void gst_whisper_context_input (GstWhisperContext *ctx, const float *window,
-    guint64 window_start, gsize n, const GArray *speech, GstWhisperLiveInput *in);
+    guint64 window_start, gsize n, guint64 speech_start, GstWhisperLiveInput *in);
 
 /* Where the buffer's first speech not committed yet starts: the first
- * region of `speech` (as above) that ends more than `margin` samples after
+ * region of `speech` (WhisperVadSpeech, in samples of the window; NULL or
+ * empty: none found) that ends more than `margin` samples after
  * committed_end, from its start or committed_end, whichever is later;
  * G_MAXUINT64 when there is none. The live silence trim keeps the buffer
  * from this point less a pad (gstwhisperlive.c): cutting into speech the

@@ -75,6 +75,15 @@
  * is the committed words' own (their padding); the silence trim keeps
  * this much before the first speech after it. */
 #define SPEECH_GUARD_S 0.3
+/* Committed speech ending this much past the guard after the buffer's
+ * start is still the trim's leftover of the last word. */
+#define LEFTOVER_SLACK_S 0.05
+/* The detector's options when looking for the pause after a sentence:
+ * 500 ms of silence end speech (as whisper_streaming's voice activity
+ * controller ends an utterance: https://github.com/ufal/whisper_streaming),
+ * 200 ms of pad on each side. */
+#define SENTENCE_PAUSE_MIN_SILENCE_MS 500
+#define SENTENCE_PAUSE_PAD_MS 200
 
 #define FINAL_TRANSCRIPT_EVENT "rstranscribe/final-transcript"
 
@@ -86,6 +95,7 @@ gst_whisper_live_init (GstWhisperLive *live, gint rate)
   gst_whisper_context_init (&live->context, rate);
   live->rate = rate;
   live->speech_from = G_MAXUINT64;
+  live->sentence_onset = G_MAXUINT64;
 }
 
 void
@@ -107,6 +117,46 @@ gst_whisper_live_reset (GstWhisperLive *live)
   live->since_final = 0;
   gst_whisper_context_reset (&live->context);
   live->speech_from = G_MAXUINT64;
+  live->sentence_onset = G_MAXUINT64;
+}
+
+/* Where the next sentence starts when the buffer begins with a finished
+ * one's end and a pause: after a last committed word that ends a
+ * sentence, with the buffer holding no more of the committed speech than
+ * the guard's leftover of that word (the silence trim, below), the first
+ * speech not committed yet by a detector that ends speech after
+ * SENTENCE_PAUSE_MIN_SILENCE_MS of silence; G_MAXUINT64 otherwise, or
+ * when the last decode gave a word before that point (speech the detector
+ * missed). */
+static guint64
+sentence_after_pause (GstWhisperSink *self, GstWhisperLive *live, const WhisperVad *vad,
+    const WhisperVadOptions *options, const float *window, guint64 window_start, gsize n)
+{
+  g_autoptr (GArray) speech = g_array_new (FALSE, FALSE, sizeof (WhisperVadSpeech));
+  g_autoptr (GError) err = NULL;
+  WhisperVadOptions pauses = *options;
+  const GstWhisperCommit *c = &live->commit;
+  guint64 from;
+
+  if (!c->any_committed || c->committed_end > window_start
+      + (guint64) ((SPEECH_GUARD_S + LEFTOVER_SLACK_S) * live->rate)
+      || !gst_whisper_commit_ends_sentence (c))
+    return G_MAXUINT64;
+  pauses.min_silence_duration_ms = MIN (pauses.min_silence_duration_ms,
+      SENTENCE_PAUSE_MIN_SILENCE_MS);
+  pauses.speech_pad_ms = MIN (pauses.speech_pad_ms, SENTENCE_PAUSE_PAD_MS);
+  if (!whisper_vad_speech_timestamps (vad, window, n, &pauses, speech, &err)) {
+    GST_DEBUG_OBJECT (self, "no pauses for the live context: %s", err->message);
+    return G_MAXUINT64;
+  }
+  /* a region that ends within the guard and the pad after the committed
+   * words is theirs */
+  from = gst_whisper_live_speech_from (speech, window_start, c->committed_end,
+      (guint64) ((SPEECH_GUARD_S + MAX (pauses.speech_pad_ms, 0) / 1000.0) * live->rate));
+  if (from != G_MAXUINT64 && c->pending->len > 0
+      && g_array_index (c->pending, GstWhisperTimedWord, 0).end < from)
+    return G_MAXUINT64;
+  return from;
 }
 
 void
@@ -116,8 +166,10 @@ gst_whisper_live_begin_call (GstWhisperSink *self, GstWhisperLive *live, const W
 {
   g_autoptr (GArray) speech = g_array_new (FALSE, FALSE, sizeof (WhisperVadSpeech));
   g_autoptr (GError) err = NULL;
+  guint64 speech_start = G_MAXUINT64, next;
 
   live->context_s = context_s;
+  live->sentence_onset = G_MAXUINT64;
   if (vad && context_s > 0 && !whisper_vad_speech_timestamps (vad, window, n, options, speech, &err)) {
     /* the same options fail the engine's call with this message */
     GST_DEBUG_OBJECT (self, "no speech regions for the live context: %s", err->message);
@@ -127,7 +179,26 @@ gst_whisper_live_begin_call (GstWhisperSink *self, GstWhisperLive *live, const W
     g_array_set_size (speech, 0);
   live->speech_from = gst_whisper_live_speech_from (speech, window_start,
       live->commit.committed_end, (guint64) (SPEECH_GUARD_S * live->rate));
-  gst_whisper_context_input (&live->context, window, window_start, n, speech, in);
+  /* The context goes before the buffer's first speech; after a finished
+   * sentence and a pause, before the next sentence: the leftover of the
+   * last word and the pause are left out. Heard after 1 to 2 s of noise,
+   * an utterance's first words came wrong ("How do you marry" for "Had he
+   * married"), and right with the pause cut; what the decode reads in the
+   * detector's pad before them is dropped (drop_pause_noise). Pauses
+   * within a sentence stay: cut before "ask" in "And so my fellow
+   * Americans, ask not", it came as "it's not". */
+  if (speech->len > 0) {
+    speech_start = window_start
+        + (guint64) MAX (g_array_index (speech, WhisperVadSpeech, 0).start_sample, 0);
+    next = sentence_after_pause (self, live, vad, options, window, window_start, n);
+    if (next != G_MAXUINT64 && next > speech_start) {
+      GST_LOG_OBJECT (self, "a pause after the sentence: %.2f s to %.2f s left out",
+          speech_start / (double) live->rate, next / (double) live->rate);
+      speech_start = next;
+      live->sentence_onset = next + (guint64) (SENTENCE_PAUSE_PAD_MS / 1000.0 * live->rate);
+    }
+  }
+  gst_whisper_context_input (&live->context, window, window_start, n, speech_start, in);
   if (in->splice != in->window_start || in->n != n)
     GST_LOG_OBJECT (self, "%.2f s of context before the buffer from %.2f s",
         (in->splice - in->start) / (double) live->rate, in->splice / (double) live->rate);
@@ -351,6 +422,29 @@ release (GstWhisperLive *live, const GstWhisperLiveInput *in, guint64 trim)
   return (gsize) (trim - in->window_start);
 }
 
+/* After a left-out pause the decode hears the detector's pad of noise
+ * before the sentence, and read it as a word ("smoke." before "Had he
+ * married", "line." before "And Mr. John", probability 0.26 to 0.39,
+ * committed at the deadline): unsure words before the onset are left out
+ * (gst_whisper_commit_drop_before_onset). */
+static void
+drop_pause_noise (GstWhisperSink *self, const GstWhisperLive *live, GArray *hyp)
+{
+  g_autoptr (GArray) dropped = gst_whisper_timed_words_new ();
+
+  if (live->sentence_onset == G_MAXUINT64
+      || gst_whisper_commit_drop_before_onset (&live->commit, hyp, live->sentence_onset,
+          dropped) == 0)
+    return;
+  for (guint i = 0; i < dropped->len; i++) {
+    const GstWhisperTimedWord *tw = &g_array_index (dropped, GstWhisperTimedWord, i);
+    GST_LOG_OBJECT (self, "'%s' (%.2f-%.2f s, %.2f) is the noise before the sentence at "
+        "%.2f s: left out", tw->text, tw->start / (double) live->rate,
+        tw->end / (double) live->rate, tw->probability,
+        live->sentence_onset / (double) live->rate);
+  }
+}
+
 gsize
 gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
     GstWhisperOutput *out, const GstWhisperLiveInput *in, GPtrArray *segments, gboolean drain,
@@ -368,6 +462,7 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
   GstClockTime lag = gst_whisper_output_delay_now (out, gst_whisper_window_time_at (w, call_end));
   GstClockTime wait;
 
+  drop_pause_noise (self, live, hyp);
   /* Committed now, a word reaches downstream by about now, `lag` after the
    * end of this call's audio (the call's duration when there is no clock);
    * at the next decode, which starts when one more chunk has come, `wait`

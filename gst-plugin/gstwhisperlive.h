@@ -28,6 +28,9 @@ typedef struct {
   double context_s;        /* live-context of the last call (0: none kept) */
   guint64 speech_from;     /* the last call's first speech not committed yet
                               (gst_whisper_live_speech_from; G_MAXUINT64: none known) */
+  guint64 sentence_onset;  /* where the sentence after the pause the last call's
+                              input left out starts, as the detector heard it
+                              (G_MAXUINT64: no pause left out) */
 } GstWhisperLive;
 
 void gst_whisper_live_init (GstWhisperLive *live, gint rate);

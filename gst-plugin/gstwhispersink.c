@@ -530,7 +530,10 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
    * "How do you marry"). The context's own words are decoded again and
    * dropped; it makes each decode longer by as much audio. Needs the voice
    * activity detector (loaded with vad-gate, the default, or vad-filter):
-   * the buffer's part starts at its first speech. Context older than 30 s
+   * the buffer's part starts at its first speech, or, after a finished
+   * sentence and a pause, at the next sentence (the pause is left out, and
+   * unsure words the decode reads in the noise just before that sentence
+   * are dropped). Context older than 30 s
    * is not used, nor is any after a GAP, DISCONT or new segment. With
    * context the silence trim also keeps speech the detector found that has
    * no committed words yet, and committed speech leaves the buffer as

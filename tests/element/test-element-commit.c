@@ -9,7 +9,8 @@
  * minimum probability wait for their deadline. The live context
  * (gstwhispercontext.c): committed speech joins it as it leaves the
  * buffer, a call's input is the context then the buffer from its first
- * speech, and the first speech not committed yet is found.
+ * speech, and the first speech not committed yet is found. Unsure words
+ * before a sentence's onset after a left-out pause are left out.
  *
  * The decodes are written by hand, in seconds at 16 kHz; each expected
  * value follows from the rules in gstwhispercommit.h. */
@@ -72,6 +73,20 @@ texts (const GArray *words)
   return g_string_free (s, FALSE);
 }
 
+/* Checks that a call returning `n` put `n` words in `counted`, and the
+ * texts of `a` and `b` (joined as texts() does). */
+static void
+expect_texts (guint n, const GArray *counted, const GArray *a, const gchar *want_a,
+    const GArray *b, const gchar *want_b)
+{
+  g_autofree gchar *got_a = texts (a);
+  g_autofree gchar *got_b = texts (b);
+
+  fail_unless_equals_int (n, counted->len);
+  fail_unless_equals_string (got_a, want_a);
+  fail_unless_equals_string (got_b, want_b);
+}
+
 /* Feeds the decode `spec` and checks what it committed and what is left
  * pending (texts joined as texts() does). */
 static void
@@ -81,13 +96,9 @@ update_expect (GstWhisperCommit *c, const gchar *spec, guint64 force_before, gbo
   g_autoptr (GArray) hyp = decode (spec);
   g_autoptr (GArray) out = gst_whisper_timed_words_new ();
   guint n = gst_whisper_commit_update (c, hyp, force_before, final, out);
-  g_autofree gchar *got = texts (out);
-  g_autofree gchar *pending = texts (c->pending);
 
   fail_unless_equals_int (hyp->len, 0);
-  fail_unless_equals_int (n, out->len);
-  fail_unless_equals_string (got, want_committed);
-  fail_unless_equals_string (pending, want_pending);
+  expect_texts (n, out, out, want_committed, c->pending, want_pending);
 }
 
 /* Two decodes agree on their common prefix: the first decode commits
@@ -456,18 +467,17 @@ GST_START_TEST (test_context_keep)
 }
 GST_END_TEST;
 
-/* A call's input: the context, then the buffer from its first speech less
- * 0.2 s, the words' times counting the context as the audio just before
- * the splice; the buffer alone without context, without speech, with
- * context older than 30 s, and after a reset. */
+/* A call's input: the context, then the buffer from its first speech to
+ * transcribe less 0.2 s, the words' times counting the context as the
+ * audio just before the splice; the buffer alone without context, without
+ * such speech, with context older than 30 s, and after a reset. */
 GST_START_TEST (test_context_input)
 {
   GstWhisperContext ctx;
   GstWhisperLiveInput in;
   g_autofree float *old = ramp (at (2), at (3));     /* committed speech, 2 s to 5 s */
   g_autofree float *win = ramp (at (8), at (4));     /* the buffer: 8 s to 12 s */
-  g_autoptr (GArray) speech = regions (1.5, 3.0);    /* 9.5 s to 11 s */
-  g_autoptr (GArray) none = regions (0, 0);
+  const guint64 speech = at (9.5);
 
   gst_whisper_context_init (&ctx, RATE);
   gst_whisper_context_input (&ctx, win, at (8), at (4), speech, &in);
@@ -484,24 +494,23 @@ GST_START_TEST (test_context_input)
   expect_run (in.pcm + at (3), in.n - at (3), at (9.3));
 
   /* speech from the buffer's start: all of the buffer after the context */
-  {
-    g_autoptr (GArray) early = regions (0.1, 2.0);
-    gst_whisper_context_input (&ctx, win, at (8), at (4), early, &in);
-    fail_unless_equals_uint64 (in.splice, at (8));
-    fail_unless_equals_int (in.n, at (3) + at (4));
-  }
+  gst_whisper_context_input (&ctx, win, at (8), at (4), at (8.1), &in);
+  fail_unless_equals_uint64 (in.splice, at (8));
+  fail_unless_equals_int (in.n, at (3) + at (4));
+  /* speech starting in the buffer's last 0.2 s: the splice is before it */
+  gst_whisper_context_input (&ctx, win, at (8), at (4), at (11.9), &in);
+  fail_unless_equals_uint64 (in.splice, at (11.7));
+  fail_unless_equals_int (in.n, at (3) + at (0.3));
   /* no speech: the buffer alone */
-  gst_whisper_context_input (&ctx, win, at (8), at (4), none, &in);
+  gst_whisper_context_input (&ctx, win, at (8), at (4), G_MAXUINT64, &in);
   fail_unless (in.pcm == win && in.n == at (4) && in.start == at (8));
-  gst_whisper_context_input (&ctx, win, at (8), at (4), NULL, &in);
-  fail_unless (in.pcm == win && in.n == at (4));
   /* a buffer ending 30 s after the context still has it; one sample more,
    * not */
   {
     g_autofree float *late = ramp (at (31), at (4));
-    gst_whisper_context_input (&ctx, late, at (31), at (4), speech, &in);
+    gst_whisper_context_input (&ctx, late, at (31), at (4), at (32.5), &in);
     fail_unless (in.pcm != late);
-    gst_whisper_context_input (&ctx, late, at (31) + 1, at (4), speech, &in);
+    gst_whisper_context_input (&ctx, late, at (31) + 1, at (4), at (32.5), &in);
     fail_unless (in.pcm == late && in.n == at (4));
   }
   gst_whisper_context_reset (&ctx);
@@ -663,6 +672,82 @@ GST_START_TEST (test_trim_prompt)
   fail_unless_equals_uint64 (c.committed_end, 0);
   /* after a reset nothing counts as committed audio */
   update_expect (&c, "And 0 0.3", 0, FALSE, "", "And");
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* Whether the last committed word ends a sentence, whether it is still
+ * in the buffer or already in the prompt text (distinct words: a repeat
+ * would be dropped as decoded twice): marks before closing quotes count,
+ * a comma or a bare word does not, and nothing committed (after init and
+ * reset) is no sentence end. */
+GST_START_TEST (test_ends_sentence)
+{
+  static const struct {
+    const gchar *word;
+    gboolean ends;
+  } cases[] = {
+    { " country.", TRUE }, { " not?", TRUE }, { " now!", TRUE }, { " so\u2026", TRUE },
+    { " one.\"", TRUE }, { " two.)", TRUE }, { " three.\u201D", TRUE }, { " four. ", TRUE },
+    { " Americans,", FALSE }, { " fellow", FALSE }, { " \"quoted\"", FALSE },
+    { " dash-", FALSE }, { "\u00E9t\u00E9", FALSE },
+  };
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  fail_if (gst_whisper_commit_ends_sentence (&c));
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    g_autoptr (GArray) hyp = gst_whisper_timed_words_new ();
+    g_autoptr (GArray) out = gst_whisper_timed_words_new ();
+    add (hyp, cases[i].word, i, i + 0.5, 0.9, 0);
+    fail_unless (gst_whisper_commit_update (&c, hyp, 0, TRUE, out) == 1, "%s", cases[i].word);
+    /* in the buffer, then in the text before it */
+    fail_unless (gst_whisper_commit_ends_sentence (&c) == cases[i].ends, "%s", cases[i].word);
+    gst_whisper_commit_trim (&c, G_MAXUINT64);
+    fail_unless_equals_int (c.in_buffer->len, 0);
+    fail_unless (gst_whisper_commit_ends_sentence (&c) == cases[i].ends, "%s", cases[i].word);
+  }
+  gst_whisper_commit_reset (&c);
+  fail_if (gst_whisper_commit_ends_sentence (&c));
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* Drops the words of the decode `spec` before `onset` (seconds) and
+ * checks what was kept and what was left out (texts joined as texts()
+ * does). */
+static void
+drop_expect (const GstWhisperCommit *c, const gchar *spec, double onset,
+    const gchar *want_kept, const gchar *want_dropped)
+{
+  g_autoptr (GArray) hyp = decode (spec);
+  g_autoptr (GArray) dropped = gst_whisper_timed_words_new ();
+  guint n = gst_whisper_commit_drop_before_onset (c, hyp, at (onset), dropped);
+
+  expect_texts (n, dropped, hyp, want_kept, dropped, want_dropped);
+}
+
+/* Words read from the noise kept before a sentence's onset (a decode of
+ * a real-time run: "smoke." at 39.07-39.41 s, probability 0.28, before
+ * "Had he married" at 39.63, the detector's onset at 39.55): unsure words
+ * ending by the onset (or GST_WHISPER_COMMIT_ONSET_SLACK_S after it) and
+ * after the committed end are left out; a sure one, one ending later, one
+ * ending at the committed end and every word after the first that ends
+ * later stay. */
+GST_START_TEST (test_drop_before_onset)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  c.min_probability = 0.65;
+  update_expect (&c, "ill-disposed. 36.78 37.38", 0, TRUE, "ill-disposed.", "");
+  drop_expect (&c, "ill-disposed. 36.78 37.38 0.3|smoke. 39.07 39.41 0.28|"
+      "Had 39.63 39.71 0.77|he 39.71 39.97 0.97", 39.55, "ill-disposed.|Had|he", "smoke.");
+  /* sure, then unsure ending within the slack, then one past it */
+  drop_expect (&c, "A 39.05 39.30 0.9|smoke. 39.30 39.58 0.3|uh 39.40 39.60 0.3|"
+      "Had 39.61 39.71 0.3", 39.55, "A|uh|Had", "smoke.");
+  /* nothing before the onset */
+  drop_expect (&c, "Had 39.63 39.71 0.3", 39.55, "Had", "");
   gst_whisper_commit_clear (&c);
 }
 GST_END_TEST;
@@ -843,6 +928,8 @@ commit_suite (void)
   tcase_add_test (tc, test_starts_never_back);
   tcase_add_test (tc, test_new_word_after_pause);
   tcase_add_test (tc, test_trim_prompt);
+  tcase_add_test (tc, test_ends_sentence);
+  tcase_add_test (tc, test_drop_before_onset);
   tcase_add_test (tc, test_prompt_cut_at_word);
   tcase_add_test (tc, test_prompt_utf8);
   tcase_add_test (tc, test_normalise);
