@@ -366,16 +366,13 @@ gst_whisper_commit_prompt (const GstWhisperCommit *c)
   return p;
 }
 
-gboolean
-gst_whisper_commit_ends_sentence (const GstWhisperCommit *c)
+/* Whether `text` ends in ".", "?", "!" or "…", before any closing quotes
+ * or brackets and white space. */
+static gboolean
+text_ends_sentence (const gchar *text)
 {
-  const gchar *text = c->in_buffer->len > 0
-      ? g_array_index (c->in_buffer, GstWhisperTimedWord, c->in_buffer->len - 1).text
-      : c->text->str;
   const gchar *p = text + strlen (text);
 
-  if (!c->any_committed)
-    return FALSE;
   /* back over white space and what may close a sentence after its mark */
   while (p > text) {
     const gchar *prev = g_utf8_find_prev_char (text, p);
@@ -399,18 +396,42 @@ gst_whisper_commit_ends_sentence (const GstWhisperCommit *c)
   }
 }
 
+gboolean
+gst_whisper_commit_ends_sentence (const GstWhisperCommit *c)
+{
+  if (!c->any_committed)
+    return FALSE;
+  return text_ends_sentence (c->in_buffer->len > 0
+      ? g_array_index (c->in_buffer, GstWhisperTimedWord, c->in_buffer->len - 1).text
+      : c->text->str);
+}
+
+/* Whether word `tw`, ending by the onset's slack, may be noise: unsure and
+ * after the committed words. */
+static gboolean
+noise_candidate (const GstWhisperCommit *c, const GstWhisperTimedWord *tw)
+{
+  return tw->end > c->committed_end && tw->probability < c->min_probability;
+}
+
 guint
 gst_whisper_commit_drop_before_onset (const GstWhisperCommit *c, GArray *hyp, guint64 onset,
     GArray *dropped)
 {
   const guint64 last_end = onset + (guint64) (GST_WHISPER_COMMIT_ONSET_SLACK_S * c->rate);
-  guint n = 0;
+  guint n = 0, upto = 0;
 
-  for (guint i = 0; i < hyp->len;) {
-    GstWhisperTimedWord *tw = &g_array_index (hyp, GstWhisperTimedWord, i);
+  /* the candidates up to the last one that ends a sentence */
+  for (guint i = 0; i < hyp->len; i++) {
+    const GstWhisperTimedWord *tw = &g_array_index (hyp, GstWhisperTimedWord, i);
     if (tw->end > last_end)
       break;
-    if (tw->end > c->committed_end && tw->probability < c->min_probability) {
+    if (noise_candidate (c, tw) && text_ends_sentence (tw->text))
+      upto = i + 1;
+  }
+  for (guint i = 0; i < upto - n;) {
+    GstWhisperTimedWord *tw = &g_array_index (hyp, GstWhisperTimedWord, i);
+    if (noise_candidate (c, tw)) {
       g_array_append_val (dropped, *tw);
       tw->text = NULL;          /* moved */
       g_array_remove_index (hyp, i);

@@ -144,11 +144,14 @@ gboolean gst_whisper_commit_ends_sentence (const GstWhisperCommit *c);
 
 /* Leaves out of a decode's words (`hyp`, in order) those read from the
  * noise before a sentence whose onset the voice activity detector put at
- * run index `onset`: the words that end by the onset (with
- * GST_WHISPER_COMMIT_ONSET_SLACK_S), after the committed end, less
- * probable than min_probability. Stops at the first word ending later.
- * Appends the words left out to `dropped` (moved out of `hyp`) and
- * returns how many. */
+ * run index `onset`: of the words that end by the onset (with
+ * GST_WHISPER_COMMIT_ONSET_SLACK_S), those after the committed end and
+ * less probable than min_probability, up to the last of them that ends a
+ * sentence; none if none does. The noise came as a sentence of its own
+ * ("smoke." before "Had he married"); a sentence's own first word, which
+ * base's alignment ended 20 to 40 ms past the onset at probabilities of
+ * 0.02 to 0.57 ("He began", "And so"), does not end one. Appends the
+ * words left out to `dropped` (moved out of `hyp`) and returns how many. */
 guint gst_whisper_commit_drop_before_onset (const GstWhisperCommit *c, GArray *hyp,
     guint64 onset, GArray *dropped);
 

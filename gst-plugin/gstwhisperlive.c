@@ -425,8 +425,9 @@ release (GstWhisperLive *live, const GstWhisperLiveInput *in, guint64 trim)
 /* After a left-out pause the decode hears the detector's pad of noise
  * before the sentence, and read it as a word ("smoke." before "Had he
  * married", "line." before "And Mr. John", probability 0.26 to 0.39,
- * committed at the deadline): unsure words before the onset are left out
- * (gst_whisper_commit_drop_before_onset). */
+ * committed at the deadline): unsure words before the onset, up to one
+ * that ends a sentence, are left out (gst_whisper_commit_drop_before_onset;
+ * without the sentence end base lost "He" of "He began"). */
 static void
 drop_pause_noise (GstWhisperSink *self, const GstWhisperLive *live, GArray *hyp)
 {

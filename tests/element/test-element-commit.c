@@ -731,9 +731,11 @@ drop_expect (const GstWhisperCommit *c, const gchar *spec, double onset,
  * a real-time run: "smoke." at 39.07-39.41 s, probability 0.28, before
  * "Had he married" at 39.63, the detector's onset at 39.55): unsure words
  * ending by the onset (or GST_WHISPER_COMMIT_ONSET_SLACK_S after it) and
- * after the committed end are left out; a sure one, one ending later, one
- * ending at the committed end and every word after the first that ends
- * later stay. */
+ * after the committed end, up to the last of them that ends a sentence,
+ * are left out; a sure one, one ending later, one ending at the committed
+ * end, every word after the first that ends later and unsure words with
+ * no sentence end after them stay (base read the sentence's own first
+ * word so: "He" at 64.13-64.67 s, 0.02, onset at 64.65). */
 GST_START_TEST (test_drop_before_onset)
 {
   GstWhisperCommit c;
@@ -748,6 +750,13 @@ GST_START_TEST (test_drop_before_onset)
       "Had 39.61 39.71 0.3", 39.55, "A|uh|Had", "smoke.");
   /* nothing before the onset */
   drop_expect (&c, "Had 39.63 39.71 0.3", 39.55, "Had", "");
+  /* a sentence's own first word, unsure and ending within the slack */
+  drop_expect (&c, "He 64.13 64.67 0.02|began 64.67 64.95 0.9", 64.65, "He|began", "");
+  drop_expect (&c, "uh 63.9 64.1 0.2|He 64.13 64.67 0.02|began 64.67 64.95 0.9", 64.65,
+      "uh|He|began", "");
+  /* the unsure words up to the last sentence end go, a sure one between stays */
+  drop_expect (&c, "a 39.0 39.1 0.3|the 39.1 39.2 0.9|line. 39.2 39.4 0.4|"
+      "uh 39.4 39.5 0.2|And 39.6 39.8 0.9", 39.55, "the|uh|And", "a|line.");
   gst_whisper_commit_clear (&c);
 }
 GST_END_TEST;
