@@ -366,8 +366,34 @@ gst_whisper_commit_prompt (const GstWhisperCommit *c)
   return p;
 }
 
+/* Whether the word that ends at `dot` (a '.') in `text` is an
+ * abbreviation that does not end a sentence: a title ("Mr.", tiny.en's
+ * reading of "mister" in the middle of "And Mr. John Dashwood") or an
+ * initial ("John F. Kennedy"; "I." is a word). */
+static gboolean
+is_abbreviation (const gchar *text, const gchar *dot)
+{
+  static const gchar *const titles[] = { "Mr", "Mrs", "Ms", "Dr", "St", "Jr", "Sr",
+    "Prof", "Rev", "Gen", "Col", "Capt", "Lt", "Sgt", "Gov", "Sen", "Rep", "Hon", "Mt",
+  };
+  const gchar *start = dot;
+
+  while (start > text && g_ascii_isalpha (start[-1]))
+    start--;
+  if (start > text && !g_ascii_isspace (start[-1]))
+    return FALSE;
+  if (dot - start == 1)
+    return g_ascii_isupper (*start) && *start != 'I';
+  for (guint i = 0; i < G_N_ELEMENTS (titles); i++)
+    if ((gsize) (dot - start) == strlen (titles[i])
+        && strncmp (start, titles[i], dot - start) == 0)
+      return TRUE;
+  return FALSE;
+}
+
 /* Whether `text` ends in ".", "?", "!" or "…", before any closing quotes
- * or brackets and white space. */
+ * or brackets and white space, and not in an abbreviation's "."
+ * (is_abbreviation). */
 static gboolean
 text_ends_sentence (const gchar *text)
 {
@@ -387,6 +413,7 @@ text_ends_sentence (const gchar *text)
     return FALSE;
   switch (g_utf8_get_char (g_utf8_find_prev_char (text, p))) {
     case '.':
+      return !is_abbreviation (text, p - 1);
     case '?':
     case '!':
     case 0x2026:               /* … */

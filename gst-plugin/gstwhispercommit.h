@@ -134,8 +134,9 @@ void gst_whisper_commit_trim (GstWhisperCommit *c, guint64 buffer_start);
 const gchar *gst_whisper_commit_prompt (const GstWhisperCommit *c);
 
 /* Whether the last committed word ends a sentence: its text ends in ".",
- * "?" or "!" (or "…"), before any closing quotes or brackets. FALSE when
- * nothing is committed since the last reset. */
+ * "?" or "!" (or "…"), before any closing quotes or brackets, and is not
+ * a title's or an initial's "." ("Mr.", "F."). FALSE when nothing is
+ * committed since the last reset. */
 gboolean gst_whisper_commit_ends_sentence (const GstWhisperCommit *c);
 
 /* A word may end this much past a detector's onset of speech and still be

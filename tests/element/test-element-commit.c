@@ -691,6 +691,9 @@ GST_START_TEST (test_ends_sentence)
     { " one.\"", TRUE }, { " two.)", TRUE }, { " three.\u201D", TRUE }, { " four. ", TRUE },
     { " Americans,", FALSE }, { " fellow", FALSE }, { " \"quoted\"", FALSE },
     { " dash-", FALSE }, { "\u00E9t\u00E9", FALSE },
+    /* titles and initials: tiny.en's "And Mr. John Dashwood" */
+    { " Mr.", FALSE }, { " Mrs.", FALSE }, { " Dr.", FALSE }, { " F.", FALSE },
+    { " I.", TRUE }, { " Amr.", TRUE }, { " DR.", TRUE }, { " U.S.", TRUE },
   };
   GstWhisperCommit c;
 
