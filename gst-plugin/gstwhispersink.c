@@ -532,8 +532,9 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
    * activity detector (loaded with vad-gate, the default, or vad-filter):
    * the buffer's part starts at its first speech, or, after a finished
    * sentence and a pause, at the next sentence (the pause is left out, and
-   * unsure words the decode reads in the noise just before that sentence
-   * are dropped). Context older than 30 s
+   * unsure words the decode reads in the noise just before that sentence,
+   * up to one that ends a sentence, are dropped; "Mr." ends none).
+   * Context older than 30 s
    * is not used, nor is any after a GAP, DISCONT or new segment. With
    * context the silence trim also keeps speech the detector found that has
    * no committed words yet, and committed speech leaves the buffer as
