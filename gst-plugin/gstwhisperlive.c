@@ -125,9 +125,10 @@ gst_whisper_live_reset (GstWhisperLive *live)
  * sentence, with the buffer holding no more of the committed speech than
  * the guard's leftover of that word (the silence trim, below), the first
  * speech not committed yet by a detector that ends speech after
- * SENTENCE_PAUSE_MIN_SILENCE_MS of silence; G_MAXUINT64 otherwise, or
- * when the last decode gave a word before that point (speech the detector
- * missed). */
+ * SENTENCE_PAUSE_MIN_SILENCE_MS of silence; G_MAXUINT64 otherwise, when
+ * the last decode gave a word before that point (speech the detector
+ * missed) or when that speech, padded, reaches back to the committed end
+ * (no pause). */
 static guint64
 sentence_after_pause (GstWhisperSink *self, GstWhisperLive *live, const WhisperVad *vad,
     const WhisperVadOptions *options, const float *window, guint64 window_start, gsize n)
@@ -155,6 +156,12 @@ sentence_after_pause (GstWhisperSink *self, GstWhisperLive *live, const WhisperV
       (guint64) ((SPEECH_GUARD_S + MAX (pauses.speech_pad_ms, 0) / 1000.0) * live->rate));
   if (from != G_MAXUINT64 && c->pending->len > 0
       && g_array_index (c->pending, GstWhisperTimedWord, 0).end < from)
+    return G_MAXUINT64;
+  /* no pause: speech (with its pad) from the committed end on. Cut there,
+   * the input began inside the last word: at latency 1500, after tiny.en's
+   * "And Mr." the decodes gave nothing for 6 s of "John Dashwood had then
+   * leisure to consider", and the output queue dropped it as too late */
+  if (from != G_MAXUINT64 && from <= c->committed_end)
     return G_MAXUINT64;
   return from;
 }
