@@ -130,8 +130,8 @@ gst_whisper_live_reset (GstWhisperLive *live)
  * missed) or when that speech, padded, reaches back to the committed end
  * (no pause). */
 static guint64
-sentence_after_pause (GstWhisperSink *self, GstWhisperLive *live, const WhisperVad *vad,
-    const WhisperVadOptions *options, const float *window, guint64 window_start, gsize n)
+sentence_after_pause (GstWhisperSink *self, GstWhisperLive *live, const GArray *probs,
+    const WhisperVadOptions *options, guint64 window_start, gsize n)
 {
   g_autoptr (GArray) speech = g_array_new (FALSE, FALSE, sizeof (WhisperVadSpeech));
   g_autoptr (GError) err = NULL;
@@ -146,7 +146,8 @@ sentence_after_pause (GstWhisperSink *self, GstWhisperLive *live, const WhisperV
   pauses.min_silence_duration_ms = MIN (pauses.min_silence_duration_ms,
       SENTENCE_PAUSE_MIN_SILENCE_MS);
   pauses.speech_pad_ms = MIN (pauses.speech_pad_ms, SENTENCE_PAUSE_PAD_MS);
-  if (!whisper_vad_speech_timestamps (vad, window, n, &pauses, speech, &err)) {
+  if (!whisper_vad_speech_from_probabilities ((const float *) probs->data, probs->len, n,
+          &pauses, speech, &err)) {
     GST_DEBUG_OBJECT (self, "no pauses for the live context: %s", err->message);
     return G_MAXUINT64;
   }
@@ -172,18 +173,23 @@ gst_whisper_live_begin_call (GstWhisperSink *self, GstWhisperLive *live, const W
     guint64 window_start, gsize n, GstWhisperLiveInput *in)
 {
   g_autoptr (GArray) speech = g_array_new (FALSE, FALSE, sizeof (WhisperVadSpeech));
+  g_autoptr (GArray) probs = g_array_new (FALSE, FALSE, sizeof (float));
   g_autoptr (GError) err = NULL;
   guint64 speech_start = G_MAXUINT64, next;
 
   live->context_s = context_s;
   live->sentence_onset = G_MAXUINT64;
-  if (vad && context_s > 0 && !whisper_vad_speech_timestamps (vad, window, n, options, speech, &err)) {
-    /* the same options fail the engine's call with this message */
-    GST_DEBUG_OBJECT (self, "no speech regions for the live context: %s", err->message);
-    g_array_set_size (speech, 0);
+  /* the detector's network runs once; its probabilities give both the
+   * speech regions and, after a sentence, the pauses */
+  if (vad && context_s > 0) {
+    whisper_vad_probabilities (vad, window, n, probs);
+    if (!whisper_vad_speech_from_probabilities ((const float *) probs->data, probs->len, n,
+            options, speech, &err)) {
+      /* the same options fail the engine's call with this message */
+      GST_DEBUG_OBJECT (self, "no speech regions for the live context: %s", err->message);
+      g_array_set_size (speech, 0);
+    }
   }
-  if (context_s <= 0)
-    g_array_set_size (speech, 0);
   live->speech_from = gst_whisper_live_speech_from (speech, window_start,
       live->commit.committed_end, (guint64) (SPEECH_GUARD_S * live->rate));
   /* The context goes before the buffer's first speech; after a finished
@@ -197,7 +203,7 @@ gst_whisper_live_begin_call (GstWhisperSink *self, GstWhisperLive *live, const W
   if (speech->len > 0) {
     speech_start = window_start
         + (guint64) MAX (g_array_index (speech, WhisperVadSpeech, 0).start_sample, 0);
-    next = sentence_after_pause (self, live, vad, options, window, window_start, n);
+    next = sentence_after_pause (self, live, probs, options, window_start, n);
     if (next != G_MAXUINT64 && next > speech_start) {
       GST_LOG_OBJECT (self, "a pause after the sentence: %.2f s to %.2f s left out",
           speech_start / (double) live->rate, next / (double) live->rate);
