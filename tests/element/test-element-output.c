@@ -9,7 +9,7 @@
 #include <gst/check/gstcheck.h>
 #include <string.h>
 
-#include "gstwhisperoutput.h"
+#include "io/gstwhisperoutput.h"
 
 #define TEXT "Tom & Jerry <i>said</i> \"hi\", it's 5 > 3 \\ caf\xc3\xa9"
 
