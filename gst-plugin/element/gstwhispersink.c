@@ -28,8 +28,7 @@
 #include "element/gstwhispersink.h"
 #include "task/gstwhispersink-private.h"
 #include "io/gstwhisperlatency.h"
-#include "shared/gstwhisperengines.h"
-#include "shared/gstwhispervads.h"
+#include "shared/gstwhisperregistries.h"
 #include "settings/gstwhisperdecoding.h"
 #include <whisper/whisper.h>
 
@@ -357,7 +356,7 @@ gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
    * `threads` and `encoder-context` share one engine: the weights are in
    * memory once and one thread pool, sized by `threads`, runs the
    * inference of all of them, one decode step or encoder window at a time
-   * (gstwhisperengines.c). What stays per element is its stream: KV
+   * (shared/gstwhisperregistries.c). What stays per element is its stream: KV
    * caches, prompt, language and every decoding option. The engine is
    * freed when the last element sharing it goes to NULL.
    *
@@ -914,8 +913,8 @@ gst_whisper_sink_finalize (GObject *object)
   g_clear_pointer (&self->translate_lanes, g_ptr_array_unref);
   g_mutex_clear (&self->translate_lock);
   g_clear_pointer (&self->stream, whisper_stream_free);
-  g_clear_pointer (&self->engine, gst_whisper_engines_release);
-  g_clear_pointer (&self->vad, gst_whisper_vads_release);
+  gst_whisper_shared_release (&gst_whisper_engines, g_steal_pointer (&self->engine));
+  gst_whisper_shared_release (&gst_whisper_vads, g_steal_pointer (&self->vad));
   g_free (self->vad_model);
   g_free (self->model);
   g_free (self->engine_group);
@@ -1204,8 +1203,8 @@ get_stats (GstWhisperSink *self)
       "gaps-filled", G_TYPE_UINT, self->gaps_filled,
       "audio-overlap", G_TYPE_UINT64, samples_to_time (self->audio_overlap),
       "engine-users", G_TYPE_UINT,
-      self->engine ? gst_whisper_engines_users (self->engine) : 0,
-      "vad-users", G_TYPE_UINT, self->vad ? gst_whisper_vads_users (self->vad) : 0, NULL);
+      self->engine ? gst_whisper_shared_users (&gst_whisper_engines, self->engine) : 0,
+      "vad-users", G_TYPE_UINT, self->vad ? gst_whisper_shared_users (&gst_whisper_vads, self->vad) : 0, NULL);
   GST_OBJECT_UNLOCK (self);
   return s;
 }
@@ -1453,7 +1452,7 @@ create_engine (GstWhisperSink *self)
     GST_OBJECT_UNLOCK (self);
     g_autofree gchar *problem = language_problem (engine, language, task);
     if (problem) {
-      gst_whisper_engines_release (engine);
+      gst_whisper_shared_release (&gst_whisper_engines, engine);
       post_progress (self, GST_PROGRESS_TYPE_ERROR, "Loading the Whisper model failed");
       GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
           ("Invalid language-code \"%s\" or task for Whisper model \"%s\": %s", language,
@@ -1463,7 +1462,7 @@ create_engine (GstWhisperSink *self)
   }
 
   if (!load_vad (self, &vad)) {
-    gst_whisper_engines_release (engine);
+    gst_whisper_shared_release (&gst_whisper_engines, engine);
     post_progress (self, GST_PROGRESS_TYPE_ERROR, "Loading the voice activity detector failed");
     return FALSE;
   }
@@ -1476,8 +1475,8 @@ create_engine (GstWhisperSink *self)
   self->max_encoder_length = info->max_encoder_length;
   self->engine_dirty = FALSE;
   GST_OBJECT_UNLOCK (self);
-  g_clear_pointer (&old, gst_whisper_engines_release);
-  g_clear_pointer (&old_vad, gst_whisper_vads_release);
+  gst_whisper_shared_release (&gst_whisper_engines, g_steal_pointer (&old));
+  gst_whisper_shared_release (&gst_whisper_vads, g_steal_pointer (&old_vad));
   gst_whisper_sink_remote_close (self);  /* device was remote before */
 
   text = (g_free (text), g_strdup_printf ("Loaded Whisper model %s", model));
@@ -1499,8 +1498,8 @@ free_engine (GstWhisperSink *self)
   self->max_encoder_length = 0;
   self->engine_dirty = FALSE;
   GST_OBJECT_UNLOCK (self);
-  g_clear_pointer (&engine, gst_whisper_engines_release);
-  g_clear_pointer (&vad, gst_whisper_vads_release);
+  gst_whisper_shared_release (&gst_whisper_engines, g_steal_pointer (&engine));
+  gst_whisper_shared_release (&gst_whisper_vads, g_steal_pointer (&vad));
   gst_whisper_sink_remote_close (self);
 }
 

@@ -10,8 +10,7 @@
 
 #include "element/gstwhispersink.h"
 #include "task/gstwhispersink-private.h"
-#include "shared/gstwhisperengines.h"
-#include "shared/gstwhispervads.h"
+#include "shared/gstwhisperregistries.h"
 
 #include <string.h>
 
@@ -258,8 +257,8 @@ gst_whisper_sink_remote_open (GstWhisperSink *self)
   self->engine_dirty = FALSE;
   GST_OBJECT_UNLOCK (self);
   g_clear_pointer (&old, gst_whisper_remote_free);
-  g_clear_pointer (&old_engine, gst_whisper_engines_release);
-  g_clear_pointer (&old_vad, gst_whisper_vads_release);
+  gst_whisper_shared_release (&gst_whisper_engines, g_steal_pointer (&old_engine));
+  gst_whisper_shared_release (&gst_whisper_vads, g_steal_pointer (&old_vad));
   return TRUE;
 }
 

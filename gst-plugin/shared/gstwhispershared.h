@@ -1,7 +1,6 @@
 /* gstwhispershared.h: objects of the process shared between elements,
- * loaded once per key and reference-counted: the engines
- * (gstwhisperengines.c) and the voice activity detectors
- * (gstwhispervads.c).
+ * loaded once per key and reference-counted: the engines and the voice
+ * activity detectors (gstwhisperregistries.h).
  *
  * The first element to ask for a key loads the object; whoever asks for
  * the same key while it loads waits for that load instead of loading it

@@ -50,7 +50,7 @@ struct _GstWhisperSink {
   GstWhisperDevice device;
   GstWhisperPrecision precision;
   gint threads;
-  gchar *engine_group;        /* NULL: the shared group (gstwhisperengines.h) */
+  gchar *engine_group;        /* NULL: the shared group (shared/gstwhisperregistries.h) */
   gchar *language_code;
   GstWhisperDecoding decoding;    /* task, search, prompts (gstwhisperdecoding.h) */
   guint latency_ms;

@@ -827,45 +827,43 @@ transcribe_remote (GstWhisperSink *self, const GstWhisperRegion *region,
   return GST_FLOW_OK;
 }
 
-/* Live, device=remote: more than server-queue of audio waits for the
- * server; the oldest goes, as drop_backlog () drops it. */
+/* Live: `dropped` samples from `from` on went unheard; the warning says
+ * why (the engine too slow, or the server not taking the audio). */
 static void
-drop_backlog_remote (GstWhisperSink *self, const GstWhisperWindowPolicy *policy,
-    gsize limit)
+post_dropped_audio (GstWhisperSink *self, guint64 from, gsize dropped)
 {
   GstWhisperWindow *w = &self->window;
-  guint64 from = w->seek, given = w->given;
-  /* A chunk below the limit: one warning per chunk of audio, not one per
-   * buffer. */
-  gsize keep = MAX (limit > policy->chunk_samples ? limit - policy->chunk_samples : 0,
-      policy->chunk_samples);
-  gsize dropped = gst_whisper_window_drop_backlog (w, keep);
+  GstClockTime start = gst_whisper_window_time_at (w, from);
+  GstClockTime duration = gst_util_uint64_scale_int (dropped, GST_SECOND, w->rate);
 
-  if (dropped == 0)
-    return;
-  GST_OBJECT_LOCK (self);
-  self->audio_dropped += w->given - given;
-  GST_OBJECT_UNLOCK (self);
-  GST_ELEMENT_WARNING_WITH_DETAILS (self, STREAM, FAILED,
-      ("The transcription server %s has not taken the audio: dropped the oldest %.1f s "
-          "(from %" GST_TIME_FORMAT ")", gst_whisper_remote_get_url (self->remote),
-          dropped / (double) w->rate, GST_TIME_ARGS (gst_whisper_window_time_at (w, from))),
-      ("more than server-queue of audio was waiting for the server; raise server-queue "
-          "or add servers"),
-      ("reason", G_TYPE_STRING, "dropped-audio", "start", G_TYPE_UINT64,
-          gst_whisper_window_time_at (w, from), "duration", G_TYPE_UINT64,
-          gst_util_uint64_scale_int (dropped, GST_SECOND, w->rate), NULL));
-  gst_whisper_output_gap_until (&self->out, gst_whisper_window_time_at (w, w->seek));
+  if (self->remote)
+    GST_ELEMENT_WARNING_WITH_DETAILS (self, STREAM, FAILED,
+        ("The transcription server %s has not taken the audio: dropped the oldest %.1f s "
+            "(from %" GST_TIME_FORMAT ")", gst_whisper_remote_get_url (self->remote),
+            dropped / (double) w->rate, GST_TIME_ARGS (start)),
+        ("more than server-queue of audio was waiting for the server; raise server-queue "
+            "or add servers"),
+        ("reason", G_TYPE_STRING, "dropped-audio", "start", G_TYPE_UINT64, start,
+            "duration", G_TYPE_UINT64, duration, NULL));
+  else
+    GST_ELEMENT_WARNING_WITH_DETAILS (self, STREAM, FAILED,
+        ("Inference is slower than real time: dropped %.1f s of audio (from %"
+            GST_TIME_FORMAT ")", dropped / (double) w->rate, GST_TIME_ARGS (start)),
+        ("more audio was waiting than latency + lateness; raise latency, lower "
+            "encoder-context or use a faster device"),
+        ("reason", G_TYPE_STRING, "dropped-audio", "start", G_TYPE_UINT64, start,
+            "duration", G_TYPE_UINT64, duration, NULL));
 }
 
-/* Live: drop what cannot be transcribed in time any more. */
+/* Live: drop what cannot be transcribed in time any more (device=remote:
+ * what waits for the server beyond server-queue). */
 static void
 drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy,
     GstWhisperOutputMode output)
 {
   GstWhisperWindow *w = &self->window;
   guint64 from = w->seek, given;
-  gsize dropped, limit = gst_whisper_window_backlog_limit (policy);
+  gsize dropped, keep, limit = gst_whisper_window_backlog_limit (policy);
 
   if (policy->commit) {
     /* The commit policy keeps committed audio up to a segment end in the
@@ -884,12 +882,14 @@ drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy,
     limit = MAX (limit, gst_whisper_remote_queue_samples (self->remote));
   if (gst_whisper_window_pending (w) <= limit)
     return;
-  if (self->remote) {
-    drop_backlog_remote (self, policy, limit);
-    return;
-  }
+  /* The engine keeps one chunk; the server a chunk below the limit, so that
+   * there is one warning per chunk of audio, not one per buffer. */
+  keep = policy->chunk_samples;
+  if (self->remote)
+    keep = MAX (limit > policy->chunk_samples ? limit - policy->chunk_samples : 0,
+        policy->chunk_samples);
   given = w->given;
-  dropped = gst_whisper_window_drop_backlog (w, policy->chunk_samples);
+  dropped = gst_whisper_window_drop_backlog (w, keep);
   if (dropped == 0)
     return;
   /* Counted once: audio the engine had seen already (a held-back segment)
@@ -897,17 +897,10 @@ drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy,
   GST_OBJECT_LOCK (self);
   self->audio_dropped += w->given - given;
   GST_OBJECT_UNLOCK (self);
-  GST_ELEMENT_WARNING_WITH_DETAILS (self, STREAM, FAILED,
-      ("Inference is slower than real time: dropped %.1f s of audio (from %"
-          GST_TIME_FORMAT ")", dropped / (double) w->rate,
-          GST_TIME_ARGS (gst_whisper_window_time_at (w, from))),
-      ("more audio was waiting than latency + lateness; raise latency, lower "
-          "encoder-context or use a faster device"),
-      ("reason", G_TYPE_STRING, "dropped-audio", "start", G_TYPE_UINT64,
-          gst_whisper_window_time_at (w, from), "duration", G_TYPE_UINT64,
-          gst_util_uint64_scale_int (dropped, GST_SECOND, w->rate), NULL));
+  post_dropped_audio (self, from, dropped);
   gst_whisper_output_gap_until (&self->out, gst_whisper_window_time_at (w, w->seek));
-  gst_whisper_translate_gap_until (self, gst_whisper_window_time_at (w, w->seek));
+  if (!self->remote)            /* device=remote translates nothing */
+    gst_whisper_translate_gap_until (self, gst_whisper_window_time_at (w, w->seek));
 }
 
 /* Runs every engine call that is due (all of the buffered audio when
