@@ -65,10 +65,10 @@ gst_whisper_window_chunk_for_latency (guint latency_ms, gint rate, gsize window_
   return MIN (MAX (chunk, min), window_samples);
 }
 
-/* The commit policy (gstwhisperlive.c) commits a word once two decodes
- * agree on it, or at its deadline: the more decodes fit in the budget, the
- * more words agree before it (tiny.en, latency 3000, paced clips: 11.8 %
- * word errors with 0.5-s chunks, 12.7 % with 0.75-s ones; greedy). */
+/* The commit policy (task/gstwhisperlive.c) commits a word once two
+ * decodes agree on it, or at its deadline: the more decodes fit in the
+ * budget, the more words agree before it, so the chunk is a sixth of the
+ * latency rather than a quarter. */
 gsize
 gst_whisper_window_commit_chunk (guint latency_ms, gint rate, gsize window_samples)
 {

@@ -45,11 +45,9 @@ typedef struct {
 
 #define GST_WHISPER_WORDS_INITIAL_SEC_PER_WORD 0.35
 /* word-timestamps: a word starts this long before the frame its first
- * token's decode step attends to most (WhisperTokenEvent.aligned_time). On
- * the parity clips (tests/reference/test-words) that frame is on average
- * 0.17 s (tiny.en) and 0.22 s (base) after the word's DTW start; shifted by
- * 0.16 s the distance to the DTW start goes from mean 239 ms / p95 500 ms to
- * 172 / 360 ms on base (the shift was read off tiny.en). */
+ * token's decode step attends to most (WhisperTokenEvent.aligned_time):
+ * that frame comes a little after the word's DTW start
+ * (tests/reference/test-words compares the two). */
 #define GST_WHISPER_WORDS_ALIGNED_SHIFT 0.16
 
 void gst_whisper_words_init (GstWhisperWords *w, gint32 token_eot);

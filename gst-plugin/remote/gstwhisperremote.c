@@ -217,6 +217,7 @@ gst_whisper_remote_new (GstElement *element, const GstWhisperRemoteSettings *s,
     GError **error)
 {
   GstWhisperRemote *r;
+  gchar *key;
   GUri *uri = endpoint_url (s->url, error);
 
   if (uri == NULL)
@@ -227,7 +228,9 @@ gst_whisper_remote_new (GstElement *element, const GstWhisperRemoteSettings *s,
   r->shown_url = g_uri_to_string_partial (uri, G_URI_HIDE_PASSWORD | G_URI_HIDE_AUTH_PARAMS);
   g_uri_unref (uri);
   r->model = g_strdup (s->model && *s->model ? s->model : GST_WHISPER_REMOTE_DEFAULT_MODEL);
-  r->api_key = s->api_key && *s->api_key ? g_strdup (s->api_key) : NULL;
+  key = gst_whisper_remote_settings_api_key (s);
+  r->api_key = key && *key ? g_strdup (key) : NULL;
+  gst_whisper_remote_settings_free_api_key (key);
   r->timeout_ms = MAX (s->timeout_ms, 1u);
   r->queue_ms = s->queue_ms;
   r->prompt = g_string_new (NULL);

@@ -25,19 +25,10 @@
 
 #include <gst/gst.h>
 #include "io/gstwhisperwords.h"
+#include "settings/gstwhisperremotesettings.h"
 #include <whisper/whisper.h>
 
 G_BEGIN_DECLS
-
-typedef struct {
-  const gchar *url;         /* the endpoint, or a base URL ("http://host:8000",
-                               ".../v1") to which /v1/audio/transcriptions or
-                               /audio/transcriptions is added */
-  const gchar *model;       /* the form field `model` */
-  const gchar *api_key;     /* NULL or "": no Authorization header */
-  guint timeout_ms;         /* per request, connecting included */
-  guint queue_ms;           /* unsent audio kept while the server is down */
-} GstWhisperRemoteSettings;
 
 /* Decoding asked of the server for one call. */
 typedef struct {
@@ -63,11 +54,8 @@ typedef enum {
 } GstWhisperRemoteResult;
 
 #define GST_WHISPER_REMOTE_WINDOW_SAMPLES (30 * WHISPER_SAMPLE_RATE)
-#define GST_WHISPER_REMOTE_DEFAULT_TIMEOUT_MS 30000
-#define GST_WHISPER_REMOTE_DEFAULT_QUEUE_MS 120000
-#define GST_WHISPER_REMOTE_DEFAULT_MODEL "whisper-1"
 
-/* Checks the settings and starts the client's thread; posts warnings and
+/* Checks the settings (server-*) and starts the client's thread; posts warnings and
  * errors on `element`. No request is sent yet. */
 GstWhisperRemote *gst_whisper_remote_new (GstElement *element,
     const GstWhisperRemoteSettings *settings, GError **error);

@@ -32,11 +32,14 @@ enum {
   P_LANGUAGE_DETECTION_THRESHOLD,
   P_LANGUAGE_DETECTION_SEGMENTS,
   P_SEED,
+  P_LANGUAGE_CODE,
+  P_CONDITION_ON_PREVIOUS_TEXT,
   N_PROPS
 };
 
 #define FILE_BEAM_SIZE 5
 #define FILE_TEMPERATURES "0,0.2,0.4,0.6,0.8,1.0"
+#define DEFAULT_LANGUAGE_CODE "auto"
 
 G_DEFINE_ENUM_TYPE (GstWhisperTask, gst_whisper_task,
     G_DEFINE_ENUM_VALUE (WHISPER_TASK_TRANSCRIBE, "transcribe"),
@@ -68,6 +71,20 @@ gst_whisper_decoding_init (GstWhisperDecoding *d)
   d->language_detection_threshold = o.language_detection_threshold;
   d->language_detection_segments = o.language_detection_segments;
   d->seed = 0;
+  d->language_code = g_strdup (DEFAULT_LANGUAGE_CODE);
+  d->condition_on_previous_text = TRUE;
+}
+
+void
+gst_whisper_decoding_copy (GstWhisperDecoding *dst, const GstWhisperDecoding *src)
+{
+  *dst = *src;
+  dst->temperatures = g_strdup (src->temperatures);
+  dst->initial_prompt = g_strdup (src->initial_prompt);
+  dst->hotwords = g_strdup (src->hotwords);
+  dst->prefix = g_strdup (src->prefix);
+  dst->suppress_tokens = g_strdup (src->suppress_tokens);
+  dst->language_code = g_strdup (src->language_code);
 }
 
 void
@@ -78,6 +95,7 @@ gst_whisper_decoding_clear (GstWhisperDecoding *d)
   g_clear_pointer (&d->hotwords, g_free);
   g_clear_pointer (&d->prefix, g_free);
   g_clear_pointer (&d->suppress_tokens, g_free);
+  g_clear_pointer (&d->language_code, g_free);
 }
 
 guint
@@ -95,13 +113,12 @@ gst_whisper_decoding_install_properties (GObjectClass *klass, guint first)
    *
    * Beam search width. 0 (the default) means faster-whisper transcribe()'s
    * beam of 5, for files and live input alike. Live, the uncommitted
-   * buffer is decoded again with every chunk (gstwhisperlive.c) and a word
-   * is committed when two decodes agree on it: beam search makes the
-   * decodes of a growing buffer agree sooner and on the right words
-   * (tiny.en, latency 3000, the clips of tests/element/live-commit.c fed
-   * paced: 2.7 % word errors with beam 5, 10.9 % greedy). It costs 1.2 to
-   * 1.6 times greedy decoding on the CPU; 1 (greedy) keeps more streams on
-   * a small machine.
+   * buffer is decoded again with every chunk (task/gstwhisperlive.c) and a
+   * word is committed when two decodes agree on it: beam search makes the
+   * decodes of a growing buffer agree sooner and on the right words, so
+   * live transcripts have far fewer wrong words than greedy ones
+   * (tests/element/live-commit.c measures it). It costs more CPU than
+   * greedy decoding; 1 (greedy) keeps more streams on a small machine.
    */
   g_object_class_install_property (klass, first + P_BEAM_SIZE,
       g_param_spec_int ("beam-size", "Beam size",
@@ -200,6 +217,32 @@ gst_whisper_decoding_install_properties (GObjectClass *klass, guint first)
       g_param_spec_uint ("seed", "Seed",
           "Seed of the sampling at temperatures above 0 (results repeat with the same seed)",
           0, G_MAXUINT32, 0, rw));
+  g_object_class_install_property (klass, first + P_LANGUAGE_CODE,
+      g_param_spec_string ("language-code", "Language code",
+          "Language of the speech: a Whisper language as a BCP 47 tag, ISO 639 code or "
+          "English name (\"de\", \"de-DE\", \"de_DE\", \"deu\", \"German\"), or \"auto\" to "
+          "detect it (multilingual models; English-only ones decode English). A language the "
+          "model lacks fails the change to READY, or posts a warning and is ignored when set "
+          "later",
+          DEFAULT_LANGUAGE_CODE, rw));
+  /**
+   * GstWhisperSink:condition-on-previous-text:
+   *
+   * Whether each 30-s window of a file is decoded with the text of the
+   * previous windows as its prompt (faster-whisper's
+   * condition_on_previous_text, on by default there and here). The prompt
+   * helps spelling and punctuation stay consistent, but once the model
+   * falls into a repetition loop the loop is in the prompt of the next
+   * window too, and on long files of repeated speech the conditioned
+   * transcript skips sentences and repeats one for tens of seconds where the
+   * unconditioned one does not (compare whisper-transcribe with and without
+   * --no-condition). Live input: see live-prompt.
+   */
+  g_object_class_install_property (klass, first + P_CONDITION_ON_PREVIOUS_TEXT,
+      g_param_spec_boolean ("condition-on-previous-text", "Condition on previous text",
+          "Decode each window with the previous windows' text as prompt; off stops "
+          "repetition loops from carrying over (files only)", TRUE,
+          rw));
   return first + N_PROPS;
 }
 
@@ -219,9 +262,36 @@ check_list (guint p, const gchar *text)
   return NULL;
 }
 
+/* NULL when the engine can decode `code` (with `task`), else why not.
+ * Without an engine, only whether it is a Whisper language at all. */
+static gchar *
+language_problem (WhisperEngine *engine, const gchar *code, WhisperTask task)
+{
+  g_autoptr (GError) error = NULL;
+  if (engine) {
+    WhisperDecodeOptions o;
+    whisper_decode_options_init (&o);
+    o.language = code;
+    o.task = task;
+    if (!whisper_decode_options_check (engine, &o, &error))
+      return g_strdup (error->message);
+    return NULL;
+  }
+  int index;
+  if (!whisper_language_parse (code, WHISPER_N_LANGUAGES_MAX, &index, &error))
+    return g_strdup (error->message);
+  return NULL;
+}
+
+gchar *
+gst_whisper_decoding_check_language (const GstWhisperDecoding *d, WhisperEngine *engine)
+{
+  return language_problem (engine, d->language_code, d->task);
+}
+
 gboolean
 gst_whisper_decoding_set_property (GstWhisperDecoding *d, guint prop_id, guint first,
-    const GValue *value, gchar **problem)
+    const GValue *value, WhisperEngine *engine, gchar **problem)
 {
   if (prop_id < first || prop_id >= first + N_PROPS)
     return FALSE;
@@ -254,6 +324,20 @@ gst_whisper_decoding_set_property (GstWhisperDecoding *d, guint prop_id, guint f
       d->language_detection_segments = g_value_get_int (value);
       break;
     case P_SEED: d->seed = g_value_get_uint (value); break;
+    case P_CONDITION_ON_PREVIOUS_TEXT:
+      d->condition_on_previous_text = g_value_get_boolean (value);
+      break;
+    case P_LANGUAGE_CODE: {
+      /* transcriberbin sets it while PLAYING: checked now, against the
+       * engine's model once there is one */
+      const gchar *code = g_value_get_string (value);
+      *problem = language_problem (engine, code, d->task);
+      if (*problem)
+        break;
+      g_free (d->language_code);
+      d->language_code = g_strdup (code);
+      break;
+    }
     case P_TEMPERATURES:
     case P_SUPPRESS_TOKENS: {
       const gchar *text = g_value_get_string (value);
@@ -324,6 +408,10 @@ gst_whisper_decoding_get_property (const GstWhisperDecoding *d, guint prop_id, g
       g_value_set_int (value, d->language_detection_segments);
       break;
     case P_SEED: g_value_set_uint (value, d->seed); break;
+    case P_LANGUAGE_CODE: g_value_set_string (value, d->language_code); break;
+    case P_CONDITION_ON_PREVIOUS_TEXT:
+      g_value_set_boolean (value, d->condition_on_previous_text);
+      break;
   }
   return TRUE;
 }
@@ -332,6 +420,8 @@ void
 gst_whisper_decoding_fill (const GstWhisperDecoding *d, gboolean live, WhisperDecodeOptions *o,
     GArray *suppress)
 {
+  o->language = d->language_code;
+  o->condition_on_previous_text = d->condition_on_previous_text;
   o->task = d->task;
   o->beam_size = d->beam_size > 0 ? d->beam_size : FILE_BEAM_SIZE;
   o->best_of = d->best_of;

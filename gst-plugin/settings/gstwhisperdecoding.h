@@ -1,5 +1,5 @@
-/* gstwhisperdecoding.h: whispersink's decoding properties (task, search,
- * temperature fallback, prompts, language detection): their GParamSpecs,
+/* gstwhisperdecoding.h: whispersink's decoding properties (language, task,
+ * search, temperature fallback, prompts, conditioning, language detection): their GParamSpecs,
  * their values, and the WhisperDecodeOptions they make for one call of the
  * engine, files and live input alike. The element keeps one
  * GstWhisperDecoding under its object lock and hands its property ids from
@@ -32,19 +32,27 @@ typedef struct {
   gdouble language_detection_threshold;
   gint language_detection_segments;
   guint seed;
+  gchar *language_code;        /* "auto", or a language whisper_language_parse () takes */
+  gboolean condition_on_previous_text;
 } GstWhisperDecoding;
 
 void gst_whisper_decoding_init (GstWhisperDecoding *d);
 void gst_whisper_decoding_clear (GstWhisperDecoding *d);
+void gst_whisper_decoding_copy (GstWhisperDecoding *dst, const GstWhisperDecoding *src);
 
 /* Installs the properties with ids first_prop_id.. and returns the id
  * after the last. */
 guint gst_whisper_decoding_install_properties (GObjectClass *klass, guint first_prop_id);
 /* FALSE when prop_id is not one of them. A bad string value (a temperature
- * list or a token list that does not parse) keeps the old value and
- * returns the reason in *problem (free it). Object lock held. */
+ * list or a token list that does not parse, a language that `engine` (NULL:
+ * none loaded yet) cannot decode) keeps the old value and returns the
+ * reason in *problem (free it). Object lock held. */
 gboolean gst_whisper_decoding_set_property (GstWhisperDecoding *d, guint prop_id,
-    guint first_prop_id, const GValue *value, gchar **problem);
+    guint first_prop_id, const GValue *value, WhisperEngine *engine, gchar **problem);
+/* NULL when `engine` can decode language-code with task, else why not
+ * (free it). */
+gchar *gst_whisper_decoding_check_language (const GstWhisperDecoding *d,
+    WhisperEngine *engine);
 gboolean gst_whisper_decoding_get_property (const GstWhisperDecoding *d, guint prop_id,
     guint first_prop_id, GValue *value);
 

@@ -367,8 +367,8 @@ gst_whisper_commit_prompt (const GstWhisperCommit *c)
 }
 
 /* Whether the word that ends at `dot` (a '.') in `text` is an
- * abbreviation that does not end a sentence: a title ("Mr.", tiny.en's
- * reading of "mister" in the middle of "And Mr. John Dashwood") or an
+ * abbreviation that does not end a sentence: a title ("Mr.", which a
+ * model may write for "mister" in the middle of a sentence) or an
  * initial ("John F. Kennedy"; "I." is a word). */
 static gboolean
 is_abbreviation (const gchar *text, const gchar *dot)

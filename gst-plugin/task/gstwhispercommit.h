@@ -20,30 +20,27 @@
  * words). The time rule spares a word that ends more than
  * GST_WHISPER_COMMIT_NEW_AFTER_S after the committed end and is not the last
  * committed word again: the alignment gives a word after a pause the pause
- * as well ("ask" after "fellow Americans," started 0.6 s before its sound,
- * before the committed end, and was lost in 8 of 12 passes). A word that
+ * as well, so that such a word can start before the committed end and
+ * would be lost. A word that
  * would miss the latency budget (counted from its end) if it waited for
  * one more decode is committed then (`force_before`): of this decode's
  * reading and the previous decode's reading of the same audio (its last
  * word ending within 0.3 s of this one's, the
  * word after it agreeing) the one with the higher mean word probability
- * ("my" at 0.52 over "am I" at 0.15 and 0.93; the newer on a tie). A
+ * (the newer on a tie). A
  * drain commits everything. With `agree_before` 0 agreement commits nothing and
  * every word waits for its deadline (whispersink's live-commit=deadline).
  * An agreed word whose probability in the newer decode is below
  * `min_probability` waits too, and so do the words after it: two decodes
  * that both heard too little of an utterance's first word often agree on
- * the wrong one ("How do you marry" for "Had he married", at 0.34 to 0.59),
- * while words heard in full come at 0.7 and above (whispersink's
+ * the wrong one, with a low probability, while words heard in full come at 0.7 and above (whispersink's
  * live-min-probability). Such a word waits at most until the decoded
  * audio (`decoded_end`) reaches GST_WHISPER_COMMIT_UNSURE_WAIT_S past its
  * end: heard in full, with what follows it, the agreed reading is the one
- * more audio gives too ("ask" after a pause came at 0.30 to 0.46 in ten
- * decodes in a row, and with no deadline near it blocked everything
- * after it). 2 s was too little: tiny.en read jfk.wav's "my" as "am I"
- * ("am" at 0.36) in the decodes up to 2 s after it and as "my" in the
- * next, half a second later; at latency 3000 the deadline, about 2.2 s
- * after a word, comes before the 3 s.
+ * more audio gives too, and a word that stays unsure with no deadline near
+ * it would block everything after it. A shorter wait commits readings
+ * that the next half second of audio corrects; with a budget of a few
+ * seconds the deadline comes first anyway.
  *
  * Pure bookkeeping, no GStreamer: times are run sample indices
  * (gstwhisperwindow.h). Used by the inference task only. */

@@ -3,9 +3,9 @@
  * Live, the buffer a call decodes starts where the text before it was
  * committed and released (gstwhisperlive.c). A decode that starts on the
  * first syllable of an utterance, with nothing before it, is the one that
- * goes wrong most: the model hears "unless" as "I'd less" and "Had he
- * married" as "How do you marry" until a second or two more of audio
- * arrives, and at latency 3000 the deadline often commits it before that.
+ * goes wrong most: a small model misreads the first words until a second
+ * or two more of audio arrives, and with a budget of a few seconds the
+ * deadline often commits them before that.
  * The context is the audio of the last few seconds of committed speech,
  * kept as it leaves the buffer; a call's input is that audio followed by
  * the buffer from its first speech (less a pad), so the model continues
@@ -14,12 +14,10 @@
  * buffer's own words keep their times, as the buffer's part of the input
  * is its audio unchanged from the splice on.
  *
- * Measured on tests/element/live-commit.sh --paced (tiny.en, latency
- * 3000, 10 minutes of real speech): with 3 s of context and the silence
- * trim guarded (gst_whisper_live_speech_from), 5.7 % word errors against
- * the published text, 7.3 % without; with live-min-probability 0.65 and
- * committed speech released at once, 3.2 % (gst-plugin/README.md, "Live
- * context").
+ * With the silence trim guarded (gst_whisper_live_speech_from) the context
+ * gives fewer wrong words, and fewer still with live-min-probability and
+ * committed speech released at once (tests/element/live-commit.sh --paced
+ * measures it; gst-plugin/README.md, "Live context").
  * Keeping committed audio in the buffer itself instead (so the decode
  * sees it, and its text is dropped) lost words: the model ended its
  * segment after the kept audio's text and skipped what followed.

@@ -47,8 +47,8 @@
  * the buffer is never cut within 0.3 s of speech that has no committed
  * words yet. With a context, committed speech leaves the buffer as soon
  * as nothing is pending (the context carries it into the next call): kept
- * and decoded again, a finished sentence pulled the next word's reading
- * towards it ("Unless" came as "I'd less"). Agreed words less probable
+ * and decoded again, a finished sentence pulls the next word's reading
+ * towards it. Agreed words less probable
  * than live-min-probability wait for more audio, up to their deadline or
  * until GST_WHISPER_COMMIT_UNSURE_WAIT_S of audio after them has been
  * decoded (gstwhispercommit.h). */
@@ -159,9 +159,9 @@ sentence_after_pause (GstWhisperSink *self, GstWhisperLive *live, const GArray *
       && g_array_index (c->pending, GstWhisperTimedWord, 0).end < from)
     return G_MAXUINT64;
   /* no pause: speech (with its pad) from the committed end on. Cut there,
-   * the input began inside the last word: at latency 1500, after tiny.en's
-   * "And Mr." the decodes gave nothing for 6 s of "John Dashwood had then
-   * leisure to consider", and the output queue dropped it as too late */
+   * the input would begin inside the last word, where the decodes can give
+   * nothing for seconds of speech until the output queue drops it as too
+   * late */
   if (from != G_MAXUINT64 && from <= c->committed_end)
     return G_MAXUINT64;
   return from;
@@ -194,12 +194,11 @@ gst_whisper_live_begin_call (GstWhisperSink *self, GstWhisperLive *live, const W
       live->commit.committed_end, (guint64) (SPEECH_GUARD_S * live->rate));
   /* The context goes before the buffer's first speech; after a finished
    * sentence and a pause, before the next sentence: the leftover of the
-   * last word and the pause are left out. Heard after 1 to 2 s of noise,
-   * an utterance's first words came wrong ("How do you marry" for "Had he
-   * married"), and right with the pause cut; what the decode reads in the
-   * detector's pad before them is dropped (drop_pause_noise). Pauses
-   * within a sentence stay: cut before "ask" in "And so my fellow
-   * Americans, ask not", it came as "it's not". */
+   * last word and the pause are left out. Heard after a second or two of
+   * noise, an utterance's first words come wrong, and right with the
+   * pause cut; what the decode reads in the detector's pad before them is
+   * dropped (drop_pause_noise). Pauses within a sentence stay: a word cut
+   * from the sentence before it is misread. */
   if (speech->len > 0) {
     speech_start = window_start
         + (guint64) MAX (g_array_index (speech, WhisperVadSpeech, 0).start_sample, 0);
@@ -436,11 +435,10 @@ release (GstWhisperLive *live, const GstWhisperLiveInput *in, guint64 trim)
 }
 
 /* After a left-out pause the decode hears the detector's pad of noise
- * before the sentence, and read it as a word ("smoke." before "Had he
- * married", "line." before "And Mr. John", probability 0.26 to 0.39,
- * committed at the deadline): unsure words before the onset, up to one
- * that ends a sentence, are left out (gst_whisper_commit_drop_before_onset;
- * without the sentence end base lost "He" of "He began"). */
+ * before the sentence, and may read it as an unsure word that the deadline
+ * would commit: unsure words before the onset, up to one that ends a
+ * sentence, are left out (gst_whisper_commit_drop_before_onset; the
+ * sentence end keeps a sentence's first word). */
 static void
 drop_pause_noise (GstWhisperSink *self, const GstWhisperLive *live, GArray *hyp)
 {
@@ -467,7 +465,7 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
 {
   GstWhisperWindow *w = &self->window;
   g_autoptr (GArray) hyp = hypothesis_of (self, w, in, segments,
-      self->decoding.compression_ratio_threshold);
+      self->task_settings.decoding.compression_ratio_threshold);
   g_autoptr (GArray) committed = gst_whisper_timed_words_new ();
   const guint64 call_start = in->start, ws = in->window_start;
   const gsize n_samples = in->n;
@@ -508,7 +506,7 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
         t->str);
     g_string_free (t, TRUE);
   }
-  live->commit.agree_before = self->live_commit == GST_WHISPER_LIVE_COMMIT_AGREEMENT
+  live->commit.agree_before = self->task_settings.live.commit == GST_WHISPER_LIVE_COMMIT_AGREEMENT
       ? G_MAXUINT64 : 0;
   live->commit.decoded_end = call_end;
   live->commit.context_end = in->splice > in->start ? in->splice : 0;
@@ -554,9 +552,8 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
       /* With a context, the committed speech leaves the buffer at once:
        * the context gives the next decode what was said before, and the
        * buffer's first speech is no longer decoded after a sentence it
-       * has to read again (after "He was not an ill-disposed young man.",
-       * re-decoded with it, "Unless" came as "I'd less"; spliced after
-       * its context, as "man, unless") */
+       * has to read again (re-decoded with it, the next word is misread;
+       * spliced after its context, it is not) */
       trim = MAX (trim, MIN (live->commit.committed_end, silent_from));
     }
   }

@@ -1,13 +1,20 @@
-/* gstwhispersink-private.h: the instance structure of whispersink, shared by
- * gstwhispersink.c (pads, states, properties, events, chain),
- * gstwhispertask.c (the inference task that runs the engine) and
- * gstwhispersrc.c (the src pad task that pushes downstream).
+/* gstwhispersink-private.h: the instance structure of whispersink. Only
+ * the element (element/: pads, states, events, queries, properties,
+ * loading) and the inference task (task/: the engine calls, the commit
+ * policy, the translate_src pads) see it; settings/, io/, shared/ and
+ * remote/ get what they need as arguments.
  *
- * Threads, one way: upstream streaming thread -> queue (gstwhisperqueue.c)
- * -> inference task -> output queue (gstwhisperoutqueue.c) -> src pad task
- * -> downstream. Locks:
- *  - properties, the stream pointer (for cancelling) and the counters of
- *    the stats property: GST_OBJECT_LOCK;
+ * Settings and state apart: `settings` holds every property's value, one
+ * typed struct per group (settings/gstwhispersettings.h), under
+ * GST_OBJECT_LOCK; the task works on `task_settings`, its own copy taken
+ * under that lock before each engine call; the rest is runtime state.
+ *
+ * Threads, one way: upstream streaming thread -> queue (io/gstwhisperqueue.c)
+ * -> inference task -> output queue (io/gstwhisperoutqueue.c) -> src pad task
+ * (io/gstwhispersrc.c) -> downstream. Locks:
+ *  - settings, the loaded engine, detector and client pointers, the stream
+ *    pointer (for cancelling) and the counters of the stats property:
+ *    GST_OBJECT_LOCK;
  *  - each queue has its own lock, never held while transcribing or pushing;
  *  - sink-side fields: the upstream streaming thread only;
  *  - task-side fields: the inference task only, src-side fields: the src
@@ -29,7 +36,7 @@
 #include "io/gstwhisperwindow.h"
 #include "io/gstwhisperwords.h"
 #include <whisper/whisper.h>
-#include "settings/gstwhisperdecoding.h"
+#include "settings/gstwhispersettings.h"
 #include "task/gstwhisperlive.h"
 #include "task/gstwhispertranslate.h"
 
@@ -39,55 +46,37 @@ G_BEGIN_DECLS
 typedef struct _GstWhisperSink GstWhisperSink;
 
 
+/* The counters of the stats property, in samples, since READY->PAUSED. */
+typedef struct {
+  guint64 audio_received;     /* sink side */
+  guint64 audio_transcribed;  /* task: audio the engine has been given */
+  guint64 audio_dropped;      /* task: live audio dropped to catch up */
+  guint64 samples_non_finite; /* sink side: NaN/Inf samples set to 0 */
+  guint64 samples_clipped;    /* sink side: samples beyond +-1 clamped to it */
+  guint64 windows_silent;     /* task: the engine's stats after each call */
+  guint64 windows_no_voice;
+  guint64 windows_no_speech;
+  guint64 audio_filled;       /* sink side: silence put in holes (max-gap) */
+  guint gaps_filled;          /* sink side: holes filled */
+  guint64 audio_overlap;      /* sink side: received again, dropped */
+} GstWhisperSinkStats;
+
 struct _GstWhisperSink {
   GstElement parent;
 
   GstPad *sinkpad;
   GstPad *srcpad;
 
-  /* Properties (GST_OBJECT_LOCK). */
-  gchar *model;
-  GstWhisperDevice device;
-  GstWhisperPrecision precision;
-  gint threads;
-  gchar *engine_group;        /* NULL: the shared group (shared/gstwhisperregistries.h) */
-  gchar *language_code;
-  GstWhisperDecoding decoding;    /* task, search, prompts (gstwhisperdecoding.h) */
-  guint latency_ms;
-  guint lateness_ms;
-  guint translate_latency_ms; /* translate_src_%u pads: added to their LATENCY answer */
-  GstWhisperOutputMode output;
-  gint encoder_context;
-  gboolean encoder_context_warn;  /* set below the useful minimum, not warned yet */
-  gboolean latency_warn;          /* the same for latency */
-  gdouble no_speech_threshold;
-  gboolean condition_on_previous_text;
-  gboolean live_prompt;       /* live: condition on the committed text */
-  GstWhisperLiveCommit live_commit;  /* live: when a word is committed */
-  gdouble live_context;       /* live: seconds of committed speech before a decode */
-  gdouble live_min_probability;  /* live: agreed words below it wait */
-  GstWhisperLiveEncoder live_encoder;  /* live: the encoder window of a call */
-  gint batch_size;                     /* offline-mode=batched: pieces decoded at once */
-  gint channel;               /* -1: the mean of all channels */
-  gdouble silence_threshold;  /* dBFS */
-  gboolean strict_no_speech;
-  gboolean word_timestamps;   /* faster-whisper's word_timestamps=True */
-  gboolean vad_gate;
-  gchar *vad_model;           /* NULL: whisper_vad_default_path () */
-  gdouble vad_threshold;
-  /* vad-filter and faster-whisper's VadOptions (gstwhispersink.c, the
-   * "vad-filter" block); vad_threshold above is VadOptions.threshold. */
-  gboolean vad_filter;
-  gdouble vad_neg_threshold;  /* < 0: derived from vad_threshold */
-  gint vad_min_speech_ms;
-  gdouble vad_max_speech_s;   /* INFINITY: no limit */
-  gint vad_min_silence_ms;
-  gint vad_speech_pad_ms;
-  guint max_gap_ms;           /* holes up to this are filled with silence */
-  GstWhisperOfflineMode offline_mode;
-  gint max_encoder_length;
-  gboolean engine_dirty;      /* an engine property changed in READY */
-  gboolean language_warned;
+  /* Settings: every property but the read-only ones, one struct per
+   * group (settings/gstwhispersettings.h). GST_OBJECT_LOCK; the task and
+   * the engine's loading work on copies taken under it. */
+  GstWhisperSettings settings;
+
+  /* Setting state (GST_OBJECT_LOCK). */
+  gboolean max_encoder_length_warn;  /* encoder-context below the useful minimum, not warned yet */
+  gboolean latency_warn;             /* the same for latency */
+  gboolean engine_dirty;      /* a setting the engine is made with changed in READY */
+  gint max_encoder_length;    /* the engine's resolved maximum (max-encoder-length) */
 
   /* Engine: created NULL->READY, freed READY->NULL (pointer under object lock). */
   WhisperEngine *engine;
@@ -106,19 +95,8 @@ struct _GstWhisperSink {
   /* READY->PAUSED .. PAUSED->READY; the pointer under the object lock. */
   WhisperStream *stream;
 
-  /* Counters of the stats property, in samples, since READY->PAUSED
-   * (object lock). */
-  guint64 audio_received;     /* sink side */
-  guint64 audio_transcribed;  /* task: audio the engine has been given */
-  guint64 audio_dropped;      /* task: live audio dropped to catch up */
-  guint64 samples_non_finite; /* sink side: NaN/Inf samples set to 0 */
-  guint64 samples_clipped;    /* sink side: samples beyond +-1 clamped to it */
-  guint64 windows_silent;     /* task: the engine's stats after each call */
-  guint64 windows_no_voice;
-  guint64 windows_no_speech;
-  guint64 audio_filled;       /* sink side: silence put in holes (max-gap) */
-  guint gaps_filled;          /* sink side: holes filled */
-  guint64 audio_overlap;      /* sink side: received again, dropped */
+  /* Counters of the stats property (object lock). */
+  GstWhisperSinkStats stats;
   /* Sink side (streaming thread only): when the last warning about such
    * samples was posted, in samples received, or G_MAXUINT64 for never. */
   guint64 sanitize_warned_at;
@@ -128,6 +106,8 @@ struct _GstWhisperSink {
   GRecMutex task_lock;
 
   /* Task side. */
+  GstWhisperSettings task_settings;  /* the task's copy of settings, taken under
+                                      * the object lock before each engine call */
   GstWhisperWindow window;
   GstWhisperOutput out;
   GstWhisperWords words;
@@ -143,14 +123,9 @@ struct _GstWhisperSink {
   /* Src side: the src pad's task. */
   GstWhisperSrcLane src;
 
-  /* device=remote (gstwhispersinkremote.c): properties (object lock) and
-   * the client, made at NULL->READY in place of the engine, freed at
-   * READY->NULL (pointer under the object lock, used by the task). */
-  gchar *server_url;
-  gchar *server_model;
-  gchar *server_api_key;      /* never logged, never readable */
-  guint server_timeout_ms;
-  guint server_queue_ms;
+  /* device=remote (element/gstwhispersinkengine.c): the client, made at
+   * NULL->READY in place of the engine, freed at READY->NULL (pointer under
+   * the object lock, used by the task). */
   GstWhisperRemote *remote;
 
   /* translate_src_%u (gstwhispertranslate.c): their lanes, changed under
@@ -160,6 +135,10 @@ struct _GstWhisperSink {
   guint translate_next;
 };
 
+/* gstwhispersnapshot.c: the task's copy of the settings
+ * (self->task_settings), taken under the object lock: what the next engine
+ * call and its policy read, without the lock. Inference task only. */
+void gst_whisper_sink_take_settings (GstWhisperSink *self);
 /* gstwhispersnapshot.c: what a src pad adds to upstream's latency when
  * upstream is live: the latency property, plus translate-latency for a
  * translate_src_%u pad. The one place that reads latency outside the
@@ -177,21 +156,6 @@ void gst_whisper_sink_task_pause (GstWhisperSink *self);
 /* Stops the task and waits for its thread. */
 void gst_whisper_sink_task_stop (GstWhisperSink *self);
 
-/* gstwhispersinkremote.c: device=remote; its properties take the ids
- * first_prop_id .. first_prop_id + GST_WHISPER_SINK_REMOTE_N_PROPS - 1. */
-#define GST_WHISPER_SINK_REMOTE_N_PROPS 5
-void gst_whisper_sink_remote_install_properties (GObjectClass *klass, guint first_prop_id);
-void gst_whisper_sink_remote_init (GstWhisperSink *self);
-void gst_whisper_sink_remote_finalize (GstWhisperSink *self);
-/* FALSE when prop_id is none of its properties. */
-gboolean gst_whisper_sink_remote_set_property (GstWhisperSink *self, guint prop_id,
-    const GValue *value, GParamSpec *pspec);
-gboolean gst_whisper_sink_remote_get_property (GstWhisperSink *self, guint prop_id,
-    GValue *value);
-gboolean gst_whisper_sink_remote_is_selected (GstWhisperSink *self);
-/* Makes the client (replacing an engine); FALSE with an error posted. */
-gboolean gst_whisper_sink_remote_open (GstWhisperSink *self);
-void gst_whisper_sink_remote_close (GstWhisperSink *self);
 
 
 G_END_DECLS

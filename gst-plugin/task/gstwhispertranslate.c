@@ -285,7 +285,7 @@ request_new_pad (GstElement *element, GstPadTemplate *templ, const gchar *name,
     gst_caps_unref (text);
     if (self->seen_segment) {
       GST_OBJECT_LOCK (self);
-      GstClockTime shift = (GstClockTime) self->lateness_ms * GST_MSECOND;
+      GstClockTime shift = (GstClockTime) self->settings.live.lateness_ms * GST_MSECOND;
       GST_OBJECT_UNLOCK (self);
       gst_whisper_output_start_segment (&lane->out, &self->out.segment, shift);
       /* after the segment (sticky order); else with the next segment */
@@ -572,21 +572,12 @@ push_segments (GstWhisperSink *self, Lane *lane, const GstWhisperTranslateCall *
 }
 
 void
-gst_whisper_translate_lock (GstWhisperSink *self)
-{
-  LANES_LOCK (self);
-}
-
-void
-gst_whisper_translate_unlock (GstWhisperSink *self)
-{
-  LANES_UNLOCK (self);
-}
-
-void
 gst_whisper_translate_prepare (GstWhisperSink *self, const WhisperDecodeOptions *options,
     gboolean commit, GstWhisperOutputMode output)
 {
+  const GstWhisperSettings *s = &self->task_settings;
+
+  LANES_LOCK (self);
   FOR_EACH_LANE (self, lane) {
     WhisperDecodeOptions opts = *options;
     if (!lane->stream)
@@ -598,9 +589,10 @@ gst_whisper_translate_prepare (GstWhisperSink *self, const WhisperDecodeOptions 
       opts.word_timestamps = TRUE;
     whisper_stream_set_options (lane->stream, &opts);
     if (commit)
-      gst_whisper_live_prepare (self, &lane->live, lane->stream, self->decoding.initial_prompt,
-          self->live_prompt, self->live_min_probability);
+      gst_whisper_live_prepare (self, &lane->live, lane->stream, s->decoding.initial_prompt,
+          s->live.prompt, s->live.min_probability);
   }
+  LANES_UNLOCK (self);
 }
 
 GstFlowReturn

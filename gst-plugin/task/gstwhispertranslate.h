@@ -56,12 +56,10 @@ void gst_whisper_translate_push_eos (GstWhisperSink *self);
  * n_samples from run index call_start) and carry; `done` is how much of it the src pad's call
  * transcribed (the pads output the segments that start before it). Live
  * (commit) calls commit the translation by the same policy. */
-/* The translate lock: before the object lock, never after it (the pads
- * change under both). */
-void gst_whisper_translate_lock (GstWhisperSink *self);
-void gst_whisper_translate_unlock (GstWhisperSink *self);
-/* Translate lock and object lock held, before the call: the pads' streams
- * get the options (task=translate) and, live, their prompts. */
+/* Before the call (inference task): the pads' streams get the options
+ * (task=translate) and, live, their prompts from the task's copy of the
+ * settings. Takes the translate lock (the pads change under it and then
+ * the object lock). */
 void gst_whisper_translate_prepare (GstWhisperSink *self, const WhisperDecodeOptions *options,
     gboolean commit, GstWhisperOutputMode output);
 
