@@ -1,6 +1,6 @@
-/* gstwhisperinputsettings.h: whispersink's what is taken from the sink pad
- * (channel, max-gap) and how non-live input is cut into engine calls
- * (offline-mode, batch-size).
+/* gstwhisperinputsettings.h: the settings of what whispersink takes from
+ * the sink pad (channel, max-gap) and how non-live input is cut into engine
+ * calls (offline-mode, batch-size).
  * A typed copy of the properties: set and read under the element's object
  * lock, copied whole for each engine call; no runtime state. */
 #pragma once

@@ -1,4 +1,4 @@
-/* gstwhisperlivesettings.h: whispersink's live input (latency, lateness,
+/* gstwhisperlivesettings.h: whispersink's live settings (latency, lateness,
  * translate-latency, live-prompt, live-commit, live-context,
  * live-min-probability, live-encoder).
  * A typed copy of the properties: set and read under the element's object

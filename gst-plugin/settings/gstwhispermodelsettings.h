@@ -1,5 +1,5 @@
-/* gstwhispermodelsettings.h: whispersink's the model and where it runs (model,
- * device, precision, threads, engine-group, encoder-context; the
+/* gstwhispermodelsettings.h: the settings of whispersink's model and where it
+ * runs (model, device, precision, threads, engine-group, encoder-context; the
  * read-only max-encoder-length is the engine's, answered by the element).
  * The engine is loaded with them: they change in NULL and READY only.
  * A typed copy of the properties: set and read under the element's object

@@ -1,4 +1,4 @@
-/* gstwhisperoutputsettings.h: whispersink's what goes downstream (output,
+/* gstwhisperoutputsettings.h: the settings of what whispersink pushes (output,
  * word-timestamps; the read-only max-observed-delay and stats are the
  * element's state, answered by the element).
  * A typed copy of the properties: set and read under the element's object

@@ -1,4 +1,4 @@
-/* gstwhispervadsettings.h: whispersink's what counts as speech: the voice
+/* gstwhispervadsettings.h: whispersink's settings of what counts as speech: the voice
  * activity detector (vad-gate, vad-model, vad-filter, and faster-whisper's
  * VadOptions: vad-threshold, vad-neg-threshold, vad-min-speech-ms,
  * vad-max-speech-s, vad-min-silence-ms, vad-speech-pad-ms), the silence

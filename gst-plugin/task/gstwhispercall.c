@@ -336,6 +336,21 @@ gst_whisper_call_advance (GstWhisperSink *self, const GstWhisperRegion *region, 
   gst_whisper_translate_gap_until (self, gst_whisper_window_time_at (w, w->seek));
 }
 
+/* A call of `region` from the window's seek point: nothing out yet. */
+static void
+call_context_init (CallContext *ctx, GstWhisperSink *self, const GstWhisperRegion *region)
+{
+  ctx->self = self;
+  ctx->output = self->task_settings.output.output;
+  ctx->start = self->window.seek;
+  ctx->n_samples = region->n_samples;
+  ctx->carry = region->carry;
+  ctx->next_window = -1.0;
+  ctx->first_window = -1.0;
+  ctx->held_words = g_array_new (FALSE, TRUE, sizeof (GstWhisperWord));
+  ctx->flow = GST_FLOW_OK;
+}
+
 /* The options of one engine call: the task's copy of the settings, group
  * by group, and what the call's kind asks (batched, a carried segment, the
  * commit policy). Sets what `ctx` learns from them. */
@@ -432,16 +447,8 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
         in.window, in.window_start, in.window_n, &in);
   }
 
-  ctx.self = self;
-  ctx.output = output;
-  ctx.start = w->seek;
-  ctx.n_samples = region->n_samples;
-  ctx.carry = region->carry;
-  ctx.next_window = -1.0;
-  ctx.first_window = -1.0;
-  ctx.held_words = g_array_new (FALSE, TRUE, sizeof (GstWhisperWord));
+  call_context_init (&ctx, self, region);
   ctx.segments = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
-  ctx.flow = GST_FLOW_OK;
 
   call_options (self, region, policy, &in, &ctx, &opts, suppress);
   whisper_stream_set_options (self->stream, &opts);
@@ -571,14 +578,7 @@ gst_whisper_call_transcribe_remote (GstWhisperSink *self, const GstWhisperRegion
   *later = FALSE;
   if (is_cancelled (self))
     return GST_FLOW_FLUSHING;
-  ctx.self = self;
-  ctx.output = output;
-  ctx.start = w->seek;
-  ctx.n_samples = region->n_samples;
-  ctx.carry = region->carry;
-  ctx.next_window = -1.0;
-  ctx.held_words = g_array_new (FALSE, TRUE, sizeof (GstWhisperWord));
-  ctx.flow = GST_FLOW_OK;
+  call_context_init (&ctx, self, region);
 
   req.language = s->decoding.language_code;
   req.condition = s->decoding.condition_on_previous_text;
