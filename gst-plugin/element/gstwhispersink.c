@@ -31,6 +31,7 @@
 #include "task/gstwhispersink-private.h"
 #include "io/gstwhisperlatency.h"
 #include "element/gstwhispersinkengine.h"
+#include "element/gstwhispersinkproperties.h"
 #include "shared/gstwhisperregistries.h"
 #include "settings/gstwhisperdecoding.h"
 #include <whisper/whisper.h>
@@ -64,10 +65,6 @@ G_DEFINE_TYPE_WITH_CODE (GstWhisperSink, gst_whisper_sink, GST_TYPE_ELEMENT,
 GST_ELEMENT_REGISTER_DEFINE (whispersink, "whispersink", GST_RANK_NONE,
     GST_TYPE_WHISPER_SINK);
 
-static void gst_whisper_sink_set_property (GObject *object, guint prop_id,
-    const GValue *value, GParamSpec *pspec);
-static void gst_whisper_sink_get_property (GObject *object, guint prop_id,
-    GValue *value, GParamSpec *pspec);
 static void gst_whisper_sink_finalize (GObject *object);
 static GstStateChangeReturn gst_whisper_sink_change_state (GstElement *element,
     GstStateChange transition);
@@ -85,9 +82,6 @@ static gboolean gst_whisper_sink_sink_activate_mode (GstPad *pad, GstObject *par
     GstPadMode mode, gboolean active);
 
 /* ------------------------------------------------------------------------ */
-static gboolean engine_property_writable (GstWhisperSink *self, GParamSpec *pspec,
-    GstWhisperSettingLoads loads, const gchar **ignored);
-
 
 static void
 gst_whisper_sink_class_init (GstWhisperSinkClass *klass)
@@ -155,8 +149,8 @@ gst_whisper_sink_init (GstWhisperSink *self)
   GST_OBJECT_FLAG_SET (self, GST_ELEMENT_FLAG_SINK);
 
   gst_whisper_settings_init (&self->settings);
-  gst_whisper_align_init (&self->align, WHISPER_SAMPLE_RATE, ALIGN_TOLERANCE);
-  gst_segment_init (&self->sink_segment, GST_FORMAT_TIME);
+  gst_whisper_align_init (&self->sink.align, WHISPER_SAMPLE_RATE, ALIGN_TOLERANCE);
+  gst_segment_init (&self->sink.segment, GST_FORMAT_TIME);
   gst_whisper_queue_init (&self->queue);
   gst_whisper_out_queue_init (&self->outq, GST_ELEMENT (self));
   self->src.element = GST_ELEMENT (self);
@@ -190,164 +184,14 @@ gst_whisper_sink_finalize (GObject *object)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Properties */
-
-/* Object lock held. What the engine (or the device=remote client) is made
- * with may change in NULL and READY only; a change in PAUSED or PLAYING is
- * ignored, and *ignored names the property so that the caller posts a
- * warning once the lock is released. */
-static gboolean
-engine_property_writable (GstWhisperSink *self, GParamSpec *pspec, GstWhisperSettingLoads loads,
-    const gchar **ignored)
-{
-  if (GST_STATE (self) > GST_STATE_READY || GST_STATE_PENDING (self) > GST_STATE_READY) {
-    if (loads == GST_WHISPER_SETTING_LOADS_ENGINE)
-      GST_WARNING_OBJECT (self, "'%s' can only be changed in the NULL or READY state; "
-          "the change is ignored", pspec->name);
-    *ignored = pspec->name;
-    return FALSE;
-  }
-  if (self->engine || self->remote)
-    self->engine_dirty = TRUE;    /* made again on the way to PAUSED */
-  return TRUE;
-}
-
-/* After a property was set: the warnings and messages it asks for. */
-static void
-post_setting_change (GstWhisperSink *self, GParamSpec *pspec, const GValue *value,
-    GstWhisperSettingChange change, GstWhisperSettingLoads loads, const gchar *ignored,
-    const gchar *problem)
-{
-  if (change & (GST_WHISPER_SETTING_MAX_ENCODER_LENGTH | GST_WHISPER_SETTING_LATENCY))
-    gst_whisper_sink_post_setting_warnings (self);
-  if ((change & GST_WHISPER_SETTING_REFUSED) && g_str_equal (pspec->name, "language-code"))
-    GST_ELEMENT_WARNING_WITH_DETAILS (self, LIBRARY, SETTINGS,
-        ("language-code \"%s\" is ignored: %s", g_value_get_string (value), problem),
-        ("the previous language stays"),
-        ("reason", G_TYPE_STRING, "language-invalid", NULL));
-  else if (change & GST_WHISPER_SETTING_REFUSED)
-    GST_ELEMENT_WARNING_WITH_DETAILS (self, LIBRARY, SETTINGS,
-        ("'%s' is ignored: %s", pspec->name, problem), ("the previous value stays"),
-        ("reason", G_TYPE_STRING, "property-invalid", "property", G_TYPE_STRING, pspec->name,
-            NULL));
-  if ((change & GST_WHISPER_SETTING_LATENCY) && GST_STATE (self) >= GST_STATE_PAUSED)
-    gst_element_post_message (GST_ELEMENT (self),
-        gst_message_new_latency (GST_OBJECT (self)));
-  if (ignored)
-    GST_ELEMENT_WARNING_WITH_DETAILS (self, LIBRARY, SETTINGS,
-        ("The property '%s' cannot change while the element is PAUSED or PLAYING: the "
-            "change is ignored", ignored),
-        ("%s; set it in the NULL or READY state", loads == GST_WHISPER_SETTING_LOADS_REMOTE
-            ? "the remote engine is made with it" : "the engine is loaded with it"),
-        ("reason", G_TYPE_STRING, "property-ignored", "property", G_TYPE_STRING, ignored,
-            NULL));
-}
-
-static void
-gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *value,
-    GParamSpec *pspec)
-{
-  GstWhisperSink *self = GST_WHISPER_SINK (object);
-  GstWhisperSettingLoads loads = gst_whisper_settings_loads (prop_id);
-  GstWhisperSettingChange change = GST_WHISPER_SETTING_SET;
-  const gchar *ignored = NULL;
-  g_autofree gchar *problem = NULL;
-
-  GST_OBJECT_LOCK (self);
-  if (loads == GST_WHISPER_SETTING_LOADS_NOTHING
-      || engine_property_writable (self, pspec, loads, &ignored))
-    change = gst_whisper_settings_set_property (&self->settings, prop_id, value, self->engine,
-        &problem);
-  if (change & GST_WHISPER_SETTING_MAX_ENCODER_LENGTH)
-    self->max_encoder_length_warn = (change & GST_WHISPER_SETTING_TOO_SMALL) != 0;
-  if (change & GST_WHISPER_SETTING_LATENCY)
-    self->latency_warn = (change & GST_WHISPER_SETTING_TOO_SMALL) != 0;
-  GST_OBJECT_UNLOCK (self);
-
-  if (change == GST_WHISPER_SETTING_UNKNOWN) {
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    return;
-  }
-  post_setting_change (self, pspec, value, change, loads, ignored, problem);
-}
-
-static GstClockTime
-samples_to_time (guint64 n)
-{
-  return gst_util_uint64_scale_int (n, GST_SECOND, WHISPER_SAMPLE_RATE);
-}
-
-static GstStructure *
-get_stats (GstWhisperSink *self)
-{
-  GstStructure *s;
-  guint queued, dropped;
-  const GstWhisperSinkStats *st = &self->stats;
-
-  gst_whisper_out_queue_get_stats (&self->outq, &queued, &dropped);
-  GST_OBJECT_LOCK (self);
-  s = gst_structure_new ("whispersink-stats",
-      "audio-received", G_TYPE_UINT64, samples_to_time (st->audio_received),
-      "audio-transcribed", G_TYPE_UINT64, samples_to_time (st->audio_transcribed),
-      "audio-dropped", G_TYPE_UINT64, samples_to_time (st->audio_dropped),
-      "text-dropped", G_TYPE_UINT, dropped, "output-queued", G_TYPE_UINT, queued,
-      "samples-non-finite", G_TYPE_UINT64, st->samples_non_finite,
-      "samples-clipped", G_TYPE_UINT64, st->samples_clipped,
-      "windows-silent", G_TYPE_UINT64, st->windows_silent,
-      "windows-no-voice", G_TYPE_UINT64, st->windows_no_voice,
-      "windows-no-speech", G_TYPE_UINT64, st->windows_no_speech,
-      "audio-filled", G_TYPE_UINT64, samples_to_time (st->audio_filled),
-      "gaps-filled", G_TYPE_UINT, st->gaps_filled,
-      "audio-overlap", G_TYPE_UINT64, samples_to_time (st->audio_overlap),
-      "engine-users", G_TYPE_UINT,
-      self->engine ? gst_whisper_shared_users (&gst_whisper_engines, self->engine) : 0,
-      "vad-users", G_TYPE_UINT,
-      self->vad ? gst_whisper_shared_users (&gst_whisper_vads, self->vad) : 0, NULL);
-  GST_OBJECT_UNLOCK (self);
-  return s;
-}
-
-/* The read-only properties: the element's state, not settings. */
-static void
-get_state_property (GstWhisperSink *self, GValue *value, GParamSpec *pspec)
-{
-  if (g_str_equal (pspec->name, "stats")) {
-    g_value_take_boxed (value, get_stats (self));
-  } else if (g_str_equal (pspec->name, "max-observed-delay")) {
-    GstClockTime d = gst_whisper_output_get_max_delay (&self->out);
-    g_value_set_uint (value, (guint) MIN (d / GST_MSECOND, G_MAXUINT));
-  } else if (g_str_equal (pspec->name, "max-encoder-length")) {
-    GST_OBJECT_LOCK (self);
-    g_value_set_int (value, self->max_encoder_length);
-    GST_OBJECT_UNLOCK (self);
-  } else {
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (self, pspec->param_id, pspec);
-  }
-}
-
-static void
-gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
-    GParamSpec *pspec)
-{
-  GstWhisperSink *self = GST_WHISPER_SINK (object);
-  gboolean done;
-
-  GST_OBJECT_LOCK (self);
-  done = gst_whisper_settings_get_property (&self->settings, prop_id, value);
-  GST_OBJECT_UNLOCK (self);
-  if (!done)
-    get_state_property (self, value, pspec);
-}
-
-/* ------------------------------------------------------------------------ */
 /* Engine and stream */
 
 static void
 reset_sink_side (GstWhisperSink *self)
 {
-  gst_whisper_align_mark_discont (&self->align);
-  gst_segment_init (&self->sink_segment, GST_FORMAT_TIME);
-  self->need_latency_query = TRUE;
+  gst_whisper_align_mark_discont (&self->sink.align);
+  gst_segment_init (&self->sink.segment, GST_FORMAT_TIME);
+  self->sink.need_latency_query = TRUE;
 }
 
 static GstStateChangeReturn
@@ -370,7 +214,7 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
         return GST_STATE_CHANGE_FAILURE;
       if (!gst_whisper_sink_stream_open (self))
         return GST_STATE_CHANGE_FAILURE;
-      self->have_info = FALSE;
+      self->sink.have_info = FALSE;
       reset_sink_side (self);
       gst_whisper_sink_task_reset (self);
       gst_whisper_src_reset (&self->src);
@@ -381,7 +225,7 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
       self->stats.windows_silent = self->stats.windows_no_voice = self->stats.windows_no_speech = 0;
       self->stats.audio_filled = self->stats.audio_overlap = 0;
       self->stats.gaps_filled = 0;
-      self->sanitize_warned_at = G_MAXUINT64;
+      self->sink.sanitize_warned_at = G_MAXUINT64;
       GST_OBJECT_UNLOCK (self);
       break;
     case GST_STATE_CHANGE_PLAYING_TO_PAUSED:
@@ -533,8 +377,8 @@ sample_at (const guint8 *data, gboolean s16, gsize i)
 static GArray *
 buffer_to_float (GstWhisperSink *self, GstBuffer *buffer, gint channel)
 {
-  const gboolean s16 = GST_AUDIO_INFO_FORMAT (&self->info) == GST_AUDIO_FORMAT_S16LE;
-  const gint channels = GST_AUDIO_INFO_CHANNELS (&self->info);
+  const gboolean s16 = GST_AUDIO_INFO_FORMAT (&self->sink.info) == GST_AUDIO_FORMAT_S16LE;
+  const gint channels = GST_AUDIO_INFO_CHANNELS (&self->sink.info);
   GstMapInfo map;
   GArray *pcm;
   gsize n, i;
@@ -542,7 +386,7 @@ buffer_to_float (GstWhisperSink *self, GstBuffer *buffer, gint channel)
 
   if (!gst_buffer_map (buffer, &map, GST_MAP_READ))
     return NULL;
-  n = map.size / GST_AUDIO_INFO_BPF (&self->info);
+  n = map.size / GST_AUDIO_INFO_BPF (&self->sink.info);
   pcm = g_array_sized_new (FALSE, FALSE, sizeof (float), n);
   g_array_set_size (pcm, n);
   if (channels == 1 || channel >= 0) {
@@ -574,7 +418,7 @@ sanitize_samples (GstWhisperSink *self, GArray *pcm, GstClockTime ts)
   WhisperPcmFixes fixes = { 0, 0 };
   guint64 received, non_finite, clipped;
 
-  if (GST_AUDIO_INFO_FORMAT (&self->info) != GST_AUDIO_FORMAT_F32LE)
+  if (GST_AUDIO_INFO_FORMAT (&self->sink.info) != GST_AUDIO_FORMAT_F32LE)
     return;
   whisper_pcm_sanitize_in_place ((float *) pcm->data, pcm->len, &fixes);
   if (fixes.non_finite == 0 && fixes.clipped == 0)
@@ -586,10 +430,10 @@ sanitize_samples (GstWhisperSink *self, GArray *pcm, GstClockTime ts)
   non_finite = self->stats.samples_non_finite;
   clipped = self->stats.samples_clipped;
   GST_OBJECT_UNLOCK (self);
-  if (self->sanitize_warned_at != G_MAXUINT64
-      && received < self->sanitize_warned_at + SANITIZE_WARN_INTERVAL)
+  if (self->sink.sanitize_warned_at != G_MAXUINT64
+      && received < self->sink.sanitize_warned_at + SANITIZE_WARN_INTERVAL)
     return;
-  self->sanitize_warned_at = received;
+  self->sink.sanitize_warned_at = received;
   GST_ELEMENT_WARNING_WITH_DETAILS (self, STREAM, FORMAT,
       ("Invalid audio samples: %" G_GUINT64_FORMAT " not finite (set to 0) and %"
           G_GUINT64_FORMAT " beyond full scale (clamped to +-1) so far, the latest in the "
@@ -631,13 +475,13 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
   GstFlowReturn ret = GST_FLOW_OK;
 
   (void) pad;
-  if (!self->have_info) {
+  if (!self->sink.have_info) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL), ("audio before caps"));
     gst_buffer_unref (buffer);
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  if (self->need_latency_query) {
-    self->need_latency_query = FALSE;
+  if (self->sink.need_latency_query) {
+    self->sink.need_latency_query = FALSE;
     query_upstream_latency (self);
   }
 
@@ -645,10 +489,10 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
   channel = self->settings.input.channel;
   max_gap_ms = self->settings.input.max_gap_ms;
   GST_OBJECT_UNLOCK (self);
-  if (channel >= GST_AUDIO_INFO_CHANNELS (&self->info)
-      && GST_AUDIO_INFO_CHANNELS (&self->info) > 1) {
+  if (channel >= GST_AUDIO_INFO_CHANNELS (&self->sink.info)
+      && GST_AUDIO_INFO_CHANNELS (&self->sink.info) > 1) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("channel=%d, but the stream has %d channels",
-            channel, GST_AUDIO_INFO_CHANNELS (&self->info)), (NULL));
+            channel, GST_AUDIO_INFO_CHANNELS (&self->sink.info)), (NULL));
     gst_buffer_unref (buffer);
     return GST_FLOW_NOT_NEGOTIATED;
   }
@@ -661,9 +505,9 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
 
   pts = GST_BUFFER_PTS (buffer);
   if (!GST_CLOCK_TIME_IS_VALID (pts))
-    pts = gst_whisper_align_next_pts (&self->align);
+    pts = gst_whisper_align_next_pts (&self->sink.align);
   if (!GST_CLOCK_TIME_IS_VALID (pts))
-    pts = self->sink_segment.start;
+    pts = self->sink.segment.start;
   gst_buffer_unref (buffer);
 
   /* Audio that ends past the largest valid timestamp cannot be timed: its
@@ -671,16 +515,16 @@ gst_whisper_sink_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
    * tests/fuzz/element-fuzz.c with timestamps near G_MAXUINT64); the next
    * buffer starts a new run, as the dropped one may have. */
   if (GST_CLOCK_TIME_IS_VALID (pts)
-      && samples_to_time (pcm->len) > GST_CLOCK_TIME_NONE - 1 - pts) {
+      && gst_whisper_sink_samples_to_time (pcm->len) > GST_CLOCK_TIME_NONE - 1 - pts) {
     GST_WARNING_OBJECT (self, "dropping %u samples at %" G_GUINT64_FORMAT
         " ns: they end past the largest timestamp", pcm->len, pts);
-    gst_whisper_align_mark_discont (&self->align);
+    gst_whisper_align_mark_discont (&self->sink.align);
     g_array_unref (pcm);
     return GST_FLOW_OK;
   }
 
   n = pcm->len;
-  gst_whisper_align_process (&self->align, pts, n, (GstClockTime) max_gap_ms * GST_MSECOND,
+  gst_whisper_align_process (&self->sink.align, pts, n, (GstClockTime) max_gap_ms * GST_MSECOND,
       &placed);
   if (placed.fill > 0 || placed.skip > 0) {
     GST_DEBUG_OBJECT (self, "buffer at %" GST_TIME_FORMAT ": %" G_GSIZE_FORMAT
@@ -724,8 +568,8 @@ handle_caps (GstWhisperSink *self, GstCaps *caps)
     GST_WARNING_OBJECT (self, "unsupported caps %" GST_PTR_FORMAT, caps);
     return FALSE;
   }
-  self->info = info;
-  self->have_info = TRUE;
+  self->sink.info = info;
+  self->sink.have_info = TRUE;
   return TRUE;
 }
 
@@ -840,17 +684,17 @@ gst_whisper_sink_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
         gst_event_unref (event);
         return FALSE;
       }
-      self->sink_segment = *segment;
-      gst_whisper_align_mark_discont (&self->align);
+      self->sink.segment = *segment;
+      gst_whisper_align_mark_discont (&self->sink.align);
       return gst_whisper_queue_push_event (&self->queue, event);
     }
 
     case GST_EVENT_GAP:
-      gst_whisper_align_mark_discont (&self->align);
+      gst_whisper_align_mark_discont (&self->sink.align);
       return gst_whisper_queue_push_event (&self->queue, event);
 
     case GST_EVENT_STREAM_START:
-      self->need_latency_query = TRUE;
+      self->sink.need_latency_query = TRUE;
       return gst_whisper_queue_push_event (&self->queue, event);
 
     default:

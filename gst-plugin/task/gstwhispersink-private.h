@@ -45,7 +45,6 @@ G_BEGIN_DECLS
 /* The element (element/gstwhispersink.h declares its type). */
 typedef struct _GstWhisperSink GstWhisperSink;
 
-
 /* The counters of the stats property, in samples, since READY->PAUSED. */
 typedef struct {
   guint64 audio_received;     /* sink side */
@@ -60,6 +59,19 @@ typedef struct {
   guint gaps_filled;          /* sink side: holes filled */
   guint64 audio_overlap;      /* sink side: received again, dropped */
 } GstWhisperSinkStats;
+
+/* What the upstream streaming thread keeps (the state change or a flush
+ * resets it while that thread is stopped). */
+typedef struct {
+  GstAudioInfo info;
+  gboolean have_info;
+  GstWhisperAlign align;      /* runs, holes filled, overlaps dropped */
+  GstSegment segment;
+  gboolean need_latency_query;
+  /* when the last warning about non-finite or clipped samples was posted,
+   * in samples received, or G_MAXUINT64 for never */
+  guint64 sanitize_warned_at;
+} GstWhisperSinkSide;
 
 struct _GstWhisperSink {
   GstElement parent;
@@ -78,17 +90,14 @@ struct _GstWhisperSink {
   gboolean engine_dirty;      /* a setting the engine is made with changed in READY */
   gint max_encoder_length;    /* the engine's resolved maximum (max-encoder-length) */
 
-  /* Engine: created NULL->READY, freed READY->NULL (pointer under object lock). */
+  /* Loaded at NULL->READY (element/gstwhispersinkengine.c), given back at
+   * READY->NULL; the pointers under the object lock, used by the task. */
   WhisperEngine *engine;
-  /* vad-gate's detector, loaded with the engine (NULL: no gate). */
-  WhisperVad *vad;
+  WhisperVad *vad;            /* the detector of vad-gate, vad-filter, batched */
+  GstWhisperRemote *remote;   /* device=remote: the client, in place of the engine */
 
   /* Sink side (upstream streaming thread). */
-  GstAudioInfo info;
-  gboolean have_info;
-  GstWhisperAlign align;      /* runs, holes filled, overlaps dropped */
-  GstSegment sink_segment;
-  gboolean need_latency_query;
+  GstWhisperSinkSide sink;
 
   /* Hand-off from the streaming thread to the task (its own lock). */
   GstWhisperQueue queue;
@@ -97,9 +106,6 @@ struct _GstWhisperSink {
 
   /* Counters of the stats property (object lock). */
   GstWhisperSinkStats stats;
-  /* Sink side (streaming thread only): when the last warning about such
-   * samples was posted, in samples received, or G_MAXUINT64 for never. */
-  guint64 sanitize_warned_at;
 
   /* The inference task (not a pad task) and its lock. */
   GstTask *task;
@@ -123,17 +129,19 @@ struct _GstWhisperSink {
   /* Src side: the src pad's task. */
   GstWhisperSrcLane src;
 
-  /* device=remote (element/gstwhispersinkengine.c): the client, made at
-   * NULL->READY in place of the engine, freed at READY->NULL (pointer under
-   * the object lock, used by the task). */
-  GstWhisperRemote *remote;
-
-  /* translate_src_%u (gstwhispertranslate.c): their lanes, changed under
+  /* translate_src_%u (task/gstwhispertranslate.c): their lanes, changed under
    * translate_lock and then the object lock. */
   GPtrArray *translate_lanes;
   GMutex translate_lock;
   guint translate_next;
 };
+
+/* The duration of n samples of the engine's rate. */
+static inline GstClockTime
+gst_whisper_sink_samples_to_time (guint64 n)
+{
+  return gst_util_uint64_scale_int (n, GST_SECOND, WHISPER_SAMPLE_RATE);
+}
 
 /* gstwhispersnapshot.c: the task's copy of the settings
  * (self->task_settings), taken under the object lock: what the next engine
