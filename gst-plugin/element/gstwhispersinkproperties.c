@@ -69,7 +69,7 @@ void
 gst_whisper_sink_set_property (GObject *object, guint prop_id, const GValue *value,
     GParamSpec *pspec)
 {
-  GstWhisperSink *self = GST_WHISPER_SINK (object);
+  GstWhisperSink *self = (GstWhisperSink *) object;   /* whispersink's own vfunc */
   GstWhisperSettingLoads loads = gst_whisper_settings_loads (prop_id);
   GstWhisperSettingChange change = GST_WHISPER_SETTING_SET;
   const gchar *ignored = NULL;
@@ -145,7 +145,7 @@ void
 gst_whisper_sink_get_property (GObject *object, guint prop_id, GValue *value,
     GParamSpec *pspec)
 {
-  GstWhisperSink *self = GST_WHISPER_SINK (object);
+  GstWhisperSink *self = (GstWhisperSink *) object;   /* whispersink's own vfunc */
   gboolean done;
 
   GST_OBJECT_LOCK (self);

@@ -3,7 +3,6 @@
  * the settings (settings/gstwhispersettings.h) under the object lock. */
 #pragma once
 
-#include "element/gstwhispersink.h"
 #include "task/gstwhispersink-private.h"
 
 G_BEGIN_DECLS
