@@ -18,8 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gstwhispercommit.h"
-#include "gstwhispercontext.h"
+#include "task/gstwhispercommit.h"
+#include "task/gstwhispercontext.h"
 
 #define RATE 16000
 

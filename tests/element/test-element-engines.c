@@ -1,9 +1,9 @@
 /* test-element-engines.c: elements share engines (engine-group,
- * gst-plugin/gstwhisperengines.c): elements with the same model, device,
+ * gst-plugin/shared/gstwhisperregistries.c): elements with the same model, device,
  * threads and group use one engine, whatever the spelling of the model's
  * path; other settings or groups get their own; the engine outlives an
  * element that leaves while another still uses it; the voice activity
- * detector's weights are shared by every element (gstwhispervads.c); and
+ * detector's weights are shared by every element (gst-plugin/shared/gstwhisperregistries.c); and
  * elements that
  * transcribe at the same time on one engine give each the text of the
  * engine alone. */

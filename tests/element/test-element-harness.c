@@ -24,7 +24,7 @@
 #include "wt-util.h"
 /* The instance structure, for the engine stream's decode-step counter
  * only: read under the object lock, as the element reads the pointer. */
-#include "gstwhispersink-private.h"
+#include "task/gstwhispersink-private.h"
 
 static float *jfk;
 static gsize jfk_n;

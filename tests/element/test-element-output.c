@@ -1,5 +1,5 @@
 /* test-element-output: the text whispersink's output stage
- * (gst-plugin/gstwhisperoutput.c) puts into the text buffer and into the
+ * (gst-plugin/io/gstwhisperoutput.c) puts into the text buffer and into the
  * whisper-text bus message, without a model. A transcript with characters
  * that pango markup and GstStructure serialisation treat specially (& < >
  * quotes, backslash, non-ASCII) reaches both byte for byte: the buffers are
@@ -9,7 +9,7 @@
 #include <gst/check/gstcheck.h>
 #include <string.h>
 
-#include "gstwhisperoutput.h"
+#include "io/gstwhisperoutput.h"
 
 #define TEXT "Tom & Jerry <i>said</i> \"hi\", it's 5 > 3 \\ caf\xc3\xa9"
 

@@ -8,9 +8,9 @@
 #include <gst/check/gstcheck.h>
 #include <string.h>
 
-#include "gstwhisperoutqueue.h"
-#include "gstwhisperdebug.h"
-#include "gstwhisperqueue.h"
+#include "io/gstwhisperoutqueue.h"
+#include "io/gstwhisperdebug.h"
+#include "io/gstwhisperqueue.h"
 
 static GArray *
 pcm_new (gsize n)

@@ -4,9 +4,9 @@
 #include <gst/check/gstcheck.h>
 #include <string.h>
 
-#include "gstwhisperalign.h"
-#include "gstwhisperwindow.h"
-#include "gstwhisperwords.h"
+#include "io/gstwhisperalign.h"
+#include "io/gstwhisperwindow.h"
+#include "io/gstwhisperwords.h"
 
 #define RATE 16000
 

@@ -19,7 +19,7 @@
 
 #include "wt-util.h"
 /* the element's engine stream, for its encoder window counter */
-#include "gstwhispersink-private.h"
+#include "task/gstwhispersink-private.h"
 
 #define LEAD_S 3
 

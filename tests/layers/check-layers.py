@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The engine's and the element's files call each other one way only, and
 the engine's layers point down: (top) -> model/, backend/, cpu/, vad/ ->
-util/, cpu/ -> backend/.
+util/, cpu/ -> backend/; so do the element's folders: element/ -> task/ ->
+remote/ -> io/ -> settings/, and shared/ below task/ (PLUGIN_LAYERS).
 
 From the symbols each object file defines and needs (`nm`), every "file A
 calls file B" edge of one library; fails on a loop of files (two files that
@@ -26,6 +27,34 @@ ENGINE_LAYERS = {
     "vad": {"util"},
     "top": {"util", "model", "backend", "cpu", "vad"},
 }
+
+
+# The element's folders (gst-plugin/): folder -> the folders its files may
+# call (besides their own). Object files are named <folder>_<name>.c.o.
+PLUGIN_LAYERS = {
+    "settings": set(),
+    "shared": set(),
+    "io": {"settings"},
+    "remote": {"io", "settings"},
+    "task": {"remote", "io", "settings", "shared"},
+    "element": {"task", "remote", "io", "settings", "shared"},
+}
+
+
+def plugin_layer_failures(edges):
+    """The element's calls that point up a folder, or from a file in none."""
+    found = 0
+    for (a, b), syms in sorted(edges.items()):
+        fa, fb = a.split("_", 1)[0], b.split("_", 1)[0]
+        if fa not in PLUGIN_LAYERS or fb not in PLUGIN_LAYERS:
+            print(f"FAIL: element: {a} -> {b}: a file in no folder of gst-plugin/ "
+                  f"({', '.join(sorted(PLUGIN_LAYERS))})")
+            found += 1
+        elif fa != fb and fb not in PLUGIN_LAYERS[fa]:
+            print(f"FAIL: element: {a} ({fa}/) calls {b} ({fb}/), a folder it must not "
+                  f"call: {', '.join(sorted(syms))}")
+            found += 1
+    return found
 
 
 def symbols(obj, flags):
@@ -103,6 +132,9 @@ for label, obj_dir, layered in (("engine", sys.argv[1], True), ("element", sys.a
                 print(f"FAIL: engine: {a} ({fa}/) calls {b} ({fb}/), a layer it must not "
                       f"call: {', '.join(sorted(syms))}")
                 failures += 1
+    else:
+        checks += 1
+        failures += plugin_layer_failures(edges)
 
 print(f"{checks - min(failures, checks)} passed, {min(failures, checks)} failed")
 sys.exit(1 if failures else 0)

@@ -1,0 +1,196 @@
+/* gstwhisperremotesettings.c: whispersink's device=remote settings (see
+ * gstwhisperremotesettings.h). */
+#include "settings/gstwhisperremotesettings.h"
+
+#include <string.h>
+
+/* The environment variable the API key is read from when server-api-key is
+ * not set (the name OpenAI's own client libraries read). */
+#define API_KEY_ENV "OPENAI_API_KEY"
+
+enum {
+  P_SERVER_URL,
+  P_SERVER_MODEL,
+  P_SERVER_API_KEY,
+  P_SERVER_TIMEOUT,
+  P_SERVER_QUEUE,
+  N_PROPS
+};
+
+void
+gst_whisper_remote_settings_init (GstWhisperRemoteSettings *s)
+{
+  memset (s, 0, sizeof *s);
+  s->model = g_strdup (GST_WHISPER_REMOTE_DEFAULT_MODEL);
+  s->timeout_ms = GST_WHISPER_REMOTE_DEFAULT_TIMEOUT_MS;
+  s->queue_ms = GST_WHISPER_REMOTE_DEFAULT_QUEUE_MS;
+}
+
+/* The key leaves no copy in freed memory. */
+static void
+wipe (gchar **s)
+{
+  if (*s)
+    memset (*s, 0, strlen (*s));
+  g_clear_pointer (s, g_free);
+}
+
+void
+gst_whisper_remote_settings_clear (GstWhisperRemoteSettings *s)
+{
+  g_clear_pointer (&s->url, g_free);
+  g_clear_pointer (&s->model, g_free);
+  wipe (&s->api_key);
+}
+
+void
+gst_whisper_remote_settings_copy (GstWhisperRemoteSettings *dst,
+    const GstWhisperRemoteSettings *src)
+{
+  *dst = *src;
+  dst->url = g_strdup (src->url);
+  dst->model = g_strdup (src->model);
+  dst->api_key = g_strdup (src->api_key);
+}
+
+guint
+gst_whisper_remote_settings_install (GObjectClass *klass, guint first)
+{
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY;
+
+  /**
+   * GstWhisperSink:server-url:
+   *
+   * device=remote: the OpenAI-compatible transcription endpoint the audio
+   * is sent to, for example http://127.0.0.1:8000/v1/audio/transcriptions
+   * (vLLM, faster-whisper servers) or http://127.0.0.1:8080/inference
+   * (whisper.cpp's whisper-server). A URL without a path gets
+   * /v1/audio/transcriptions, one ending in /v1 gets /audio/transcriptions.
+   * http and https (certificates verified); proxies from the environment.
+   */
+  g_object_class_install_property (klass, first + P_SERVER_URL,
+      g_param_spec_string ("server-url", "Server URL",
+          "device=remote: the OpenAI-compatible transcription endpoint "
+          "(http[s]://host:port/v1/audio/transcriptions; a bare host:port or .../v1 gets "
+          "the rest)", NULL, rw));
+  /**
+   * GstWhisperSink:server-model:
+   *
+   * device=remote: the `model` field of each request, the name the server
+   * knows the model by (vLLM: the name given to `vllm serve`, for example
+   * openai/whisper-large-v3-turbo; OpenAI: whisper-1; whisper.cpp's server
+   * ignores it).
+   */
+  g_object_class_install_property (klass, first + P_SERVER_MODEL,
+      g_param_spec_string ("server-model", "Server model",
+          "device=remote: the model name sent in each request",
+          GST_WHISPER_REMOTE_DEFAULT_MODEL, rw));
+  /**
+   * GstWhisperSink:server-api-key:
+   *
+   * device=remote: the key sent as "Authorization: Bearer KEY". Write
+   * only: reading it gives NULL, and it is never logged or posted. Unset,
+   * the key comes from the environment variable OPENAI_API_KEY (none: no
+   * Authorization header).
+   */
+  g_object_class_install_property (klass, first + P_SERVER_API_KEY,
+      g_param_spec_string ("server-api-key", "Server API key",
+          "device=remote: API key (write only, never logged); unset: $" API_KEY_ENV,
+          NULL, G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstWhisperSink:server-timeout:
+   *
+   * device=remote: the longest a request may take, in ms, from connecting
+   * to the last byte of the answer. A request that takes longer is
+   * abandoned and sent again after a back-off, as after a refused
+   * connection or a 5xx answer. Set it well above the server's time for a
+   * 30-s window under load.
+   */
+  g_object_class_install_property (klass, first + P_SERVER_TIMEOUT,
+      g_param_spec_uint ("server-timeout", "Server time-out",
+          "device=remote: ms a request may take before it is abandoned and tried again",
+          100, 3600000, GST_WHISPER_REMOTE_DEFAULT_TIMEOUT_MS, rw));
+  /**
+   * GstWhisperSink:server-queue:
+   *
+   * device=remote: how much audio, in ms, is kept while the server does not
+   * answer. Below this the element keeps accepting audio, posts a warning
+   * (reason server-unavailable) for every failed request and sends the
+   * audio when the server answers again. Beyond it a live stream drops its
+   * oldest audio (a GAP covers it, a warning with reason dropped-audio
+   * says how much), and a non-live stream waits for the server (upstream
+   * blocks). Live, at least latency + lateness is kept whatever this says.
+   */
+  g_object_class_install_property (klass, first + P_SERVER_QUEUE,
+      g_param_spec_uint ("server-queue", "Server queue",
+          "device=remote: ms of unsent audio kept while the server is down; beyond it live "
+          "audio is dropped (GAP and warning), files wait", 0, 24 * 3600 * 1000,
+          GST_WHISPER_REMOTE_DEFAULT_QUEUE_MS, rw));
+  return first + N_PROPS;
+}
+
+gboolean
+gst_whisper_remote_settings_set (GstWhisperRemoteSettings *s, guint prop_id, guint first,
+    const GValue *value)
+{
+  if (prop_id < first || prop_id >= first + N_PROPS)
+    return FALSE;
+  switch (prop_id - first) {
+    case P_SERVER_URL:
+      g_free (s->url);
+      s->url = g_value_dup_string (value);
+      break;
+    case P_SERVER_MODEL:
+      g_free (s->model);
+      s->model = g_value_dup_string (value);
+      break;
+    case P_SERVER_API_KEY:
+      wipe (&s->api_key);
+      s->api_key = g_value_dup_string (value);
+      break;
+    case P_SERVER_TIMEOUT:
+      s->timeout_ms = g_value_get_uint (value);
+      break;
+    case P_SERVER_QUEUE:
+      s->queue_ms = g_value_get_uint (value);
+      break;
+  }
+  return TRUE;
+}
+
+gboolean
+gst_whisper_remote_settings_get (const GstWhisperRemoteSettings *s, guint prop_id, guint first,
+    GValue *value)
+{
+  if (prop_id < first || prop_id >= first + N_PROPS)
+    return FALSE;
+  switch (prop_id - first) {
+    case P_SERVER_URL:
+      g_value_set_string (value, s->url);
+      break;
+    case P_SERVER_MODEL:
+      g_value_set_string (value, s->model);
+      break;
+    case P_SERVER_TIMEOUT:
+      g_value_set_uint (value, s->timeout_ms);
+      break;
+    case P_SERVER_QUEUE:
+      g_value_set_uint (value, s->queue_ms);
+      break;
+    default:                   /* the API key is write only */
+      break;
+  }
+  return TRUE;
+}
+
+gchar *
+gst_whisper_remote_settings_api_key (const GstWhisperRemoteSettings *s)
+{
+  return g_strdup (s->api_key ? s->api_key : g_getenv (API_KEY_ENV));
+}
+
+void
+gst_whisper_remote_settings_free_api_key (gchar *key)
+{
+  wipe (&key);
+}

@@ -1,0 +1,26 @@
+/* gstwhispercall.h: one engine call of whispersink's inference task
+ * (gstwhispercall.c). Inference task only; the call reads the task's copy
+ * of the settings (self->task_settings). */
+#pragma once
+
+#include "task/gstwhispersink-private.h"
+
+G_BEGIN_DECLS
+
+/* Transcribes `region` (from the window's seek point) with the engine and
+ * pushes what it gives; the transcribed part leaves the window. */
+GstFlowReturn gst_whisper_call_transcribe (GstWhisperSink *self,
+    const GstWhisperRegion *region, const GstWhisperWindowPolicy *policy, gboolean drain);
+/* device=remote: one request for `region`; *later when the server did not
+ * answer (the audio stays buffered). Blocks (retries) when draining, and
+ * for non-live audio once server-queue of it waits. */
+GstFlowReturn gst_whisper_call_transcribe_remote (GstWhisperSink *self,
+    const GstWhisperRegion *region, const GstWhisperWindowPolicy *policy, gboolean drain,
+    gboolean *later);
+/* `done` samples of `region` are transcribed: they leave the window, the
+ * stats count them, and the output (and the translate_src pads) get a GAP
+ * up to there where nothing covered it. */
+void gst_whisper_call_advance (GstWhisperSink *self, const GstWhisperRegion *region,
+    gsize done);
+
+G_END_DECLS
