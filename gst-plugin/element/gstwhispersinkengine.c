@@ -70,7 +70,7 @@ gst_whisper_sink_post_setting_warnings (GstWhisperSink *self)
             "mostly wrong or loop", frames, frames * 0.02,
             GST_WHISPER_USEFUL_MAX_ENCODER_LENGTH),
         ("Whisper models are trained on 30-s windows (1500 frames); measured word error "
-            "rates are in gst-plugin/README.md. Use 0 (the model's) or at least %d",
+            "rates are in docs/benchmarks.md. Use 0 (the model's) or at least %d",
             GST_WHISPER_USEFUL_MAX_ENCODER_LENGTH),
         ("reason", G_TYPE_STRING, "encoder-context-too-short", "encoder-context",
             G_TYPE_INT, frames, "minimum", G_TYPE_INT, GST_WHISPER_USEFUL_MAX_ENCODER_LENGTH,
@@ -80,7 +80,7 @@ gst_whisper_sink_post_setting_warnings (GstWhisperSink *self)
         ("latency=%u is below %u ms: live transcripts will have many wrong words", ms,
             GST_WHISPER_USEFUL_LATENCY_MS),
         ("Most words are committed by the deadline before two decodes agree; measured "
-            "word error rates are in gst-plugin/README.md"),
+            "word error rates are in docs/benchmarks.md"),
         ("reason", G_TYPE_STRING, "latency-too-short", "latency", G_TYPE_UINT, ms,
             "minimum", G_TYPE_UINT, (guint) GST_WHISPER_USEFUL_LATENCY_MS, NULL));
 }

@@ -85,7 +85,7 @@ gst_whisper_input_settings_install (GObjectClass *klass, guint first)
    * (engine/whisper-step-batcher.h). No piece is conditioned on the text
    * before it, and the silence between speech regions is not decoded:
    * tools/bench-batched.py measures what that costs and gains
-   * (gst-plugin/README.md). Each piece's segments go downstream once it and
+   * (docs/benchmarks.md, "Long files in batches"). Each piece's segments go downstream once it and
    * the pieces before it are done; output=words takes its words from the
    * segments' word timestamps (turned on in this mode). The memory is one
    * decoder state per piece decoded at once.

@@ -68,8 +68,8 @@ install_budget (GObjectClass *klass, guint first)
    * committed once two decodes agree on it, and at the latest when one
    * more decode would miss the budget (gstwhisperlive.c). The default 8000
    * leaves room for slower machines and larger models; measured figures
-   * for 1500, 3000 and 4000 are in gst-plugin/README.md ("Live latency:
-   * measured"). Below 1000 is refused (GObject keeps the old value and
+   * for 1500, 3000 and 4000 are in docs/benchmarks.md ("Live latency
+   * and accuracy"). Below 1000 is refused (GObject keeps the old value and
    * logs a warning); below 2000 a warning is posted (details
    * reason=latency-too-short) when the property is set, or when the engine
    * is loaded with it if the element had no bus yet: with 0.5-s chunks
@@ -143,7 +143,7 @@ install_commit (GObjectClass *klass, guint first)
    * the words stay open longer, the buffer is cut later and more decodes
    * run on speech, so it needs more CPU, and with a short latency a slow
    * machine falls behind and drops audio (tests/element/live-commit.sh
-   * compares the two; gst-plugin/README.md, "Live latency: measured").
+   * compares the two; docs/benchmarks.md, "Live latency and accuracy").
    */
   g_object_class_install_property (klass, first + P_LIVE_COMMIT,
       g_param_spec_enum ("live-commit", "Live commit",
@@ -173,7 +173,7 @@ install_commit (GObjectClass *klass, guint first)
    * than none, more so with live-min-probability; much more context makes
    * each call longer, so more words are committed by their deadline
    * (tests/element/live-commit.sh measures it). 0 turns it off
-   * (gst-plugin/README.md, "Live context").
+   * (docs/element.md, "Live context").
    */
   g_object_class_install_property (klass, first + P_LIVE_CONTEXT,
       g_param_spec_double ("live-context", "Live context",
@@ -194,7 +194,7 @@ install_commit (GObjectClass *klass, guint first)
    * (gst-plugin/task/gstwhispercommit.h). Two decodes that both heard
    * too little of an utterance's first word often agree on the wrong one,
    * with a low probability, while words heard in full mostly come above
-   * 0.7. 0.65 (the default) goes with live-context 3 (gst-plugin/README.md,
+   * 0.7. 0.65 (the default) goes with live-context 3 (docs/element.md,
    * "Live context"); 0 commits every agreed word at once; higher values
    * wait more and cost more decodes.
    */
@@ -215,7 +215,7 @@ install_commit (GObjectClass *klass, guint first)
    * work falls with the window (its attention with its square), about 3x
    * for a 10-s buffer, which is what lets one machine hold more live
    * streams. The models were trained on 30-s windows only; the measured
-   * cost in accuracy is in gst-plugin/README.md ("Many live streams"). No
+   * cost in accuracy is in docs/benchmarks.md ("Many live streams"). No
    * effect on files.
    */
   g_object_class_install_property (klass, first + P_LIVE_ENCODER,

@@ -81,7 +81,7 @@ gst_whisper_model_settings_install (GObjectClass *klass, guint first)
    * decode steps' linears run on the tiles too, with bfloat16 weights (up
    * to 64 rows a pass: the beams of many streams sharing the engine);
    * elsewhere decode steps stay as in `exact`. The text can differ from
-   * `exact`'s in places (README.md, "Precision"). Needs a build with oneDNN and a CPU with AVX-512: going
+   * `exact`'s in places (docs/models.md, "Precision"). Needs a build with oneDNN and a CPU with AVX-512: going
    * to READY fails with an error saying which is missing. Elements share an
    * engine only with elements of the same precision. The CUDA engine has one
    * precision and ignores this.
@@ -128,7 +128,7 @@ gst_whisper_model_settings_install (GObjectClass *klass, guint first)
    * words or loops and is mostly wrong, and below 50 frames each call
    * covers at most 1 s of audio and runs far slower than real time; from
    * 375 frames on the transcript is the one of 1500 frames
-   * (tests/element/live-wer.sh encoder-context measures it, gst-plugin/README.md
+   * (tests/element/live-wer.sh encoder-context measures it, docs/benchmarks.md
    * has the figures). Below 250 frames a warning is posted (details reason=encoder-context-too-short) when the
    * property is set, or when the engine is loaded with it if the element
    * had no bus yet.

@@ -17,7 +17,7 @@
  * With the silence trim guarded (gst_whisper_live_speech_from) the context
  * gives fewer wrong words, and fewer still with live-min-probability and
  * committed speech released at once (tests/element/live-commit.sh --paced
- * measures it; gst-plugin/README.md, "Live context").
+ * measures it; docs/benchmarks.md, "Live context and minimum probability").
  * Keeping committed audio in the buffer itself instead (so the decode
  * sees it, and its text is dropped) lost words: the model ended its
  * segment after the kept audio's text and skipped what followed.
