@@ -7,7 +7,7 @@
 #pragma once
 
 #include <gst/gst.h>
-#include "whisper-engine.h"
+#include <whisper/whisper.h>
 
 G_BEGIN_DECLS
 

@@ -10,7 +10,7 @@
 
 #include <glib.h>
 
-#include "whisper-engine.h"
+#include <whisper/whisper.h>
 
 G_BEGIN_DECLS
 

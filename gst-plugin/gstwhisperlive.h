@@ -9,7 +9,7 @@
 #include "gstwhispersink.h"
 #include "gstwhisperenums.h"
 #include "gstwhisperoutput.h"
-#include "whisper-engine.h"
+#include <whisper/whisper.h>
 
 G_BEGIN_DECLS
 

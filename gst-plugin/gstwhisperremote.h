@@ -25,7 +25,7 @@
 
 #include <gst/gst.h>
 #include "gstwhisperwords.h"
-#include "whisper-engine.h"
+#include <whisper/whisper.h>
 
 G_BEGIN_DECLS
 

@@ -28,7 +28,7 @@
 #include "gstwhisperremote.h"
 #include "gstwhisperwindow.h"
 #include "gstwhisperwords.h"
-#include "whisper-engine.h"
+#include <whisper/whisper.h>
 #include "gstwhisperdecoding.h"
 #include "gstwhisperlive.h"
 #include "gstwhispertranslate.h"

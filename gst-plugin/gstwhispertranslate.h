@@ -10,7 +10,7 @@
 #include "gstwhisperlive.h"
 #include "gstwhisperoutput.h"
 #include "gstwhisperoutqueue.h"
-#include "whisper-engine.h"
+#include <whisper/whisper.h>
 
 G_BEGIN_DECLS
 

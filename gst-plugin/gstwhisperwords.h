@@ -14,7 +14,7 @@
 #pragma once
 
 #include <glib.h>
-#include "whisper-engine.h"
+#include <whisper/whisper.h>
 
 G_BEGIN_DECLS
 

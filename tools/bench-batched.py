@@ -108,7 +108,7 @@ def main():
 
     import numpy as np
     build = Path(args.build_dir)
-    cli = build / "engine" / "whisper-transcribe"
+    cli = build / "engine" / "cli" / "whisper-transcribe"
     dump = build / "tests" / "element" / "programme-dump"
     for p in (cli, dump):
         if not p.exists():

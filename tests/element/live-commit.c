@@ -62,7 +62,7 @@
 #include "programme.h"
 #include "wt-util.h"
 #include "wer-util.h"
-#include "whisper-engine.h"
+#include <whisper/whisper.h>
 
 #define RATE WHISPER_SAMPLE_RATE
 #define BUF_SAMPLES (RATE / 10)

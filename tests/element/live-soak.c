@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "whisper-engine.h"
+#include <whisper/whisper.h>
 
 #define BUF_SAMPLES (WHISPER_SAMPLE_RATE / 10)
 #define EDGE_MARGIN (GST_SECOND)  /* how far text may reach past speech */

@@ -23,7 +23,7 @@
 #include <gst/check/gstharness.h>
 #include <string.h>
 
-#include "whisper-engine.h"
+#include <whisper/whisper.h>
 #include "wer-util.h"
 #include "wt-util.h"
 

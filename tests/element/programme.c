@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "whisper-engine.h"
+#include <whisper/whisper.h>
 
 #define RATE PROGRAMME_RATE
 #define NOISE_SIGMA PROGRAMME_NOISE_SIGMA

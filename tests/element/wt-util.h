@@ -6,7 +6,7 @@
 #include <gst/gst.h>
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
-#include "whisper-engine.h"
+#include <whisper/whisper.h>
 
 G_BEGIN_DECLS
 

@@ -25,7 +25,7 @@
  * CPU emulator of tests/gpu/emu/, module given by $WHISPER_CUDA_MODULE: the
  * first 3 s of two clips, 3-s windows, 12 tokens a window, as a 30-s window
  * takes the emulator minutes; skipped when no module is given). */
-#include "whisper-engine-internal.h"
+#include "whisper-engine-struct.h"
 #include "whisper-step-batcher.h"
 
 #include <string.h>

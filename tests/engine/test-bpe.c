@@ -8,7 +8,7 @@
  * non_speech_tokens) against the lists engine/whisper-engine.c hardcodes. */
 #include "tokenizer-fixture.h"
 #include "whisper-bpe.h"
-#include "whisper-engine-internal.h"
+#include "whisper-engine-struct.h"
 
 #include <string.h>
 

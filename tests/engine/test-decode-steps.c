@@ -20,7 +20,7 @@
  * module is not the emulator). */
 #include "call-counter.h"
 #include "step-probe.h"
-#include "whisper-engine-private.h"
+#include "whisper-engine-test-api.h"
 
 #include <dlfcn.h>
 #include <string.h>

@@ -5,8 +5,8 @@
  * cancellation, the encoder-length setting. What every decode step does
  * (the attention key counts, nothing but arithmetic) is checked by
  * test-decode-steps.c. */
-#include "whisper-engine-internal.h"
-#include "whisper-engine-private.h"
+#include "whisper-engine-struct.h"
+#include "whisper-engine-test-api.h"
 #include "whisper-tokenizer.h"
 
 #include <math.h>
@@ -172,8 +172,8 @@ join_segments (GPtrArray *segments)
 static void
 check_callback_freedom (TokenLog *log)
 {
-  if (whisper_turn_lock_try (&log->engine->compute_lock))
-    whisper_turn_lock_release (&log->engine->compute_lock);
+  if (whisper_turn_lock_try (&log->engine->net.compute_lock))
+    whisper_turn_lock_release (&log->engine->net.compute_lock);
   else
     log->lock_held = TRUE;
   if (log->steps != log->nested_at || log->lock_held)

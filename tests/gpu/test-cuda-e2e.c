@@ -20,7 +20,7 @@
  * failure (gpu-test-common.h).
  */
 #include "gpu-test-common.h"
-#include "whisper-engine.h"
+#include "whisper.h"
 
 #include <math.h>
 #include <stdlib.h>

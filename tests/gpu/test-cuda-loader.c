@@ -15,7 +15,7 @@
  */
 #include "backend.h"
 #include "gpu-probe.h"
-#include "whisper-engine.h"
+#include "whisper.h"
 
 #include <glib/gstdio.h>
 

@@ -30,7 +30,7 @@
 
 #include "reference-common.h"
 #include "wer-util.h"
-#include "whisper-engine-private.h"
+#include "whisper-engine-test-api.h"
 
 /* Relative RMS error of the encoder output: measured 0.0056 on tiny.en
  * (AMX, Xeon, 2026-12-02); about 4x that. */
