@@ -10,6 +10,7 @@
  * loaders give the same WhisperModel for the same weights.
  */
 #include "whisper-model.h"
+#include "whisper-model-walk.h"
 #include "half.h"
 #include "whisper-vocab.h"
 
@@ -392,96 +393,54 @@ ggml_expect_fused (GgmlReader *r, WhisperLinearWeights *fused, int d, const char
   return TRUE;
 }
 
+/* The walk's reader (whisper-model-walk.h) of ggml records: it records
+ * which records fill which tensor (read later, in the file's order). ggml
+ * stores shapes innermost first (ne) and a conv1d bias as [d, 1]. */
+
 static gboolean
-ggml_layer (GgmlReader *r, const char *part, int index, int d, gboolean is_decoder,
-            WhisperLayerWeights *l, GError **error)
+ggml_walk_layer_norm (gpointer reader, const char *name, int d, WhisperLayerNormWeights *ln,
+                      GError **error)
 {
-  g_autofree char *p = g_strdup_printf ("%s.blocks.%d", part, index);
-  g_autofree char *attn_ln = g_strconcat (p, ".attn_ln", NULL);
-  g_autofree char *attn = g_strconcat (p, ".attn", NULL);
-  g_autofree char *attn_out = g_strconcat (p, ".attn.out", NULL);
-  g_autofree char *mlp_ln = g_strconcat (p, ".mlp_ln", NULL);
-  g_autofree char *mlp_0 = g_strconcat (p, ".mlp.0", NULL);
-  g_autofree char *mlp_2 = g_strconcat (p, ".mlp.2", NULL);
-  if (!ggml_expect_layer_norm (r, &l->attn_ln, d, attn_ln, error) ||
-      !ggml_expect_fused (r, &l->attn_qkv, d, attn, TRUE, error) ||
-      !ggml_expect_linear (r, &l->attn_out, d, d, attn_out, error) ||
-      !ggml_expect_layer_norm (r, &l->mlp_ln, d, mlp_ln, error) ||
-      !ggml_expect_linear (r, &l->mlp_fc1, 4 * d, d, mlp_0, error) ||
-      !ggml_expect_linear (r, &l->mlp_fc2, d, 4 * d, mlp_2, error))
-    return FALSE;
-  if (!is_decoder)
-    return TRUE;
-
-  g_autofree char *cross_ln = g_strconcat (p, ".cross_attn_ln", NULL);
-  g_autofree char *cross = g_strconcat (p, ".cross_attn", NULL);
-  g_autofree char *cross_q = g_strconcat (p, ".cross_attn.query", NULL);
-  g_autofree char *cross_out = g_strconcat (p, ".cross_attn.out", NULL);
-  return ggml_expect_layer_norm (r, &l->cross_ln, d, cross_ln, error) &&
-         ggml_expect_linear (r, &l->cross_q, d, d, cross_q, error) &&
-         ggml_expect_fused (r, &l->cross_kv, d, cross, FALSE, error) &&
-         ggml_expect_linear (r, &l->cross_out, d, d, cross_out, error);
-}
-
-static WhisperLayerWeights *
-ggml_new_layers (GgmlReader *r, int n)
-{
-  WhisperLayerWeights *layers = g_new0 (WhisperLayerWeights, n);
-  g_ptr_array_add (r->model->allocations, layers);
-  return layers;
+  return ggml_expect_layer_norm (reader, ln, d, name, error);
 }
 
 static gboolean
-ggml_prepare_encoder (GgmlReader *r, GError **error)
+ggml_walk_linear (gpointer reader, const char *name, int n_out, int n_in,
+                  WhisperLinearWeights *linear, GError **error)
 {
-  WhisperModel *m = r->model;
-  WhisperEncoderWeights *enc = &m->encoder;
-  int d = whisper_model_lookup (m, WHISPER_HPARAM_N_AUDIO_STATE);
-  int n_mels = whisper_model_lookup (m, WHISPER_HPARAM_N_MELS);
-  int n_ctx = whisper_model_lookup (m, WHISPER_HPARAM_N_AUDIO_CTX);
-  int n_layers = whisper_model_lookup (m, WHISPER_HPARAM_N_AUDIO_LAYER);
-
-  /* conv weights: ne (3, c_in, d) is PyTorch's [d, c_in, 3] */
-  if (!ggml_expect (r, &enc->conv1_weight, d, n_mels * 3, 3, n_mels, d, "encoder.conv1.weight",
-                    error) ||
-      !ggml_expect (r, &enc->conv1_bias, 1, d, 1, d, 0, "encoder.conv1.bias", error) ||
-      !ggml_expect (r, &enc->conv2_weight, d, d * 3, 3, d, d, "encoder.conv2.weight", error) ||
-      !ggml_expect (r, &enc->conv2_bias, 1, d, 1, d, 0, "encoder.conv2.bias", error) ||
-      !ggml_expect (r, &enc->positional, n_ctx, d, d, n_ctx, 0, "encoder.positional_embedding",
-                    error) ||
-      !ggml_expect_layer_norm (r, &enc->ln_post, d, "encoder.ln_post", error))
-    return FALSE;
-
-  enc->layers = ggml_new_layers (r, n_layers);
-  for (int i = 0; i < n_layers; i++)
-    if (!ggml_layer (r, "encoder", i, d, FALSE, &enc->layers[i], error))
-      return FALSE;
-  return TRUE;
+  return ggml_expect_linear (reader, linear, n_out, n_in, name, error);
 }
 
 static gboolean
-ggml_prepare_decoder (GgmlReader *r, GError **error)
+ggml_walk_fused (gpointer reader, const char *name, int n_parts, int d,
+                 WhisperLinearWeights *linear, GError **error)
 {
-  WhisperModel *m = r->model;
-  WhisperDecoderWeights *dec = &m->decoder;
-  int d = whisper_model_lookup (m, WHISPER_HPARAM_N_TEXT_STATE);
-  int n_vocab = whisper_model_lookup (m, WHISPER_HPARAM_N_VOCAB);
-  int n_ctx = whisper_model_lookup (m, WHISPER_HPARAM_N_TEXT_CTX);
-  int n_layers = whisper_model_lookup (m, WHISPER_HPARAM_N_TEXT_LAYER);
-
-  if (!ggml_expect (r, &dec->token_embedding, n_vocab, d, d, n_vocab, 0,
-                    "decoder.token_embedding.weight", error) ||
-      !ggml_expect (r, &dec->positional, n_ctx, d, d, n_ctx, 0, "decoder.positional_embedding",
-                    error) ||
-      !ggml_expect_layer_norm (r, &dec->ln, d, "decoder.ln", error))
-    return FALSE;
-
-  dec->layers = ggml_new_layers (r, n_layers);
-  for (int i = 0; i < n_layers; i++)
-    if (!ggml_layer (r, "decoder", i, d, TRUE, &dec->layers[i], error))
-      return FALSE;
-  return TRUE;
+  return ggml_expect_fused (reader, linear, d, name, n_parts == 3, error);
 }
+
+static gboolean
+ggml_walk_tensor (gpointer reader, WhisperWeightKind kind, const char *name, guint rank,
+                  const gint64 *dims, int rows, int cols, WhisperTensor *t, GError **error)
+{
+  gint64 ne[3] = { 0, 0, 0 };
+  for (guint i = 0; i < rank; i++)
+    ne[i] = dims[rank - 1 - i];
+  if (kind == WHISPER_WEIGHT_CONV_BIAS) {
+    ne[0] = 1;
+    ne[1] = dims[0];
+  }
+  return ggml_expect (reader, t, rows, cols, ne[0], ne[1], ne[2], name, error);
+}
+
+static const WhisperWeightReader ggml_weights = {
+  .format = WHISPER_MODEL_FORMAT_GGML,
+  .layer_infix = ".blocks.",
+  .part = NULL,
+  .layer_norm = ggml_walk_layer_norm,
+  .linear = ggml_walk_linear,
+  .fused = ggml_walk_fused,
+  .tensor = ggml_walk_tensor,
+};
 
 /* ------------------------------------------------------------------ */
 /* Tensor records                                                      */
@@ -748,8 +707,8 @@ whisper_model_load_ggml (const char *file, GError **error)
 
   if (!ggml_read_hparams (r, error) || !ggml_skip_mel_filters (r, error) ||
       !ggml_read_vocabulary (r, error) || !ggml_check_has_tensors (r, error) ||
-      !ggml_prepare_encoder (r, error) ||
-      !ggml_prepare_decoder (r, error) || !ggml_read_tensors (r, error) ||
+      !whisper_model_walk_weights (model, &ggml_weights, r, error) ||
+      !ggml_read_tensors (r, error) ||
       !ggml_assemble (r, error))
     return NULL;
 
