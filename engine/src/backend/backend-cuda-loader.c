@@ -13,8 +13,8 @@
  * emulator of CUDA, which has no driver), the NVIDIA driver is asked first
  * whether it sees a device (cuda-driver-probe.c): without one the module is
  * not loaded at all, so device=auto on a machine without a GPU costs
- * nothing (loading the module mapped the CUDA runtime and cuBLAS, about
- * 155 MB of resident memory, only to find no device).
+ * nothing (loading the module maps the CUDA runtime and cuBLAS, a large
+ * resident cost, only to find no device).
  */
 #include "backend.h"
 #include "cuda-driver-probe.h"

@@ -1,5 +1,5 @@
 /* backend.h: the tensor operations the encoder and decoder are written
- * against. Two implementations: engine/cpu/ (GEMM on oneDNN or OpenBLAS,
+ * against. Two implementations: engine/src/backend/cpu/ (GEMM on oneDNN or OpenBLAS,
  * our own kernels, on a fork-join pool) and the CUDA module (kernels/host/
  * + kernels/, loaded at run time by backend-cuda-loader.c).
  *
@@ -247,7 +247,7 @@ struct _WhisperBackend {
 };
 
 /* fast: precision=fast, the encoder's and prompt passes' products in
- * bfloat16 on oneDNN (engine/cpu/cpu-bf16-matmul.h); fails when this build
+ * bfloat16 on oneDNN (src/backend/cpu/cpu-bf16-matmul.h); fails when this build
  * or this CPU cannot. FALSE: float32 (exact). */
 WhisperBackend *whisper_backend_cpu_new (int n_threads, gboolean fast, GError **error);
 

@@ -1,6 +1,6 @@
 /* cuda-driver-probe.h: is there an NVIDIA driver with a CUDA device, asked
  * of the driver alone, before the CUDA module (which maps the CUDA runtime
- * and cuBLAS, about 155 MB of resident memory once loaded) is loaded. */
+ * and cuBLAS, a large resident cost once loaded) is loaded. */
 #pragma once
 
 #include <glib.h>

@@ -1,9 +1,9 @@
 /* whisper-decoder-pool.h: the engine's decoder states, lent to its streams
  * one window at a time.
  *
- * A decoder state (whisper-engine-struct.h: the self- and cross-attention
- * KV caches and logits, with its decode-step graph; the work buffers of
- * its passes are the engine's) holds nothing a stream needs between two windows: a window's
+ * A decoder state (whisper-net.h: the self- and cross-attention KV caches
+ * and logits, with its decode-step graph; the work buffers of its passes
+ * are the network's) holds nothing a stream needs between two windows: a window's
  * audio overwrites the cross K/V and its prompt pass every self-attention
  * row a later step reads. So the engine keeps the states and a stream
  * borrows one for each window (and for language detection): an idle stream
@@ -11,10 +11,11 @@
  * decode at the same time, not as many as it has streams. How many may
  * decode at once is whisper-stream.c's choice (lease_decoder_locked(): as
  * many as one batch of decode steps takes, whisper-step-batcher.h); a
- * state is never refused, only waited for. On the CPU backend a state of
- * tiny.en spans about 47 MB at five beams, but its caches are sparse memory
- * (backend.h, alloc_sparse): only the rows a window writes take room, a
- * few MB for a live decode of a few dozen tokens in a buffered window. */
+ * state is never refused, only waited for. On the CPU backend a state's
+ * caches (n_text_ctx rows per self-attention slot, max_encoder_length rows
+ * of cross-attention, per layer) are sparse memory (backend.h,
+ * alloc_sparse): only the rows a window writes take room, a small part of
+ * them for a live decode of a few dozen tokens in a buffered window. */
 #pragma once
 
 #include "whisper-net.h"

@@ -4,6 +4,8 @@
  * encoder K/V, final LayerNorm, logits through the tied embedding. */
 #include "whisper-net.h"
 
+#include <string.h>
+
 #define LN_EPS 1e-5f
 
 static void
@@ -78,35 +80,34 @@ whisper_decoder_state_init (WhisperDecoderState *st, WhisperNet *net, GError **e
   return alloc_self_caches (st, net, 1, error);
 }
 
-gboolean
-whisper_decoder_work_init (WhisperNet *net, GError **error)
+/* The decoder's work buffers: [n_text_ctx, d | 3d | 4d], sel [2, d]. */
+static void
+decoder_work_plan (WhisperNet *net, WhisperNetBuffer plan[7])
 {
-  WhisperBackend *be = net->backend;
   WhisperDecoderWork *w = &net->dec_work;
   const size_t d = net->d, ctx = net->n_text_ctx;
-  struct { float **p; size_t n; } plan[] = {
+  const WhisperNetBuffer all[] = {
     { &w->x, ctx * d }, { &w->h, ctx * d }, { &w->qkv, ctx * 3 * d },
     { &w->attn, ctx * d }, { &w->q, ctx * d }, { &w->ffn, ctx * 4 * d },
     { &w->sel, 2 * d },
   };
-  for (gsize i = 0; i < G_N_ELEMENTS (plan); i++) {
-    *plan[i].p = be->ops->alloc (be, plan[i].n, error);
-    if (!*plan[i].p)
-      return FALSE;
-  }
-  return TRUE;
+  memcpy (plan, all, sizeof all);
+}
+
+gboolean
+whisper_decoder_work_init (WhisperNet *net, GError **error)
+{
+  WhisperNetBuffer plan[7];
+  decoder_work_plan (net, plan);
+  return whisper_net_alloc_buffers (net, plan, G_N_ELEMENTS (plan), error);
 }
 
 void
 whisper_decoder_work_clear (WhisperNet *net)
 {
-  WhisperDecoderWork *w = &net->dec_work;
-  float **all[] = { &w->x, &w->h, &w->qkv, &w->attn, &w->q, &w->ffn, &w->sel };
-  for (gsize i = 0; i < G_N_ELEMENTS (all); i++) {
-    if (*all[i])
-      net->backend->ops->free (net->backend, *all[i]);
-    *all[i] = NULL;
-  }
+  WhisperNetBuffer plan[7];
+  decoder_work_plan (net, plan);
+  whisper_net_free_buffers (net, plan, G_N_ELEMENTS (plan));
 }
 
 gboolean

@@ -7,40 +7,41 @@
 
 #define LN_EPS 1e-5f
 
+/* The encoder's work buffers, L = max_encoder_length rows
+ * (WhisperEncoderBuffers). */
+static void
+encoder_buffers_plan (WhisperNet *net, WhisperNetBuffer plan[8])
+{
+  WhisperEncoderBuffers *b = &net->enc;
+  const size_t L = net->max_encoder_length, d = net->d;
+  const size_t cols = MAX ((size_t) net->n_mels, d) * 3;
+  const WhisperNetBuffer all[] = {
+    { &b->mel, 2 * L * net->n_mels },
+    { &b->conv1, 2 * L * d },
+    { &b->scratch, 2 * L * cols },
+    { &b->x, L * d },
+    { &b->h, L * d },
+    { &b->qkv, L * 3 * d },
+    { &b->attn, L * d },
+    { &b->ffn, L * 4 * d },
+  };
+  memcpy (plan, all, sizeof all);
+}
+
 gboolean
 whisper_encoder_buffers_init (WhisperNet *net, GError **error)
 {
-  WhisperBackend *be = net->backend;
-  const size_t L = net->max_encoder_length, d = net->d;
-  const size_t cols = MAX ((size_t) net->n_mels, d) * 3;
-  struct { float **p; size_t n; } plan[] = {
-    { &net->enc.mel, 2 * L * net->n_mels },
-    { &net->enc.conv1, 2 * L * d },
-    { &net->enc.scratch, 2 * L * cols },
-    { &net->enc.x, L * d },
-    { &net->enc.h, L * d },
-    { &net->enc.qkv, L * 3 * d },
-    { &net->enc.attn, L * d },
-    { &net->enc.ffn, L * 4 * d },
-  };
-  for (gsize i = 0; i < G_N_ELEMENTS (plan); i++) {
-    *plan[i].p = be->ops->alloc (be, plan[i].n, error);
-    if (!*plan[i].p)
-      return FALSE;
-  }
-  return TRUE;
+  WhisperNetBuffer plan[8];
+  encoder_buffers_plan (net, plan);
+  return whisper_net_alloc_buffers (net, plan, G_N_ELEMENTS (plan), error);
 }
 
 void
 whisper_encoder_buffers_clear (WhisperNet *net)
 {
-  float **all[] = { &net->enc.mel, &net->enc.conv1, &net->enc.scratch, &net->enc.x,
-                    &net->enc.h, &net->enc.qkv, &net->enc.attn, &net->enc.ffn };
-  for (gsize i = 0; i < G_N_ELEMENTS (all); i++) {
-    if (*all[i])
-      net->backend->ops->free (net->backend, *all[i]);
-    *all[i] = NULL;
-  }
+  WhisperNetBuffer plan[8];
+  encoder_buffers_plan (net, plan);
+  whisper_net_free_buffers (net, plan, G_N_ELEMENTS (plan));
 }
 
 void

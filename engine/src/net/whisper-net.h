@@ -54,6 +54,18 @@ typedef struct {
 
 typedef struct _WhisperDecoderState WhisperDecoderState;
 
+/* Work buffers of the network (whisper-net.c): each plan[i].p gets
+ * plan[i].n floats of backend memory; FALSE at the first that fails (the
+ * ones made before stay set, for whisper_net_free_buffers()). */
+typedef struct {
+  float **p;
+  size_t n;
+} WhisperNetBuffer;
+gboolean whisper_net_alloc_buffers (WhisperNet *net, const WhisperNetBuffer *plan, gsize n_plan,
+                                    GError **error);
+/* Frees the buffers of plan (those set) and clears their pointers. */
+void whisper_net_free_buffers (WhisperNet *net, const WhisperNetBuffer *plan, gsize n_plan);
+
 /* Word timestamps (timing/whisper-alignment.h) see the decoder's
  * cross-attention queries through a capture: an object whose first member
  * is this hook; the decoder calls hook->layer() for every layer of a pass.

@@ -1,8 +1,8 @@
 /* whisper-step-batcher.h: the decode steps of an engine's streams, run as
  * one forward pass where several streams are decoding at once.
  *
- * A decode step is bound by memory: it reads every decoder weight (about
- * 80 MB for tiny.en) to produce a few rows. Streams that share an engine
+ * A decode step is bound by memory: it reads every decoder weight to
+ * produce a few rows. Streams that share an engine
  * (gst-plugin/gstwhisperengines.c) decode on their own threads; each step
  * of each stream goes through the batcher, which runs the steps of every
  * stream that is ready as one whisper_decoder_forward_batch(): the weights

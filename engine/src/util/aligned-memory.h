@@ -7,12 +7,11 @@ G_BEGIN_DECLS
 
 /* `bytes` of zeroed memory, or NULL. Every page is written here, when the
  * engine or stream is created, so that the first window takes no page
- * faults (on the CLI, jfk.wav's first transcription 0.35 -> 0.33 s). Blocks
- * of 2 MiB and more are 2-MiB aligned, which lets transparent huge pages back
- * them where the system enables them for all memory. Asking for them with
- * madvise was tried and left out: the direct compaction it triggers made
- * engine creation take 0.17 to 0.55 s instead of a steady 0.22 s, for no
- * measurable gain in decode speed.
+ * faults. Blocks of 2 MiB and more are 2-MiB aligned, which lets
+ * transparent huge pages back them where the system enables them for all
+ * memory. They are not asked for with madvise: the direct compaction it
+ * triggers makes engine creation take an unsteady time, for no gain in
+ * decode speed.
  * Free with whisper_aligned_free () (g_free () also works). */
 void *whisper_aligned_alloc (size_t bytes);
 /* `bytes` of zeroed memory, or NULL, whose pages take memory only once

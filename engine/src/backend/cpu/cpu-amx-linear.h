@@ -17,9 +17,9 @@
  * description of TDPBF16PS: the Intel 64 and IA-32 Architectures Software
  * Developer's Manual, volume 2, "TDPBF16PS";
  * https://www.intel.com/content/www/us/en/developer/articles/technical/intel-sdm.html).
- * With x rounded like W (one part), base's parity clips gave 6 word errors
- * in 748 against faster-whisper float32 where two parts give (see
- * README.md, "Precision"); the second part costs tile work, not memory.
+ * With x rounded like W (one part) the words drift further from
+ * faster-whisper's float32 than with two parts (README.md, "Precision");
+ * the second part costs tile work, not memory.
  *
  * Row independence: every output value is made by the same sequence of
  * tile instructions from its own input row and weight column, whatever the

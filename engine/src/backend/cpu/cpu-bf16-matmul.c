@@ -8,7 +8,7 @@
  *   staging buffer); wei = W^T, W [rows, cols] reordered once into the
  *   blocked layout the kernel asks for (format_tag_any); dst = y [n, rows]
  *   dense (a strided dst makes oneDNN 2.6 leave its brgemm kernels for a
- *   generic one 3 to 5 times slower, so the backend sends only dense ones);
+ *   slower generic one, so the backend sends only dense ones);
  *   bias [1, rows]; accumulate = a sum post-op.
  * - plain: src = a [M, K] dense; wei = b as [K, N] (tag ab) or its
  *   transpose (tag ba); dst dense; scale = output scale.

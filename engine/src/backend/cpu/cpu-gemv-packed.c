@@ -2,10 +2,9 @@
  * the decoder's matrix-vector products (see cpu-kernels.h).
  *
  * Why: a row-major product reads eight rows at once, eight separate
- * streams the hardware prefetcher follows badly (11 GB/s on one core of the
- * project's 2-core machine, against 37 GB/s for a plain sequential read).
- * Packed, the same bytes are one sequential stream (34 GB/s, 48 GB/s on two
- * cores) and the arithmetic is unchanged: every row is still summed in the
+ * streams the hardware prefetcher follows badly, far below the bandwidth of
+ * a plain sequential read. Packed, the same bytes are one sequential stream
+ * and the arithmetic is unchanged: every row is still summed in the
  * same order, lane by lane, so the results are bit-identical to the
  * row-major kernels of cpu-kernels.c.
  *
@@ -309,9 +308,8 @@ whisper_cpu_gemv_f16_packed (float *y, const uint16_t *w, const float *x, int r0
   g_return_if_fail (r0 % PACK_ROWS == 0 && r1 % PACK_ROWS == 0 && cols % PACK_COLS == 0);
 #ifdef HAVE_X86
   if (whisper_cpu_have_avx512 ()) {
-    /* one vector: the same bits, half the instructions (a base decoder
-     * layer's six step linears 0.257 -> 0.202 ms on one Zen 5 core,
-     * bench-cpu-linear) */
+    /* one vector: the same bits, half the instructions
+     * (tests/engine/bench-cpu-linear.c times it) */
     gemv_packed_rows_avx512 (y, 0, w, x, 0, 1, r0, r1, cols, accumulate);
     return;
   }

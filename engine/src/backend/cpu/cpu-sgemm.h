@@ -12,10 +12,9 @@
  *    row-major, its JIT kernels chosen from CPUID.
  * oneDNN is used where it is built in and the CPU has AVX-512: Debian's
  * OpenBLAS 0.3.21 does not know AMD Zen 4 and Zen 5 and runs its AVX2
- * (Haswell) kernels there, where dnnl_sgemm's AVX-512 kernels are 1.7-1.9
- * times faster on the encoder's shapes (Zen 5, one thread, [750, 512] by
- * [512, 2048]: 114 against 220 GFLOP/s); CTranslate2 itself multiplies with
- * oneDNN on AMD CPUs. WHISPER_CPU_SGEMM=openblas (read once, when the first
+ * (Haswell) kernels there, where dnnl_sgemm's AVX-512 kernels are faster
+ * on the encoder's shapes; CTranslate2 itself multiplies with oneDNN on AMD
+ * CPUs. WHISPER_CPU_SGEMM=openblas (read once, when the first
  * CPU backend is made) keeps OpenBLAS, for comparisons. */
 #pragma once
 
