@@ -1409,7 +1409,7 @@ create_engine (GstWhisperSink *self)
   opts.device = (WhisperDevice) self->device;
   opts.precision = (WhisperPrecision) self->precision;
   opts.n_threads = self->threads;
-  opts.encoder_context = self->encoder_context;
+  opts.max_encoder_length = self->encoder_context;
   group = g_strdup (self->engine_group);
   GST_OBJECT_UNLOCK (self);
   opts.model_path = model;
@@ -1419,7 +1419,7 @@ create_engine (GstWhisperSink *self)
   text = g_strdup_printf ("Loading Whisper model %s", model);
   post_progress (self, GST_PROGRESS_TYPE_START, text);
   GST_INFO_OBJECT (self, "loading model %s (device %d, %d threads, encoder context %d)",
-      model, opts.device, opts.n_threads, opts.encoder_context);
+      model, opts.device, opts.n_threads, opts.max_encoder_length);
 
   engine = gst_whisper_engines_acquire (&opts, group, &err);
   if (engine == NULL) {

@@ -624,7 +624,7 @@ transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
     opts.word_timestamps = TRUE;
     opts.condition_on_previous_text = TRUE;
     if (self->live_encoder == GST_WHISPER_LIVE_ENCODER_BUFFERED)
-      opts.encoder_frames = live_encoder_frames (in.n,
+      opts.encoder_length = live_encoder_frames (in.n,
           whisper_engine_get_info (self->engine)->max_encoder_length);
     /* Only the speech: trailing noise made "Thank you." (the detector is
      * loaded with vad-gate, the default, or vad-filter) */

@@ -13,7 +13,7 @@ static char *opt_model;
 static char *opt_device = "auto";
 static char *opt_precision = "exact";
 static int opt_threads;
-static int opt_encoder_context;
+static int opt_max_encoder_length;
 static int opt_channel = -1;
 static char *opt_dump_pcm;
 static char *opt_format = "segments";
@@ -85,7 +85,7 @@ static GOptionEntry entries[] = {
     "CPU matrix products: exact (float32, faster-whisper float32's tokens; default) or fast "
     "(encoder and prompt passes in bfloat16 on oneDNN: AMX or AVX512-BF16; "
     "with AMX, decode steps too)", "P" },
-  { "encoder-context", 0, 0, G_OPTION_ARG_INT, &opt_encoder_context,
+  { "encoder-context", 0, 0, G_OPTION_ARG_INT, &opt_max_encoder_length,
     "encoder frames per window, 1..1500 (default: the model's; shorter is faster)", "N" },
   { "channel", 'c', 0, G_OPTION_ARG_INT, &opt_channel,
     "take this channel (0 = left) instead of mixing all to mono", "N" },
@@ -394,27 +394,10 @@ dump_pcm (const float *pcm, gsize n, GError **error)
                               error);
 }
 
-int
-main (int argc, char **argv)
+/* The flags that need no model checked; 0, or the exit status (2). */
+static int
+check_flags (void)
 {
-  setlocale (LC_ALL, "");
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("AUDIO-FILE - transcribe speech");
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  add_vad_filter_group (ctx);
-  g_option_context_set_description (ctx,
-      "Reads any format libsndfile reads (WAV, FLAC, Ogg, MP3, ...), resamples to 16 kHz mono\n"
-      "and prints the segments with their times. Decodes as faster-whisper's transcribe() does\n"
-      "by default: beam search (5), temperature fallback, the language detected on\n"
-      "multilingual models; --greedy for greedy decoding at temperature 0 only.\n");
-  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
-    g_printerr ("whisper-transcribe: %s\n", error->message);
-    return 2;
-  }
-  if (argc != 2) {
-    g_printerr ("whisper-transcribe: give exactly one audio file (see --help)\n");
-    return 2;
-  }
   if (!g_str_equal (opt_format, "segments") && !g_str_equal (opt_format, "text") &&
       !g_str_equal (opt_format, "srt") && !g_str_equal (opt_format, "json") &&
       !g_str_equal (opt_format, "srt-words")) {
@@ -437,9 +420,181 @@ main (int argc, char **argv)
     g_printerr ("whisper-transcribe: --warmup: %d is not a count from 0 to 100\n", opt_warmup);
     return 2;
   }
+  return 0;
+}
+
+/* The voice activity detector the flags ask for (NULL for none); FALSE
+ * (and the message printed) when a file named with --vad-model fails. */
+static gboolean
+load_vad (WhisperVad **vad_out)
+{
+  g_autoptr (GError) error = NULL;
+  *vad_out = NULL;
+  if (opt_no_vad || (opt_reference_rules && !opt_vad_filter && opt_batch_size == 0))
+    return TRUE;
+  g_autofree char *vad_path =
+      opt_vad_model ? g_strdup (opt_vad_model) : whisper_vad_default_path ();
+  *vad_out = whisper_vad_new (vad_path, &error);
+  if (!*vad_out && opt_vad_model) {
+    g_printerr ("whisper-transcribe: --vad-model: %s\n", error->message);
+    return FALSE;
+  }
+  if (!*vad_out)
+    /* the default file is optional: say what is missing, go on without */
+    g_printerr ("whisper-transcribe: note: no voice activity detector: %s; noise may give "
+                "text (--no-vad: no detector, no note)\n", error->message);
+  return TRUE;
+}
+
+/* The decoding options of the flags, checked against the engine's model;
+ * 0, or the exit status (2) with the message printed. suppress_ids holds
+ * the suppressed ids the options point to. */
+static int
+decode_options_from_flags (WhisperDecodeOptions *decode, const WhisperEngine *engine,
+                           WhisperVad *vad, GArray *suppress_ids)
+{
+  g_autoptr (GError) error = NULL;
+  whisper_decode_options_init (decode);
+  decode->condition_on_previous_text = !opt_no_condition;
+  decode->no_speech_threshold = opt_no_speech_threshold;
+  decode->silence_threshold_db = opt_silence_threshold;
+  decode->word_timestamps = opt_word_timestamps || g_str_equal (opt_format, "srt-words");
+  decode->hallucination_silence_threshold = opt_hallucination_silence;
+  if (opt_reference_rules) {
+    decode->silence_threshold_db = WHISPER_SILENCE_THRESHOLD_OFF_DB;
+    decode->strict_no_speech = FALSE;
+  }
+  decode->vad = opt_reference_rules ? NULL : vad;
+  if (!apply_vad_filter_options (decode, vad))
+    return 2;
+  if (opt_batch_size > 0) {
+    if (!vad) {
+      g_printerr ("whisper-transcribe: --batch-size cuts the audio where the voice activity "
+                  "detector finds no speech, and %s\n",
+                  opt_no_vad ? "--no-vad turns it off"
+                             : "none could be loaded (see the note above; tools/fetch-model.sh "
+                               "silero-vad installs it)");
+      return 2;
+    }
+    decode->vad = vad;
+  }
+  decode->language = opt_language;
+  if (g_str_equal (opt_task, "translate"))
+    decode->task = WHISPER_TASK_TRANSLATE;
+  else if (!g_str_equal (opt_task, "transcribe")) {
+    g_printerr ("whisper-transcribe: --task: '%s' is not transcribe or translate\n", opt_task);
+    return 2;
+  }
+  decode->beam_size = opt_beam_size;
+  decode->best_of = opt_best_of;
+  decode->patience = opt_patience;
+  decode->length_penalty = opt_length_penalty;
+  decode->repetition_penalty = opt_repetition_penalty;
+  decode->no_repeat_ngram_size = opt_no_repeat_ngram_size;
+  decode->compression_ratio_threshold = opt_compression_ratio_threshold;
+  decode->logprob_threshold = opt_log_prob_threshold;
+  decode->prompt_reset_on_temperature = opt_prompt_reset_on_temperature;
+  decode->initial_prompt = opt_initial_prompt;
+  decode->hotwords = opt_hotwords;
+  decode->prefix = opt_prefix;
+  decode->suppress_blank = !opt_no_suppress_blank;
+  decode->without_timestamps = opt_without_timestamps;
+  decode->max_initial_timestamp = opt_max_initial_timestamp;
+  decode->max_new_tokens = opt_max_new_tokens;
+  decode->clip_timestamps = opt_clip_timestamps;
+  decode->detect_language_per_window = opt_multilingual;
+  decode->language_detection_threshold = opt_language_detection_threshold;
+  decode->language_detection_segments = opt_language_detection_segments;
+  decode->seed = (guint32) opt_seed;
+  if (!whisper_decode_options_parse_temperatures (decode, opt_temperature, &error) ||
+      !whisper_decode_options_parse_suppress_tokens (decode, opt_suppress_tokens, suppress_ids,
+                                                     &error)) {
+    g_printerr ("whisper-transcribe: %s\n", error->message);
+    return 2;
+  }
+  if (opt_greedy) {
+    decode->beam_size = 1;
+    decode->n_temperatures = 1;
+    decode->temperatures[0] = 0.0;
+  }
+  if (!whisper_decode_options_check (engine, decode, &error)) {
+    g_printerr ("whisper-transcribe: %s\n", error->message);
+    return 2;
+  }
+  return 0;
+}
+
+/* When the run took (--stats). */
+typedef struct {
+  gint64 start, load, warm, run, end;  /* monotonic µs */
+  long peak_after_load;                /* KiB */
+} RunTimes;
+
+/* --stats: the timed run's figures (the counters are cumulative over the
+ * warm-up runs: `before` is where the timed run started). */
+static void
+print_stats (WhisperStream *stream, const WhisperEngine *engine, const WhisperStreamStats *before,
+             const RunTimes *t, gsize n_samples, gboolean have_vad)
+{
+  WhisperStreamStats st;
+  whisper_stream_get_stats (stream, &st);
+  st.windows -= before->windows;
+  st.decode_steps -= before->decode_steps;
+  st.mel_seconds -= before->mel_seconds;
+  st.encoder_seconds -= before->encoder_seconds;
+  st.decoder_seconds -= before->decoder_seconds;
+  st.windows_silent -= before->windows_silent;
+  st.windows_no_voice -= before->windows_no_voice;
+  st.windows_no_speech -= before->windows_no_speech;
+  const WhisperEngineInfo *info = whisper_engine_get_info (engine);
+  g_printerr ("device %s, %d threads, audio %.2f s\n", info->device_name,
+              opt_threads ? opt_threads : (int) g_get_num_processors (),
+              n_samples / (double) WHISPER_SAMPLE_RATE);
+  g_printerr ("load audio %.3f s, load model %.3f s, ", (t->load - t->start) / 1e6,
+              (t->warm - t->load) / 1e6);
+  if (opt_warmup)
+    g_printerr ("warm-up %.3f s (%d runs), ", (t->run - t->warm) / 1e6, opt_warmup);
+  g_printerr ("transcribe %.3f s\n", (t->end - t->run) / 1e6);
+  g_printerr ("peak RSS %.1f MiB after loading the model and creating the stream, "
+              "%.1f MiB in all\n", t->peak_after_load / 1024.0, peak_rss_kib () / 1024.0);
+  g_printerr ("mel %.3f s; encoder %.3f s per window (%" G_GUINT64_FORMAT " windows); "
+              "decoder %.3f ms per step (%" G_GUINT64_FORMAT " steps)\n",
+              st.mel_seconds, st.windows ? st.encoder_seconds / st.windows : 0.0, st.windows,
+              st.decode_steps ? 1e3 * st.decoder_seconds / st.decode_steps : 0.0,
+              st.decode_steps);
+  g_printerr ("windows skipped: %" G_GUINT64_FORMAT " silent, %" G_GUINT64_FORMAT
+              " without speech (VAD%s), %" G_GUINT64_FORMAT " decoded and dropped (no-speech "
+              "rule)\n", st.windows_silent, st.windows_no_voice, have_vad ? "" : " off",
+              st.windows_no_speech);
+}
+
+int
+main (int argc, char **argv)
+{
+  setlocale (LC_ALL, "");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("AUDIO-FILE - transcribe speech");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  add_vad_filter_group (ctx);
+  g_option_context_set_description (ctx,
+      "Reads any format libsndfile reads (WAV, FLAC, Ogg, MP3, ...), resamples to 16 kHz mono\n"
+      "and prints the segments with their times. Decodes as faster-whisper's transcribe() does\n"
+      "by default: beam search (5), temperature fallback, the language detected on\n"
+      "multilingual models; --greedy for greedy decoding at temperature 0 only.\n");
+  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
+    g_printerr ("whisper-transcribe: %s\n", error->message);
+    return 2;
+  }
+  if (argc != 2) {
+    g_printerr ("whisper-transcribe: give exactly one audio file (see --help)\n");
+    return 2;
+  }
+  const int bad_flags = check_flags ();
+  if (bad_flags)
+    return bad_flags;
 
   gsize n_samples;
-  gint64 t_start = g_get_monotonic_time ();
+  RunTimes t = { .start = g_get_monotonic_time () };
   g_autofree float *pcm = whisper_audio_load_file (argv[1], opt_channel, &n_samples, &error);
   if (!pcm) {
     g_printerr ("whisper-transcribe: %s\n", error->message);
@@ -457,7 +612,7 @@ main (int argc, char **argv)
   whisper_engine_options_init (&options);
   options.model_path = opt_model;
   options.n_threads = opt_threads;
-  options.encoder_context = opt_encoder_context;
+  options.max_encoder_length = opt_max_encoder_length;
   options.alignment_heads = opt_alignment_heads;
   if (!parse_device (opt_device, &options.device, &error) ||
       !parse_precision (opt_precision, &options.precision, &error)) {
@@ -465,7 +620,7 @@ main (int argc, char **argv)
     return 2;
   }
 
-  gint64 t_load = g_get_monotonic_time ();
+  t.load = g_get_monotonic_time ();
   g_autoptr (WhisperEngine) engine = whisper_engine_new (&options, &error);
   if (!engine) {
     g_printerr ("whisper-transcribe: %s\n", error->message);
@@ -476,94 +631,18 @@ main (int argc, char **argv)
     g_printerr ("whisper-transcribe: %s\n", error->message);
     return 1;
   }
-  WhisperDecodeOptions decode;
-  whisper_decode_options_init (&decode);
-  decode.condition_on_previous_text = !opt_no_condition;
-  decode.no_speech_threshold = opt_no_speech_threshold;
-  decode.silence_threshold_db = opt_silence_threshold;
-  decode.word_timestamps = opt_word_timestamps || g_str_equal (opt_format, "srt-words");
-  decode.hallucination_silence_threshold = opt_hallucination_silence;
-  if (opt_reference_rules) {
-    decode.silence_threshold_db = WHISPER_SILENCE_THRESHOLD_OFF_DB;
-    decode.strict_no_speech = FALSE;
-  }
   g_autoptr (WhisperVad) vad = NULL;
-  if (!opt_no_vad && (!opt_reference_rules || opt_vad_filter || opt_batch_size > 0)) {
-    g_autofree char *vad_path = opt_vad_model ? g_strdup (opt_vad_model) : whisper_vad_default_path ();
-    vad = whisper_vad_new (vad_path, &error);
-    if (!vad && opt_vad_model) {
-      g_printerr ("whisper-transcribe: --vad-model: %s\n", error->message);
-      return 2;
-    }
-    if (!vad) {
-      /* the default file is optional: say what is missing, go on without */
-      g_printerr ("whisper-transcribe: note: no voice activity detector: %s; noise may give "
-                  "text (--no-vad: no detector, no note)\n", error->message);
-      g_clear_error (&error);
-    }
-  }
-  decode.vad = opt_reference_rules ? NULL : vad;
-  if (!apply_vad_filter_options (&decode, vad))
+  if (!load_vad (&vad))
     return 2;
-  if (opt_batch_size > 0) {
-    if (!vad) {
-      g_printerr ("whisper-transcribe: --batch-size cuts the audio where the voice activity "
-                  "detector finds no speech, and %s\n",
-                  opt_no_vad ? "--no-vad turns it off"
-                             : "none could be loaded (see the note above; tools/fetch-model.sh "
-                               "silero-vad installs it)");
-      return 2;
-    }
-    decode.vad = vad;
-  }
-  decode.language = opt_language;
-  if (g_str_equal (opt_task, "translate"))
-    decode.task = WHISPER_TASK_TRANSLATE;
-  else if (!g_str_equal (opt_task, "transcribe")) {
-    g_printerr ("whisper-transcribe: --task: '%s' is not transcribe or translate\n", opt_task);
-    return 2;
-  }
-  decode.beam_size = opt_beam_size;
-  decode.best_of = opt_best_of;
-  decode.patience = opt_patience;
-  decode.length_penalty = opt_length_penalty;
-  decode.repetition_penalty = opt_repetition_penalty;
-  decode.no_repeat_ngram_size = opt_no_repeat_ngram_size;
-  decode.compression_ratio_threshold = opt_compression_ratio_threshold;
-  decode.logprob_threshold = opt_log_prob_threshold;
-  decode.prompt_reset_on_temperature = opt_prompt_reset_on_temperature;
-  decode.initial_prompt = opt_initial_prompt;
-  decode.hotwords = opt_hotwords;
-  decode.prefix = opt_prefix;
-  decode.suppress_blank = !opt_no_suppress_blank;
-  decode.without_timestamps = opt_without_timestamps;
-  decode.max_initial_timestamp = opt_max_initial_timestamp;
-  decode.max_new_tokens = opt_max_new_tokens;
-  decode.clip_timestamps = opt_clip_timestamps;
-  decode.detect_language_per_window = opt_multilingual;
-  decode.language_detection_threshold = opt_language_detection_threshold;
-  decode.language_detection_segments = opt_language_detection_segments;
-  decode.seed = (guint32) opt_seed;
+  WhisperDecodeOptions decode;
   g_autoptr (GArray) suppress_ids = g_array_new (FALSE, FALSE, sizeof (gint32));
-  if (!whisper_decode_options_parse_temperatures (&decode, opt_temperature, &error) ||
-      !whisper_decode_options_parse_suppress_tokens (&decode, opt_suppress_tokens, suppress_ids,
-                                                     &error)) {
-    g_printerr ("whisper-transcribe: %s\n", error->message);
-    return 2;
-  }
-  if (opt_greedy) {
-    decode.beam_size = 1;
-    decode.n_temperatures = 1;
-    decode.temperatures[0] = 0.0;
-  }
-  if (!whisper_decode_options_check (engine, &decode, &error)) {
-    g_printerr ("whisper-transcribe: %s\n", error->message);
-    return 2;
-  }
+  const int bad_options = decode_options_from_flags (&decode, engine, vad, suppress_ids);
+  if (bad_options)
+    return bad_options;
   whisper_stream_set_options (stream, &decode);
 
-  gint64 t_warm = g_get_monotonic_time ();
-  const long peak_after_load = peak_rss_kib ();
+  t.warm = g_get_monotonic_time ();
+  t.peak_after_load = peak_rss_kib ();
   for (int i = 0; i < opt_warmup; i++) {
     g_autoptr (GPtrArray) ignored = NULL;
     if (!transcribe (stream, pcm, n_samples, &ignored, &error)) {
@@ -575,13 +654,13 @@ main (int argc, char **argv)
   WhisperStreamStats before;
   whisper_stream_get_stats (stream, &before);
 
-  gint64 t_run = g_get_monotonic_time ();
+  t.run = g_get_monotonic_time ();
   g_autoptr (GPtrArray) segments = NULL;
   if (!transcribe (stream, pcm, n_samples, &segments, &error)) {
     g_printerr ("whisper-transcribe: %s: %s\n", argv[1], error->message);
     return 1;
   }
-  gint64 t_end = g_get_monotonic_time ();
+  t.end = g_get_monotonic_time ();
   double language_probability = 0.0;
   const char *language = whisper_stream_get_language (stream, &language_probability);
   print_segments (segments, n_samples / (double) WHISPER_SAMPLE_RATE, language,
@@ -596,40 +675,7 @@ main (int argc, char **argv)
                 fixed.samples_clipped - before.samples_clipped);
 
   fflush (stdout);
-  if (opt_stats) {
-    WhisperStreamStats st;
-    whisper_stream_get_stats (stream, &st);
-    /* the timed run only: the counters are cumulative over the warm-up runs */
-    st.windows -= before.windows;
-    st.decode_steps -= before.decode_steps;
-    st.mel_seconds -= before.mel_seconds;
-    st.encoder_seconds -= before.encoder_seconds;
-    st.decoder_seconds -= before.decoder_seconds;
-    st.windows_silent -= before.windows_silent;
-    st.windows_no_voice -= before.windows_no_voice;
-    st.windows_no_speech -= before.windows_no_speech;
-    const WhisperEngineInfo *info = whisper_engine_get_info (engine);
-    const double tokens = st.decode_steps - st.windows;  /* one prompt pass per window */
-    g_printerr ("device %s, %d threads, audio %.2f s\n", info->device_name,
-                opt_threads ? opt_threads : (int) g_get_num_processors (),
-                n_samples / (double) WHISPER_SAMPLE_RATE);
-    g_printerr ("load audio %.3f s, load model %.3f s, ", (t_load - t_start) / 1e6,
-                (t_warm - t_load) / 1e6);
-    if (opt_warmup)
-      g_printerr ("warm-up %.3f s (%d runs), ", (t_run - t_warm) / 1e6, opt_warmup);
-    g_printerr ("transcribe %.3f s\n", (t_end - t_run) / 1e6);
-    g_printerr ("peak RSS %.1f MiB after loading the model and creating the stream, "
-                "%.1f MiB in all\n", peak_after_load / 1024.0, peak_rss_kib () / 1024.0);
-    g_printerr ("mel %.3f s; encoder %.3f s per window (%" G_GUINT64_FORMAT " windows); "
-                "decoder %.3f ms per step (%" G_GUINT64_FORMAT " steps)\n",
-                st.mel_seconds, st.windows ? st.encoder_seconds / st.windows : 0.0, st.windows,
-                st.decode_steps ? 1e3 * st.decoder_seconds / st.decode_steps : 0.0,
-                st.decode_steps);
-    g_printerr ("windows skipped: %" G_GUINT64_FORMAT " silent, %" G_GUINT64_FORMAT
-                " without speech (VAD%s), %" G_GUINT64_FORMAT " decoded and dropped (no-speech "
-                "rule)\n", st.windows_silent, st.windows_no_voice, vad ? "" : " off",
-                st.windows_no_speech);
-    (void) tokens;
-  }
+  if (opt_stats)
+    print_stats (stream, engine, &before, &t, n_samples, vad != NULL);
   return 0;
 }

@@ -244,7 +244,7 @@ check_transcription (WhisperDevice device, int encoder_context, int expected_len
   WhisperEngineOptions options;
   whisper_engine_options_init (&options);
   options.device = device;
-  options.encoder_context = encoder_context;
+  options.max_encoder_length = encoder_context;
   g_autoptr (GError) error = NULL;
   g_autoptr (WhisperEngine) engine = whisper_engine_new (&options, &error);
   if (!engine && cuda) {

@@ -29,7 +29,7 @@ new_engine (int encoder_context)
   WhisperEngineOptions options;
   whisper_engine_options_init (&options);
   options.device = WHISPER_DEVICE_CPU;
-  options.encoder_context = encoder_context;
+  options.max_encoder_length = encoder_context;
   g_autoptr (GError) error = NULL;
   WhisperEngine *engine = whisper_engine_new (&options, &error);
   if (!engine)
@@ -304,7 +304,7 @@ test_bad_encoder_context (void)
   WhisperEngineOptions options;
   whisper_engine_options_init (&options);
   options.device = WHISPER_DEVICE_CPU;
-  options.encoder_context = 1501;
+  options.max_encoder_length = 1501;
   g_autoptr (GError) error = NULL;
   g_autoptr (WhisperEngine) engine = whisper_engine_new (&options, &error);
   g_assert_null (engine);

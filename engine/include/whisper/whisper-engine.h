@@ -46,7 +46,8 @@ typedef struct {
   const char *model_path;  /* CTranslate2 directory or ggml file; NULL = default model */
   WhisperDevice device;
   int n_threads;           /* CPU threads; 0 = every core */
-  int encoder_context;     /* encoder frames (1..n_audio_ctx); 0 = the model's n_audio_ctx */
+  int max_encoder_length;  /* encoder frames of a window (1..n_audio_ctx, the encoder
+                              context); 0 = the model's n_audio_ctx */
   WhisperPrecision precision; /* CPU products; default EXACT */
   const char *alignment_heads; /* word timestamps: the decoder's cross-attention heads
                                   "layer,head;layer,head..." (e.g. "3,1;4,2"); NULL = the
@@ -89,12 +90,13 @@ WHISPER_API const WhisperEngineInfo *whisper_engine_get_info (const WhisperEngin
 /* Text of token ids: bytes of all tokens joined, then UTF-8 decoded
  * (invalid sequences become U+FFFD). Special and timestamp tokens are
  * skipped. */
-WHISPER_API char *whisper_engine_decode_tokens (const WhisperEngine *engine, const gint32 *ids, gsize n_ids);
+WHISPER_API char *whisper_engine_decode_tokens (const WhisperEngine *engine, const gint32 *ids,
+                                                gsize n_ids);
 /* Token ids of UTF-8 text, as OpenAI's tokenizer encodes ordinary text
  * (GPT-2 pre-tokenizer, byte-level BPE; never a special token); free with
  * g_free. NULL text is "". Fails on invalid UTF-8. */
-WHISPER_API gint32 *whisper_engine_encode_text (const WhisperEngine *engine, const char *text, gsize *n_ids,
-                                    GError **error);
+WHISPER_API gint32 *whisper_engine_encode_text (const WhisperEngine *engine, const char *text,
+                                                gsize *n_ids, GError **error);
 /* Raw bytes of one token (special tokens: their "<|...|>" name), or NULL. */
 WHISPER_API GBytes *whisper_engine_token_bytes (const WhisperEngine *engine, gint32 id);
 

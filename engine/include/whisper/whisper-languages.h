@@ -30,7 +30,8 @@ G_BEGIN_DECLS
  * WHISPER_ENGINE_ERROR_SETTING, naming the input) when it is not a Whisper
  * language, or when it is one the model has no token for (index >=
  * n_languages). */
-WHISPER_API gboolean whisper_language_parse (const char *text, int n_languages, int *index, GError **error);
+WHISPER_API gboolean whisper_language_parse (const char *text, int n_languages, int *index,
+                                             GError **error);
 
 /* 0 <= index < WHISPER_N_LANGUAGES_MAX, else NULL: */
 /* Whisper's code: "en", "de", "haw", "jw", "yue" (its token is <|code|>). */

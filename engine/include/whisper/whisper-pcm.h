@@ -25,7 +25,7 @@ typedef struct {
  * case: no copy); otherwise a copy with the bad samples fixed, returned in
  * *owned too (g_free it). The counts are added to *fixes. */
 WHISPER_API const float *whisper_pcm_sanitize (const float *pcm, gsize n, float **owned,
-                                   WhisperPcmFixes *fixes);
+                                               WhisperPcmFixes *fixes);
 
 /* The same fixes made in place (for a caller that owns a float copy
  * already, as the GStreamer element does). */
@@ -34,6 +34,7 @@ WHISPER_API void whisper_pcm_sanitize_in_place (float *pcm, gsize n, WhisperPcmF
 /* Reads an audio file in any format libsndfile reads, mixes to mono (or
  * takes one channel: channel >= 0) and resamples to 16 kHz with
  * libsamplerate. */
-WHISPER_API float *whisper_audio_load_file (const char *path, int channel, gsize *n_samples, GError **error);
+WHISPER_API float *whisper_audio_load_file (const char *path, int channel, gsize *n_samples,
+                                            GError **error);
 
 G_END_DECLS

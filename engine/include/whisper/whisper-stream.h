@@ -136,7 +136,7 @@ typedef struct {
   int n_temperatures;                   /* default 1 */
   gboolean without_timestamps;          /* default FALSE */
   int max_new_tokens;                   /* default 0: the model's limit */
-  int encoder_frames;                   /* default 0: the engine's window (max_encoder_length);
+  int encoder_length;                   /* default 0: the engine's window (max_encoder_length);
                                            else the encoder frames of this transcription's
                                            windows (1..max_encoder_length, 50 a second): a
                                            caller with less audio than a window (live
@@ -178,17 +178,18 @@ WHISPER_API void whisper_decode_options_set_search_defaults (WhisperDecodeOption
  * out of range, a language that is not Whisper's or that an English-only
  * model cannot decode, translation on an English-only model. */
 WHISPER_API gboolean whisper_decode_options_check (const WhisperEngine *engine,
-                                       const WhisperDecodeOptions *options, GError **error);
+                                                   const WhisperDecodeOptions *options,
+                                                   GError **error);
 /* "0,0.2,0.4,...": the temperature list (1 to WHISPER_MAX_TEMPERATURES
  * values from 0 to 10). */
 WHISPER_API gboolean whisper_decode_options_parse_temperatures (WhisperDecodeOptions *options,
-                                                    const char *text, GError **error);
+                                                                const char *text, GError **error);
 /* "-1,123,...": -1 for the non-speech symbols, ids otherwise; `ids`
  * (GArray of gint32) holds them and must outlive the options until
  * whisper_stream_set_options() copied them. "" suppresses nothing. */
 WHISPER_API gboolean whisper_decode_options_parse_suppress_tokens (WhisperDecodeOptions *options,
-                                                       const char *text, GArray *ids,
-                                                       GError **error);
+                                                                   const char *text, GArray *ids,
+                                                                   GError **error);
 
 typedef struct _WhisperStream WhisperStream;
 
@@ -199,9 +200,10 @@ WHISPER_API WhisperStream *whisper_stream_new (WhisperEngine *engine, GError **e
 WHISPER_API void whisper_stream_free (WhisperStream *stream);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WhisperStream, whisper_stream_free)
 
-WHISPER_API void whisper_stream_set_options (WhisperStream *stream, const WhisperDecodeOptions *options);
+WHISPER_API void whisper_stream_set_options (WhisperStream *stream,
+                                             const WhisperDecodeOptions *options);
 WHISPER_API void whisper_stream_set_token_callback (WhisperStream *stream, WhisperTokenFunc func,
-                                        gpointer user_data);
+                                                    gpointer user_data);
 
 /* Long-form transcription of `pcm` (faster-whisper's
  * https://github.com/SYSTRAN/faster-whisper/blob/master/faster_whisper/transcribe.py): 30-s windows (or the
@@ -212,12 +214,13 @@ WHISPER_API void whisper_stream_set_token_callback (WhisperStream *stream, Whisp
  * whisper_stream_reset() forgets it. Segments go to `segment_func` as they
  * are complete (may be NULL) and are also returned, in order, in
  * `segments_out` (may be NULL). */
-WHISPER_API gboolean whisper_stream_transcribe (WhisperStream *stream, const float *pcm, gsize n_samples,
-                                    WhisperSegmentFunc segment_func, gpointer user_data,
-                                    GPtrArray **segments_out, GError **error);
+WHISPER_API gboolean whisper_stream_transcribe (WhisperStream *stream, const float *pcm,
+                                                gsize n_samples, WhisperSegmentFunc segment_func,
+                                                gpointer user_data, GPtrArray **segments_out,
+                                                GError **error);
 
 /* A long recording cut at non-speech and decoded `batch_size` pieces at a
- * time (faster-whisper's BatchedInferencePipeline; engine/whisper-batched.h):
+ * time (faster-whisper's BatchedInferencePipeline; engine/src/core/whisper-batched.h):
  * the voice activity detector's speech regions (options.vad, required;
  * options.vad_options with max_speech_duration_s at most one window) are
  * joined in order into pieces of at most one window of speech, and each
@@ -229,9 +232,10 @@ WHISPER_API gboolean whisper_stream_transcribe (WhisperStream *stream, const flo
  * token callback is not called; segments reach segment_func in order, each
  * piece's once it and the pieces before it are done. batch_size: 1 to 64. */
 WHISPER_API gboolean whisper_stream_transcribe_batched (WhisperStream *stream, int batch_size,
-                                            const float *pcm, gsize n_samples,
-                                            WhisperSegmentFunc segment_func, gpointer user_data,
-                                            GPtrArray **segments_out, GError **error);
+                                                        const float *pcm, gsize n_samples,
+                                                        WhisperSegmentFunc segment_func,
+                                                        gpointer user_data,
+                                                        GPtrArray **segments_out, GError **error);
 
 /* A deep copy of a segment (its text, tokens and words). */
 WHISPER_API WhisperSegment *whisper_segment_copy (const WhisperSegment *segment);
@@ -251,12 +255,13 @@ WHISPER_API void whisper_stream_set_history (WhisperStream *stream, const gint32
 
 /* The language the stream decodes in: the one set, or the one detected
  * (with its probability; 1 when it was set); NULL before detection. */
-WHISPER_API const char *whisper_stream_get_language (const WhisperStream *stream, double *probability);
+WHISPER_API const char *whisper_stream_get_language (const WhisperStream *stream,
+                                                     double *probability);
 /* The probability of every language (index i: token <|startoftranscript|>
  * + 1 + i, whisper-languages.h) in the last window language detection
  * looked at; NULL when the language was not detected. */
 WHISPER_API const double *whisper_stream_get_language_probabilities (const WhisperStream *stream,
-                                                         int *n_languages);
+                                                                     int *n_languages);
 /* Thread-safe: makes a running whisper_stream_transcribe() return
  * WHISPER_ENGINE_ERROR_CANCELLED after its current step. The flag clears
  * when the next transcription starts. */

@@ -64,7 +64,7 @@ WHISPER_API void whisper_vad_state_free (WhisperVadState *state);
  * followed by `chunk`, and carries its LSTM state from chunk to chunk. No
  * allocation. */
 WHISPER_API float whisper_vad_state_push (WhisperVadState *state,
-                              const float chunk[WHISPER_VAD_CHUNK_SAMPLES]);
+                                          const float chunk[WHISPER_VAD_CHUNK_SAMPLES]);
 
 /* How many probabilities a buffer of n samples gives: n / 512 + 1 (the
  * buffer is always padded, by 512 zeros when n is a multiple of 512, as
@@ -78,7 +78,7 @@ WHISPER_API gsize whisper_vad_n_chunks (gsize n_samples);
  * drops up to 63 real samples when n % 512 > 448. `out` (element type
  * float) is set to the whisper_vad_n_chunks(n) probabilities. */
 WHISPER_API void whisper_vad_probabilities (const WhisperVad *vad, const float *pcm, gsize n,
-                                GArray *out);
+                                            GArray *out);
 
 /* faster-whisper's VadOptions; whisper_vad_options_init() sets its
  * defaults, those of VadOptions(), which WhisperModel.transcribe(vad_filter=
@@ -115,16 +115,16 @@ typedef struct {
  * (WHISPER_VAD_ERROR_SETTING, naming the field) when an option is invalid:
  * NaN, threshold or neg_threshold above 1, a negative duration, a
  * max_speech_duration_s that is not positive. options NULL: the defaults. */
-WHISPER_API gboolean whisper_vad_speech_timestamps (const WhisperVad *vad, const float *pcm, gsize n,
-                                        const WhisperVadOptions *options, GArray *out,
-                                        GError **error);
+WHISPER_API gboolean whisper_vad_speech_timestamps (const WhisperVad *vad, const float *pcm,
+                                                    gsize n, const WhisperVadOptions *options,
+                                                    GArray *out, GError **error);
 
 /* The same from probabilities already computed (whisper_vad_probabilities()
  * or whisper_vad_state_push() over the padded buffer): `probs` has n_probs
  * values, one per 512 samples, of a buffer of n_samples samples. */
 WHISPER_API gboolean whisper_vad_speech_from_probabilities (const float *probs, gsize n_probs,
-                                                gsize n_samples,
-                                                const WhisperVadOptions *options,
-                                                GArray *out, GError **error);
+                                                            gsize n_samples,
+                                                            const WhisperVadOptions *options,
+                                                            GArray *out, GError **error);
 
 G_END_DECLS

@@ -14,7 +14,7 @@ struct _WhisperMel {
   float *filters;            /* [n_mels, N_FREQ] */
   /* filter m is zero outside [band_lo[m], band_hi[m]): the sums skip the
    * zeros (a triangle spans a few to 30 of the 201 bins), which leaves them
-   * bit-identical (+0 terms) and made the whole log-mel 4x faster */
+   * bit-identical (+0 terms) and skips most of the work */
   int *band_lo, *band_hi;
   float window[WHISPER_N_FFT];
   fftwf_plan plan;

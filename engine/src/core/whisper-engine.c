@@ -197,7 +197,7 @@ create_backend (const WhisperEngineOptions *options, GError **error)
 /* Reads every hyper-parameter once (each read is counted) and derives the
  * engine's constants from them. */
 static gboolean
-resolve_constants (WhisperEngine *e, const WhisperModel *model, int encoder_context,
+resolve_constants (WhisperEngine *e, const WhisperModel *model, int max_encoder_length,
                    GError **error)
 {
   WhisperEngineInfo *info = &e->info;
@@ -212,13 +212,14 @@ resolve_constants (WhisperEngine *e, const WhisperModel *model, int encoder_cont
   info->n_text_layer = whisper_model_lookup (model, WHISPER_HPARAM_N_TEXT_LAYER);
   info->n_mels = whisper_model_lookup (model, WHISPER_HPARAM_N_MELS);
 
-  if (encoder_context < 0 || encoder_context > info->n_audio_ctx) {
+  if (max_encoder_length < 0 || max_encoder_length > info->n_audio_ctx) {
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING,
-                 "encoder context %d is out of range: it must be 0 (the model's %d) or 1..%d",
-                 encoder_context, info->n_audio_ctx, info->n_audio_ctx);
+                 "encoder context (max encoder length) %d is out of range: it must be 0 "
+                 "(the model's %d) or 1..%d",
+                 max_encoder_length, info->n_audio_ctx, info->n_audio_ctx);
     return FALSE;
   }
-  info->max_encoder_length = encoder_context > 0 ? encoder_context : info->n_audio_ctx;
+  info->max_encoder_length = max_encoder_length > 0 ? max_encoder_length : info->n_audio_ctx;
   info->window_samples = 2 * info->max_encoder_length * WHISPER_HOP_LENGTH;
   info->sample_len = info->n_text_ctx / 2;
 
@@ -267,7 +268,7 @@ whisper_engine_new (const WhisperEngineOptions *options, GError **error)
   g_autoptr (WhisperModel) model = whisper_model_load (e->model_path, error);
   if (!model)
     return NULL;
-  if (!resolve_constants (e, model, options->encoder_context, error))
+  if (!resolve_constants (e, model, options->max_encoder_length, error))
     return NULL;
 
   /* Take the vocabulary over from the model (the weights are uploaded and
