@@ -160,7 +160,8 @@ typedef enum {
 } Mode;
 
 static void
-check_batched (WhisperDevice device, WhisperPrecision precision, int encoder_context, Mode mode)
+check_batched (WhisperDevice device, WhisperPrecision precision, int max_encoder_length,
+               Mode mode)
 {
   static const char *cpu_clips[] = { "names.wav", "numbers.wav", "contact.wav", "question.wav" };
   /* the emulator: the first 3 s of two clips, 3-s windows, 12 tokens a
@@ -179,7 +180,7 @@ check_batched (WhisperDevice device, WhisperPrecision precision, int encoder_con
   whisper_engine_options_init (&options);
   options.device = device;
   options.precision = precision;
-  options.max_encoder_length = encoder_context;
+  options.max_encoder_length = max_encoder_length;
   g_autoptr (GError) error = NULL;
   g_autoptr (WhisperEngine) engine = whisper_engine_new (&options, &error);
   if (fast && !engine) {

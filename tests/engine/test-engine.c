@@ -24,12 +24,12 @@ shared_data_path (const char *name)
 }
 
 static WhisperEngine *
-new_engine (int encoder_context)
+new_engine (int max_encoder_length)
 {
   WhisperEngineOptions options;
   whisper_engine_options_init (&options);
   options.device = WHISPER_DEVICE_CPU;
-  options.max_encoder_length = encoder_context;
+  options.max_encoder_length = max_encoder_length;
   g_autoptr (GError) error = NULL;
   WhisperEngine *engine = whisper_engine_new (&options, &error);
   if (!engine)

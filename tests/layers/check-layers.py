@@ -28,6 +28,7 @@ ENGINE_LAYERS = {
     "text": {"util"},
     "vad": {"util"},
     "net": {"util", "backend", "model"},
+    # (the logit rules run on the host with the CPU backend's vector reductions)
     "decode": {"util", "backend", "backend/cpu", "net", "text"},
     "timing": {"util", "backend", "net", "text"},
     "core": {"util", "backend", "backend/cpu", "model", "audio", "text", "vad", "net",
