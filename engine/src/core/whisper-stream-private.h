@@ -121,7 +121,6 @@ gboolean whisper_stream_detect_language (WhisperStream *s, const float *mel, gsi
  * temperature fallback; the kept tokens are in s->sampled. */
 gboolean whisper_stream_decode_window (WhisperStream *s, const float *mel, gsize mel_stride,
                                        gsize seek, int n_frames, double window_start,
-                                       gboolean with_prefix, WindowResult *result,
-                                       GError **error);
+                                       gboolean with_prefix, WindowResult *result, GError **error);
 
 G_END_DECLS

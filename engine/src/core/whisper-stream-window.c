@@ -80,7 +80,8 @@ select_token (WhisperStream *s, float *device_logits, float *host_logits,
     be->ops->logits_select (be, device_logits, &s->logit_config, state, choice);
     return;
   }
-  be->ops->download (be, host_logits, device_logits, (size_t) s->engine->net.n_vocab * sizeof (float));
+  be->ops->download (be, host_logits, device_logits,
+                     (size_t) s->engine->net.n_vocab * sizeof (float));
   be->ops->sync (be);
   whisper_logits_select (host_logits, &s->logit_config, state, choice);
 }
@@ -308,7 +309,8 @@ whisper_stream_prepare_decode_steps (WhisperStream *s, GError **error)
 }
 
 /* Encodes mel[:, seek : seek+n_frames] in a window of encoder_length
- * encoder frames (n_frames <= 2 * encoder_length) and computes the cross-attention K/V from it. Caller
+ * encoder frames (n_frames <= 2 * encoder_length) and computes the
+ * cross-attention K/V from it. Caller
  * holds the compute lock. */
 static gboolean
 encode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek, int n_frames,
@@ -317,7 +319,8 @@ encode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
   WhisperEngine *e = s->engine;
   WhisperBackend *be = e->net.backend;
   gint64 t0 = g_get_monotonic_time ();
-  whisper_encoder_load_window (&e->net, mel, mel_stride, seek, n_frames, encoder_length, s->host_window);
+  whisper_encoder_load_window (&e->net, mel, mel_stride, seek, n_frames, encoder_length,
+                               s->host_window);
   whisper_encoder_run (&e->net, encoder_length);
   whisper_decoder_set_audio (s->dec, &e->net, encoder_length);
   be->ops->sync (be);
@@ -370,8 +373,8 @@ detect_language_here (WhisperStream *s, double *top_probability, double *probs)
  * decides; else the language most often on top, with its highest
  * probability. */
 gboolean
-whisper_stream_detect_language (WhisperStream *s, const float *mel, gsize mel_stride, gsize n_mel_frames,
-                 gsize seek, GError **error)
+whisper_stream_detect_language (WhisperStream *s, const float *mel, gsize mel_stride,
+                                gsize n_mel_frames, gsize seek, GError **error)
 {
   WhisperEngine *e = s->engine;
   const gsize window = 2 * (gsize) e->net.max_encoder_length;
@@ -483,8 +486,8 @@ whisper_stream_ensure_search (WhisperStream *s, GError **error)
   if (!s->search || whisper_search_buffers_slots (s->search) < slots ||
       s->search_max_hyp < max_hyp) {
     whisper_search_buffers_free (s->search);
-    s->search = whisper_search_buffers_new (slots, s->engine->net.n_text_ctx, s->engine->net.n_vocab,
-                                            max_hyp);
+    s->search = whisper_search_buffers_new (slots, s->engine->net.n_text_ctx,
+                                            s->engine->net.n_vocab, max_hyp);
     s->search_max_hyp = max_hyp;
   }
   return TRUE;
@@ -548,7 +551,8 @@ prompt_pass (WhisperStream *s, int language, gboolean with_prefix, int n_frames,
   *no_speech_prob = whisper_logits_softmax_at (s->host_logits, V, e->info.token_no_speech);
   if (p->n_rows == 1)
     memcpy (s->host_logits + V, s->host_logits, (size_t) V * sizeof (float));
-  memcpy (s->sampled, s->prompt + p->n_prompt - p->n_forced, (size_t) p->n_forced * sizeof (gint32));
+  memcpy (s->sampled, s->prompt + p->n_prompt - p->n_forced,
+          (size_t) p->n_forced * sizeof (gint32));
   return TRUE;
 }
 

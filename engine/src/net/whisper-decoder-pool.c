@@ -80,8 +80,7 @@ failed:
 }
 
 void
-whisper_decoder_pool_release (WhisperDecoderPool *pool, WhisperNet *net,
-                              WhisperPooledDecoder *d)
+whisper_decoder_pool_release (WhisperDecoderPool *pool, WhisperNet *net, WhisperPooledDecoder *d)
 {
   if (!d)
     return;
@@ -103,8 +102,7 @@ whisper_decoder_pool_release (WhisperDecoderPool *pool, WhisperNet *net,
 }
 
 void
-whisper_decoder_pool_discard (WhisperDecoderPool *pool, WhisperNet *net,
-                              WhisperPooledDecoder *d)
+whisper_decoder_pool_discard (WhisperDecoderPool *pool, WhisperNet *net, WhisperPooledDecoder *d)
 {
   pooled_free (d, net);
   g_mutex_lock (&pool->lock);

@@ -40,9 +40,8 @@ void whisper_decoder_pool_free (WhisperDecoderPool *pool, WhisperNet *net);
  * callback may run another stream of the engine. whisper-stream.c calls it
  * with the compute lock held, so that streams waiting for the engine hold
  * no state. */
-WhisperPooledDecoder *whisper_decoder_pool_acquire (WhisperDecoderPool *pool,
-                                                    WhisperNet *net, int n_slots,
-                                                    GError **error);
+WhisperPooledDecoder *whisper_decoder_pool_acquire (WhisperDecoderPool *pool, WhisperNet *net,
+                                                    int n_slots, GError **error);
 /* Gives a state back (its capture cleared). It is the next one lent; the
  * free state it goes in front of, if any, has its caches discarded
  * (whisper_decoder_state_discard ()): of the unlent states only the most
@@ -59,8 +58,7 @@ void whisper_decoder_pool_discard (WhisperDecoderPool *pool, WhisperNet *net,
 
 /* Waits until fewer than `limit` states are lent, or until `deadline`
  * (monotonic time); TRUE when fewer are. */
-gboolean whisper_decoder_pool_wait_below (WhisperDecoderPool *pool, guint limit,
-                                          gint64 deadline);
+gboolean whisper_decoder_pool_wait_below (WhisperDecoderPool *pool, guint limit, gint64 deadline);
 
 /* States made so far, and of them lent now (for tests and diagnostics). */
 void whisper_decoder_pool_counts (WhisperDecoderPool *pool, guint *total, guint *lent);

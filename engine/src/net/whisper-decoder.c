@@ -170,8 +170,8 @@ whisper_decoder_set_audio (WhisperDecoderState *st, WhisperNet *net, int encoder
     be->ops->linear (be, st->cross_kv[l], 2 * d, net->enc.h, d, &L->cross_kv.w, L->cross_kv.bias,
                      encoder_length, WHISPER_LINEAR_DEFAULT);
     if (st->cross_half)
-      be->ops->half_kv_write (be, st->cross_half[l], st->cross_kv[l], 2 * d, encoder_length, net->n_text_head,
-                              d / net->n_text_head);
+      be->ops->half_kv_write (be, st->cross_half[l], st->cross_kv[l], 2 * d, encoder_length,
+                              net->n_text_head, d / net->n_text_head);
   }
 }
 

@@ -121,8 +121,7 @@ void whisper_encoder_load_window (WhisperNet *net, const float *mel, gsize strid
 
 gboolean whisper_decoder_work_init (WhisperNet *net, GError **error);
 void whisper_decoder_work_clear (WhisperNet *net);
-gboolean whisper_decoder_state_init (WhisperDecoderState *st, WhisperNet *net,
-                                     GError **error);
+gboolean whisper_decoder_state_init (WhisperDecoderState *st, WhisperNet *net, GError **error);
 void whisper_decoder_state_clear (WhisperDecoderState *st, WhisperNet *net);
 /* The state's caches are not needed until its next window (which writes
  * what it reads): their memory goes back to the system where the backend
@@ -135,15 +134,14 @@ void whisper_decoder_set_audio (WhisperDecoderState *st, WhisperNet *net, int en
 /* Forward pass of n tokens at positions pos0.. (appends to the self-attention
  * caches). Logits of rows `rows[0..n_rows)` (n_rows <= 2, indices into
  * tokens) are left in st->logits. Caller holds the compute lock. */
-void whisper_decoder_forward (WhisperDecoderState *st, WhisperNet *net,
-                              const gint32 *tokens, int n, int pos0, const int *rows,
-                              int n_rows);
+void whisper_decoder_forward (WhisperDecoderState *st, WhisperNet *net, const gint32 *tokens, int n,
+                              int pos0, const int *rows, int n_rows);
 
 /* Grows the state to `n_slots` self-attention caches (the contents of
  * every cache are lost when it grows; nothing happens when it has that
  * many already). Not for the decode path: call it before a transcription. */
-gboolean whisper_decoder_state_ensure_slots (WhisperDecoderState *st, WhisperNet *net,
-                                             int n_slots, GError **error);
+gboolean whisper_decoder_state_ensure_slots (WhisperDecoderState *st, WhisperNet *net, int n_slots,
+                                             GError **error);
 /* One stream's share of a decode step: row i feeds tokens[i] at position
  * `pos` and reads and extends the self-attention cache of slot slots[i] of
  * `st` (all slots distinct, < st->n_slots); the rows read st's cross K/V.

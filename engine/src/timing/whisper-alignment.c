@@ -57,8 +57,8 @@ attention_probs_host (WhisperBackend *be, float *host_out, const float *q, int q
 }
 
 void
-whisper_align_capture_layer (WhisperAlignCapture *c, WhisperNet *net,
-                             const WhisperDecoderState *st, int layer, const float *q, int n)
+whisper_align_capture_layer (WhisperAlignCapture *c, WhisperNet *net, const WhisperDecoderState *st,
+                             int layer, const float *q, int n)
 {
   const WhisperAlignmentHeads *heads = c->heads;
   WhisperBackend *be = net->backend;
@@ -196,9 +196,8 @@ whisper_negative_dtw (const float *x, int n, int m, int *n_path)
 }
 
 void
-whisper_align_postprocess (const float *probs, int n_heads, int n_rows, int n_frames,
-                           int first_row, int n_text, int median_width,
-                           WhisperAlignResult *result)
+whisper_align_postprocess (const float *probs, int n_heads, int n_rows, int n_frames, int first_row,
+                           int n_text, int median_width, WhisperAlignResult *result)
 {
   const gsize plane = (gsize) n_rows * n_frames;
   g_autofree float *norm = g_new (float, plane);
@@ -235,9 +234,9 @@ whisper_align_postprocess (const float *probs, int n_heads, int n_rows, int n_fr
 }
 
 gboolean
-whisper_align_window (WhisperDecoderState *st, const WhisperTimingModel *tm, const gint32 *sot_sequence,
-                      int n_sot, const gint32 *text, int n_text, int n_frames,
-                      WhisperAlignResult *result, GError **error)
+whisper_align_window (WhisperDecoderState *st, const WhisperTimingModel *tm,
+                      const gint32 *sot_sequence, int n_sot, const gint32 *text, int n_text,
+                      int n_frames, WhisperAlignResult *result, GError **error)
 {
   WhisperBackend *be = tm->net->backend;
   const WhisperBackendOps *op = be->ops;
@@ -292,8 +291,8 @@ whisper_align_window (WhisperDecoderState *st, const WhisperTimingModel *tm, con
   for (int t = 0; t < n_text; t += 2) {
     const int rows = MIN (2, n_text - t);
     op->copy_rows (be, work->sel, d, work->x + (size_t) (n_sot + t) * d, d, rows, d);
-    op->layer_norm (be, work->h, work->sel, tm->net->weights->ln.gamma, tm->net->weights->ln.beta, rows, d,
-                    LN_EPS);
+    op->layer_norm (be, work->h, work->sel, tm->net->weights->ln.gamma,
+                    tm->net->weights->ln.beta, rows, d, LN_EPS);
     op->linear (be, st->logits, V, work->h, d, &tm->net->weights->token_embedding, NULL, rows,
                 WHISPER_LINEAR_DEFAULT);
     op->download (be, host_logits, st->logits, (size_t) rows * V * sizeof (float));
@@ -329,7 +328,8 @@ whisper_align_step_capture_new (const WhisperTimingModel *tm, GError **error)
   WhisperAlignCapture *c = g_new0 (WhisperAlignCapture, 1);
   const size_t rows = tm->net->n_text_ctx, keys = tm->net->max_encoder_length;
   const size_t d_head = tm->net->d / tm->net->n_text_head;
-  c->device = tm->net->backend->ops->alloc (tm->net->backend, MAX (rows * keys, keys * d_head) + tm->net->d, error);
+  c->device = tm->net->backend->ops->alloc (tm->net->backend,
+                                            MAX (rows * keys, keys * d_head) + tm->net->d, error);
   if (!c->device) {
     g_free (c);
     return NULL;

@@ -51,13 +51,12 @@ gboolean whisper_alignment_heads_resolve (WhisperAlignmentHeads *out, const Whis
 void whisper_alignment_heads_clear (WhisperAlignmentHeads *heads);
 /* FALSE, with a message saying where heads were looked for, when the
  * engine has none (a config.json with an empty list). */
-gboolean whisper_alignment_heads_check (const WhisperAlignmentHeads *heads,
-                                        const char *model_path, GError **error);
+gboolean whisper_alignment_heads_check (const WhisperAlignmentHeads *heads, const char *model_path,
+                                        GError **error);
 /* Parses "3,1;4,2" into pairs (g_free), checking layer < n_layer and
  * head < n_head. `what` names the setting in messages. */
-gboolean whisper_alignment_heads_parse (const char *text, int n_layer, int n_head,
-                                        const char *what, int **pairs_out, int *n_out,
-                                        GError **error);
+gboolean whisper_alignment_heads_parse (const char *text, int n_layer, int n_head, const char *what,
+                                        int **pairs_out, int *n_out, GError **error);
 
 /* Capture of the alignment heads' cross-attention during decoder forward
  * passes (WhisperDecoderState.capture). */
@@ -79,8 +78,7 @@ struct _WhisperAlignCapture {
 /* Called by the decoder after layer `layer`'s cross-attention of n query rows
  * (q: [n, d] backend memory; kv: the layer's cross K/V). */
 void whisper_align_capture_layer (WhisperAlignCapture *c, WhisperNet *net,
-                                  const WhisperDecoderState *st, int layer, const float *q,
-                                  int n);
+                                  const WhisperDecoderState *st, int layer, const float *q, int n);
 
 /* One pair of the DTW path: text row and frame. */
 typedef struct {

@@ -85,9 +85,9 @@ segment_set_words (WhisperSegment *seg, GArray *words)
 
 gboolean
 whisper_words_add (WhisperDecoderState *st, const WhisperTimingModel *tm, GPtrArray *segments,
-                   const gint32 *sot_sequence, int n_sot, const char *language,
-                   double time_offset, int segment_size, const char *prepended,
-                   const char *appended, double last_speech_timestamp, GError **error)
+                   const gint32 *sot_sequence, int n_sot, const char *language, double time_offset,
+                   int segment_size, const char *prepended, const char *appended,
+                   double last_speech_timestamp, GError **error)
 {
   const int eot = tm->info->token_eot;
   if (segments->len == 0)
@@ -272,8 +272,7 @@ gboolean
 whisper_words_hallucination_skip (GPtrArray *segments, double threshold, double time_offset,
                                   double segment_duration, double window_end_time,
                                   double content_duration, gsize content_frames,
-                                  gsize previous_seek, double last_speech_timestamp,
-                                  gsize *seek)
+                                  gsize previous_seek, double last_speech_timestamp, gsize *seek)
 {
   /* a first segment that may be a hallucination: skip the silence before it */
   const WhisperSegment *first = next_words_segment (segments, 0);
@@ -314,8 +313,8 @@ whisper_words_hallucination_skip (GPtrArray *segments, double threshold, double 
 
 gboolean
 whisper_words_window (WhisperDecoderState *st, const WhisperTimingModel *tm, GPtrArray *window,
-                      const gint32 *sampled, int n_sampled, const gint32 *sot_sequence,
-                      int n_sot, const char *language, double time_offset, int segment_size,
+                      const gint32 *sampled, int n_sampled, const gint32 *sot_sequence, int n_sot,
+                      const char *language, double time_offset, int segment_size,
                       gsize previous_seek, gsize content_frames, const char *prepended,
                       const char *appended, double hallucination_silence_threshold,
                       double *last_speech_timestamp, gsize *seek, gboolean *skip_window,

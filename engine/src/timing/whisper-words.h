@@ -42,11 +42,11 @@ void whisper_words_merge_punctuations (GPtrArray *words, const char *prepended,
  * window's, in order; each gets its words, and its start/end as the words
  * set them. *last_speech_timestamp is read and updated. Caller holds the
  * compute lock; st holds the window's cross K/V. */
-gboolean whisper_words_add (WhisperDecoderState *st, const WhisperTimingModel *tm, GPtrArray *segments,
-                            const gint32 *sot_sequence, int n_sot, const char *language,
-                            double time_offset, int segment_size, const char *prepended,
-                            const char *appended, double last_speech_timestamp,
-                            GError **error);
+gboolean whisper_words_add (WhisperDecoderState *st, const WhisperTimingModel *tm,
+                            GPtrArray *segments, const gint32 *sot_sequence, int n_sot,
+                            const char *language, double time_offset, int segment_size,
+                            const char *prepended, const char *appended,
+                            double last_speech_timestamp, GError **error);
 
 /* get_end(): the last word's end, else the last segment's end; FALSE when
  * there is no segment. */
@@ -70,13 +70,13 @@ gboolean whisper_words_hallucination_skip (GPtrArray *segments, double threshold
  * *skip_window: the reference drops the window's segments ("continue");
  * *n_keep: how many of them to keep (the rest are the caller's to free).
  * Takes the compute lock. */
-gboolean whisper_words_window (WhisperDecoderState *st, const WhisperTimingModel *tm, GPtrArray *window,
-                               const gint32 *sampled, int n_sampled,
+gboolean whisper_words_window (WhisperDecoderState *st, const WhisperTimingModel *tm,
+                               GPtrArray *window, const gint32 *sampled, int n_sampled,
                                const gint32 *sot_sequence, int n_sot, const char *language,
                                double time_offset, int segment_size, gsize previous_seek,
-                               gsize content_frames, const char *prepended,
-                               const char *appended, double hallucination_silence_threshold,
-                               double *last_speech_timestamp, gsize *seek,
-                               gboolean *skip_window, guint *n_keep, GError **error);
+                               gsize content_frames, const char *prepended, const char *appended,
+                               double hallucination_silence_threshold,
+                               double *last_speech_timestamp, gsize *seek, gboolean *skip_window,
+                               guint *n_keep, GError **error);
 
 G_END_DECLS

@@ -47,7 +47,8 @@ attention_direct_task (int task, int thread, gpointer data)
                                        s);
     return;
   }
-  s = whisper_cpu_thread_scratch (job->self, thread, WHISPER_CPU_ATTENTION_SCRATCH (job->n_kv, dh, nh));
+  s = whisper_cpu_thread_scratch (job->self, thread,
+                                  WHISPER_CPU_ATTENTION_SCRATCH (job->n_kv, dh, nh));
   for (int i = 0; i < job->n_q; i++) {
     const int n_visible = MIN (job->n_kv, job->causal + i + 1);
     whisper_cpu_attention_heads (job->out + (size_t) i * job->out_stride + h0 * dh,

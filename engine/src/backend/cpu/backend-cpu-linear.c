@@ -236,7 +236,8 @@ make_amx_weight (WhisperBackendCpu *self, const WhisperWeight *w)
                                             sizeof (uint16_t));
   if (!packed)
     g_error ("cpu backend: cannot allocate a %d x %d bfloat16 weight copy", w->rows, w->cols);
-  float *block = whisper_cpu_thread_scratch (self, 0, (size_t) WHISPER_CPU_AMX_GROUP_ROWS * w->cols);
+  float *block =
+      whisper_cpu_thread_scratch (self, 0, (size_t) WHISPER_CPU_AMX_GROUP_ROWS * w->cols);
   for (int r0 = 0; r0 < w->rows; r0 += WHISPER_CPU_AMX_GROUP_ROWS) {
     const int r1 = MIN (r0 + WHISPER_CPU_AMX_GROUP_ROWS, w->rows);
     whisper_cpu_weight_rows_f32 (w, r0, r1, block);
