@@ -2,7 +2,7 @@
 // timestamps, softmax over the first n_kv keys of (q_h k_h^T) / sqrt(d_head)
 // (backend.h attention_probs). One block per query row; the probabilities
 // are the only output (no other head, no values).
-// CPU twin: cpu_attention_probs() (engine/cpu/backend-cpu.c).
+// CPU twin: whisper_cpu_backend_attention_probs() (engine/src/backend/cpu/backend-cpu-attention.c).
 #include "common.cuh"
 
 #define PROBS_THREADS 256

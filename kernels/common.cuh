@@ -35,7 +35,7 @@ wc_div_up (size_t a, size_t b)
 }
 
 // Exact GELU, 0.5 x (1 + erf(x / sqrt 2)), with the CUDA math library's erff.
-// CPU twin: whisper_cpu_bias_gelu() (engine/cpu-kernels.c; a rational erf,
+// CPU twin: whisper_cpu_bias_gelu() (engine/src/backend/cpu/cpu-kernels.c; a rational erf,
 // absolute error under 5e-7).
 __device__ __forceinline__ float
 wc_gelu (float x)

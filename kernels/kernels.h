@@ -11,7 +11,7 @@
  *
  * fp16 data is passed as uint16_t (IEEE binary16 bits). All matrices are
  * row-major; strides count elements. Each family has its CPU twin in
- * engine/backend-cpu.c (named in each .cu file).
+ * engine/src/backend/cpu/ (named in each .cu file).
  */
 #pragma once
 

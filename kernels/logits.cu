@@ -1,6 +1,6 @@
 // logits.cu: logit filters and greedy choice of one decode step on the
 // device, so that a step copies back only the token and its log probability.
-// CPU twin: whisper_logits_select() (engine/whisper-logits.c). Same rules:
+// CPU twin: whisper_logits_select() (engine/src/decode/whisper-logits.c). Same rules:
 // the host turns the step's state into suppressed ranges (SuppressBlank at
 // the first step, the timestamp pairing rules, non-decreasing timestamps,
 // the initial-timestamp window) and the config into a static bitmask

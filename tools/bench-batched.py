@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Long files decoded in batches, side by side in one run.
 
-Ours (`whisper-transcribe --batch-size N`: engine/whisper-batched.h) against
+Ours (`whisper-transcribe --batch-size N`: engine/src/core/whisper-batched.h) against
 faster-whisper 1.2.1's BatchedInferencePipeline(model).transcribe(audio,
 batch_size=N) with float32 and int8 weights, on the live measurements'
 real-speech programme (tests/element/programme.h: jfk.wav, the left channel
@@ -108,7 +108,7 @@ def main():
 
     import numpy as np
     build = Path(args.build_dir)
-    cli = build / "engine" / "whisper-transcribe"
+    cli = build / "engine" / "cli" / "whisper-transcribe"
     dump = build / "tests" / "element" / "programme-dump"
     for p in (cli, dump):
         if not p.exists():

@@ -10,7 +10,7 @@ weights, the same thread count and the same decoding settings (greedy,
 temperature 0 without fallback, timestamps on, conditioning on previous text,
 English) with:
 
-  ours-cli     build/engine/whisper-transcribe --warmup 1 (a new process each
+  ours-cli     build/engine/cli/whisper-transcribe --warmup 1 (a new process each
                run: it loads the model, transcribes the file once untimed,
                as the peers' workers do before their timed runs, then once
                more; its own --stats give that second transcription's time
@@ -835,7 +835,7 @@ def main():
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
-    cli = args.build_dir / "engine" / "whisper-transcribe"
+    cli = args.build_dir / "engine" / "cli" / "whisper-transcribe"
     if not cli.exists():
         log(f"benchmark: {cli} not found: build first (bash tools/setup.sh, or meson setup build && ninja -C build)")
         return 2
@@ -943,7 +943,7 @@ def main():
              f"- decoding for all: beam search (beam {args.beam_size}, patience 1, length penalty 1), ")
             + f"temperature 0 without fallback, "
             f"timestamps on, condition on previous text, language en, no VAD, no-speech threshold 0.6",
-            f"- ours: {args.build_dir / 'engine/whisper-transcribe'} at commit {commit}"
+            f"- ours: {args.build_dir / 'engine/cli/whisper-transcribe'} at commit {commit}"
             + (f"; {gst_v}" if gst_v else ""),
             "- peers: " + ", ".join(f"{k} {v}" for k, v in versions.items())
             + (f"; whisper.cpp CPU features: {sysinfo}" if sysinfo else ""),
@@ -1022,7 +1022,7 @@ def build_pauses(cli, shared, tmp, min_seconds):
 def vad_main(args):
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
-    cli = args.build_dir / "engine" / "whisper-transcribe"
+    cli = args.build_dir / "engine" / "cli" / "whisper-transcribe"
     if not cli.exists():
         log(f"benchmark --vad: {cli} not found: build first")
         return 2

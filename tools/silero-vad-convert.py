@@ -7,7 +7,7 @@ The input is the silero_vad_v6.onnx that faster-whisper 1.2.1 ships in its
 wheel (faster_whisper/assets/), the model its vad_filter runs
 (faster_whisper/vad.py, SileroVADModel). Only that exact file is accepted:
 its SHA-256 is pinned below, because the engine's C code
-(engine/vad/whisper-vad-net.c) hard-codes the graph around the weights
+(engine/src/vad/whisper-vad-net.c) hard-codes the graph around the weights
 (reflection padding, STFT hop, convolution strides, LSTM gate order). That
 file holds the 16 kHz network only (input [N, 64 + 512] samples, no sample
 rate input), so there is no 8 kHz branch to leave out.

@@ -189,7 +189,7 @@ open_engine (GstWhisperSink *self, const GstWhisperSettings *s)
   text = g_strdup_printf ("Loading Whisper model %s", model);
   post_progress (self, GST_PROGRESS_TYPE_START, text);
   GST_INFO_OBJECT (self, "loading model %s (device %d, %d threads, max encoder length %d)",
-      model, opts.device, opts.n_threads, opts.encoder_context);
+      model, opts.device, opts.n_threads, opts.max_encoder_length);
 
   loaded.engine = gst_whisper_engines_acquire (&opts, s->model.engine_group, &err);
   if (loaded.engine == NULL) {

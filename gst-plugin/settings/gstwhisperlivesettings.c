@@ -211,7 +211,7 @@ install_commit (GObjectClass *klass, guint first)
    * call decodes the few seconds not committed yet. "buffered" encodes a
    * window as long as the call's audio and a second more (at least 7.5 s,
    * 375 frames; 30 s when the audio is longer), through the engine's
-   * per-call window (WhisperDecodeOptions.encoder_frames): the encoder's
+   * per-call window (WhisperDecodeOptions.encoder_length): the encoder's
    * work falls with the window (its attention with its square), about 3x
    * for a 10-s buffer, which is what lets one machine hold more live
    * streams. The models were trained on 30-s windows only; the measured
@@ -327,5 +327,5 @@ gst_whisper_live_settings_fill (const GstWhisperLiveSettings *s, gsize n_samples
     int max_encoder_length, WhisperDecodeOptions *o)
 {
   if (s->encoder == GST_WHISPER_LIVE_ENCODER_BUFFERED)
-    o->encoder_frames = call_encoder_length (n_samples, max_encoder_length);
+    o->encoder_length = call_encoder_length (n_samples, max_encoder_length);
 }

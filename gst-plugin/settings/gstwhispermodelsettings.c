@@ -233,5 +233,5 @@ gst_whisper_model_settings_fill (const GstWhisperModelSettings *s, WhisperEngine
   o->device = (WhisperDevice) s->device;
   o->precision = (WhisperPrecision) s->precision;
   o->n_threads = s->threads;
-  o->encoder_context = s->max_encoder_length;
+  o->max_encoder_length = s->max_encoder_length;
 }

@@ -21,7 +21,7 @@ engine_key (const WhisperEngineOptions *options, const gchar *group)
   return g_strdup_printf ("group=%s\nmodel=%s\ndevice=%d\nprecision=%d\nthreads=%d\n"
       "context=%d\nheads=%s", group ? group : "", model, (int) options->device,
       (int) options->precision, options->n_threads,
-      options->encoder_context, options->alignment_heads ? options->alignment_heads : "");
+      options->max_encoder_length, options->alignment_heads ? options->alignment_heads : "");
 }
 
 static gpointer

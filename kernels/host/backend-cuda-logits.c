@@ -1,5 +1,5 @@
 /* backend-cuda-logits.c: ops->logits_select on the device, the same
- * contract as whisper_logits_select() (engine/whisper-logits.c): the rules
+ * contract as whisper_logits_select() (engine/src/decode/whisper-logits.c): the rules
  * of a step become a static bitmask (built once per config by
  * ops->logits_prepare, kept on the device) plus a few suppressed ranges
  * computed here from the step's state; kernels/logits.cu applies them,

@@ -52,14 +52,14 @@ glib_libs=$(pkg-config --libs glib-2.0 gmodule-2.0)
 objects=()
 
 # 1. host files
-host_files=("$src"/kernels/host/*.c "$src"/engine/util/tensor.c "$src"/engine/util/half.c
-            "$src"/engine/util/cpu-features.c)
+host_files=("$src"/kernels/host/*.c "$src"/engine/src/util/tensor.c "$src"/engine/src/util/half.c
+            "$src"/engine/src/util/cpu-features.c)
 for f in "${host_files[@]}"; do
   o="$tmp/$(basename "$f").o"
   # shellcheck disable=SC2086
   "$cc" -std=c11 -O2 -fPIC -fvisibility=hidden -Wall -Wextra -Werror -D_GNU_SOURCE \
     -DG_LOG_USE_STRUCTURED=1 '-DG_LOG_DOMAIN="whisper-cuda"' \
-    -I"$src/engine/backend" -I"$src/engine/util" -I"$src/kernels" -I"$src/kernels/host" \
+    -I"$src/engine/src/backend" -I"$src/engine/src/util" -I"$src/engine/include/whisper" -I"$src/kernels" -I"$src/kernels/host" \
     -isystem "$root/include" $glib_cflags -c "$f" -o "$o" ||
     fail "$f does not compile against CUDA $version"
   objects+=("$o")

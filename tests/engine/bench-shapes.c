@@ -17,8 +17,8 @@
  *   CLI's --stats does), one warm-up then the median of REPEATS.
  * STEPS 0 times the encoder only (for profiling it). Prints one JSON object
  * on stdout. */
-#include "whisper-engine.h"
-#include "whisper-engine-private.h"
+#include "whisper.h"
+#include "whisper-engine-test-api.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * by spaces, or "ERROR message".
  *
  * Usage: bpe-encode MODEL INPUT OUTPUT */
-#include "whisper-engine.h"
+#include "whisper.h"
 
 #include <stdio.h>
 #include <string.h>

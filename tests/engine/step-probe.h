@@ -1,11 +1,11 @@
 /* step-probe.h: a test-only wrapper around a backend's operation table
- * (WhisperBackendOps, engine/backend/backend.h) that cuts a transcription
+ * (WhisperBackendOps, engine/src/backend/backend.h) that cuts a transcription
  * into decode steps and records, for each step, the key count of every
  * attention call and every counted call that is not arithmetic
  * (call-counter.h).
  *
  * One decode step, as the engine issues it (decode_window() and
- * decode_step() in engine/whisper-stream.c), is everything the engine does
+ * decode_step() in engine/src/core/whisper-stream-window.c), is everything the engine does
  * from the choice of one token to the choice of the next:
  *
  *   begins  when the op before the step's first op returns: the last op

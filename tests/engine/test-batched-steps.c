@@ -1,6 +1,6 @@
 /* test-batched-steps.c: streams of one engine decoded at the same time, their
  * decode steps batched into shared forward passes
- * (engine/whisper-step-batcher.h), give exactly the tokens each gives alone.
+ * (engine/src/net/whisper-step-batcher.h), give exactly the tokens each gives alone.
  *
  * Each case transcribes a few real clips of tests/reference/clips, first
  * one after the other (each alone on the engine: no step is batched), then
@@ -16,7 +16,7 @@
  * - both at once (greedy and beam-search streams in the same passes).
  *
  * - a file in pieces (whisper_stream_transcribe_batched(), four pieces at a
- *   time, engine/whisper-batched.h) against the same pieces one at a time:
+ *   time, engine/src/core/whisper-batched.h) against the same pieces one at a time:
  *   the same segments, in the order of the input, within it.
  *
  * Paths: /batched-steps/cpu/{greedy,beam,mixed,file} (the CPU backend,
@@ -25,7 +25,7 @@
  * CPU emulator of tests/gpu/emu/, module given by $WHISPER_CUDA_MODULE: the
  * first 3 s of two clips, 3-s windows, 12 tokens a window, as a 30-s window
  * takes the emulator minutes; skipped when no module is given). */
-#include "whisper-engine-internal.h"
+#include "whisper-engine-struct.h"
 #include "whisper-step-batcher.h"
 
 #include <string.h>
@@ -160,7 +160,8 @@ typedef enum {
 } Mode;
 
 static void
-check_batched (WhisperDevice device, WhisperPrecision precision, int encoder_context, Mode mode)
+check_batched (WhisperDevice device, WhisperPrecision precision, int max_encoder_length,
+               Mode mode)
 {
   static const char *cpu_clips[] = { "names.wav", "numbers.wav", "contact.wav", "question.wav" };
   /* the emulator: the first 3 s of two clips, 3-s windows, 12 tokens a
@@ -179,7 +180,7 @@ check_batched (WhisperDevice device, WhisperPrecision precision, int encoder_con
   whisper_engine_options_init (&options);
   options.device = device;
   options.precision = precision;
-  options.encoder_context = encoder_context;
+  options.max_encoder_length = max_encoder_length;
   g_autoptr (GError) error = NULL;
   g_autoptr (WhisperEngine) engine = whisper_engine_new (&options, &error);
   if (fast && !engine) {
@@ -370,7 +371,7 @@ test_cpu_mixed (void)
 }
 
 /* precision=fast: on AMX the steps' linears run on the tiles, 64 rows a
- * pass (engine/cpu/cpu-amx-linear.h), elsewhere on the exact kernels */
+ * pass (engine/src/backend/cpu/cpu-amx-linear.h), elsewhere on the exact kernels */
 static void
 test_cpu_fast_beam (void)
 {

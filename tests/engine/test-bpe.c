@@ -1,14 +1,14 @@
-/* test-bpe.c: text to token ids (engine/whisper-bpe.c) against
+/* test-bpe.c: text to token ids (engine/src/text/whisper-bpe.c) against
  * faster-whisper's tokenizer (tests/engine/fixtures/tokenizer-reference.json,
  * tests/reference/make-tokenizer-reference.py) on tiny.en (GPT-2 vocabulary)
  * and base (multilingual); the round trip through the decoder; the
  * pre-tokenizer's pieces on hand-made strings; invalid UTF-8; long inputs;
  * and OpenAI's derivation of the non-speech tokens
  * (https://github.com/openai/whisper/blob/main/whisper/tokenizer.py,
- * non_speech_tokens) against the lists engine/whisper-engine.c hardcodes. */
+ * non_speech_tokens) against the lists engine/src/core/whisper-engine.c hardcodes. */
 #include "tokenizer-fixture.h"
 #include "whisper-bpe.h"
-#include "whisper-engine-internal.h"
+#include "whisper-engine-struct.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
  * step:
  * - every cross-attention call reads exactly the engine's cached maximum
  *   encoder length of keys, as the public API reports it (1500 by default,
- *   500 with encoder_context 500);
+ *   500 with max_encoder_length 500);
  * - the self-attention calls read position + 1 keys, one more than in the
  *   step before;
  * - nothing but arithmetic runs: no model hyper-parameter lookup, no
@@ -20,7 +20,7 @@
  * module is not the emulator). */
 #include "call-counter.h"
 #include "step-probe.h"
-#include "whisper-engine-private.h"
+#include "whisper-engine-test-api.h"
 
 #include <dlfcn.h>
 #include <string.h>
@@ -237,14 +237,14 @@ check_only_arithmetic (StepProbe *probe, const char *label, gboolean emulated_cu
  * emulator runs a step in about two seconds, and with 500 encoder frames
  * the first window repeats itself up to the maximum length, 224 tokens). */
 static void
-check_transcription (WhisperDevice device, int encoder_context, int expected_length,
+check_transcription (WhisperDevice device, int max_encoder_length, int expected_length,
                      int stop_after)
 {
   const gboolean cuda = device == WHISPER_DEVICE_CUDA;
   WhisperEngineOptions options;
   whisper_engine_options_init (&options);
   options.device = device;
-  options.encoder_context = encoder_context;
+  options.max_encoder_length = max_encoder_length;
   g_autoptr (GError) error = NULL;
   g_autoptr (WhisperEngine) engine = whisper_engine_new (&options, &error);
   if (!engine && cuda) {

@@ -5,8 +5,8 @@
  * cancellation, the encoder-length setting. What every decode step does
  * (the attention key counts, nothing but arithmetic) is checked by
  * test-decode-steps.c. */
-#include "whisper-engine-internal.h"
-#include "whisper-engine-private.h"
+#include "whisper-engine-struct.h"
+#include "whisper-engine-test-api.h"
 #include "whisper-tokenizer.h"
 
 #include <math.h>
@@ -24,12 +24,12 @@ shared_data_path (const char *name)
 }
 
 static WhisperEngine *
-new_engine (int encoder_context)
+new_engine (int max_encoder_length)
 {
   WhisperEngineOptions options;
   whisper_engine_options_init (&options);
   options.device = WHISPER_DEVICE_CPU;
-  options.encoder_context = encoder_context;
+  options.max_encoder_length = max_encoder_length;
   g_autoptr (GError) error = NULL;
   WhisperEngine *engine = whisper_engine_new (&options, &error);
   if (!engine)
@@ -172,8 +172,8 @@ join_segments (GPtrArray *segments)
 static void
 check_callback_freedom (TokenLog *log)
 {
-  if (whisper_turn_lock_try (&log->engine->compute_lock))
-    whisper_turn_lock_release (&log->engine->compute_lock);
+  if (whisper_turn_lock_try (&log->engine->net.compute_lock))
+    whisper_turn_lock_release (&log->engine->net.compute_lock);
   else
     log->lock_held = TRUE;
   if (log->steps != log->nested_at || log->lock_held)
@@ -304,7 +304,7 @@ test_bad_encoder_context (void)
   WhisperEngineOptions options;
   whisper_engine_options_init (&options);
   options.device = WHISPER_DEVICE_CPU;
-  options.encoder_context = 1501;
+  options.max_encoder_length = 1501;
   g_autoptr (GError) error = NULL;
   g_autoptr (WhisperEngine) engine = whisper_engine_new (&options, &error);
   g_assert_null (engine);

@@ -1,4 +1,4 @@
-/* test-languages.c: Whisper's language table (engine/whisper-languages.c):
+/* test-languages.c: Whisper's language table (engine/src/text/whisper-languages.c):
  * its codes against faster-whisper's (_LANGUAGE_CODES, in the fixture
  * tests/engine/fixtures/tokenizer-reference.json) and against the
  * vocabularies of tiny.en and base (<|code|> is token sot + 1 + i), its

@@ -6,6 +6,7 @@
  * zh/ja/th/lo/my/yue) and merge_punctuations(), on the default model's
  * vocabulary (tiny.en; byte-level: every single byte is a token). */
 #include "whisper-alignment.h"
+#include "whisper-engine-struct.h"
 #include "whisper-words.h"
 
 #include <glib/gstdio.h>
@@ -178,7 +179,7 @@ test_split_spaces (void)
   const gint32 eot = whisper_engine_get_info (engine)->token_eot;
   const gint32 t[] = { TOK (" \""), TOK ("Hello"), TOK (","), TOK (" wor"), TOK ("ld"),
                        TOK ("."), TOK ("\""), eot };
-  g_autoptr (GPtrArray) w = whisper_words_split (engine, t, G_N_ELEMENTS (t), FALSE);
+  g_autoptr (GPtrArray) w = whisper_words_split (&engine->timing, t, G_N_ELEMENTS (t), FALSE);
   /* "Hello" has no space and is no punctuation: it joins the word before */
   const char *const want[] = { " \"Hello", ",", " world", ".", "\"", "" };
   const int n_tok[] = { 2, 1, 2, 1, 1, 1 };
@@ -196,7 +197,7 @@ test_split_spaces (void)
 
   /* prepended punctuation with a space before it joins the next word */
   const gint32 p[] = { TOK (" \""), TOK (" Hello") };
-  g_autoptr (GPtrArray) pw = whisper_words_split (engine, p, 2, FALSE);
+  g_autoptr (GPtrArray) pw = whisper_words_split (&engine->timing, p, 2, FALSE);
   whisper_words_merge_punctuations (pw, WHISPER_DEFAULT_PREPEND_PUNCTUATIONS,
                                     WHISPER_DEFAULT_APPEND_PUNCTUATIONS);
   const char *const pre[] = { "", " \" Hello" };
@@ -219,12 +220,12 @@ test_split_unicode (void)
   g_assert_true (whisper_words_split_on_unicode ("yue"));
   g_assert_false (whisper_words_split_on_unicode ("en"));
 
-  g_autoptr (GPtrArray) u = whisper_words_split (engine, t, 8, TRUE);
+  g_autoptr (GPtrArray) u = whisper_words_split (&engine->timing, t, 8, TRUE);
   const char *const want_u[] = { "你", "好", ",", "" };
   const int tok_u[] = { 3, 3, 1, 1 };
   assert_words (u, want_u, tok_u, G_N_ELEMENTS (want_u));
 
-  g_autoptr (GPtrArray) s = whisper_words_split (engine, t, 8, FALSE);
+  g_autoptr (GPtrArray) s = whisper_words_split (&engine->timing, t, 8, FALSE);
   const char *const want_s[] = { "你好", ",", "" };
   const int tok_s[] = { 6, 1, 1 };
   assert_words (s, want_s, tok_s, G_N_ELEMENTS (want_s));

@@ -6,7 +6,7 @@
 
 #include <json-glib/json-glib.h>
 
-#include "whisper-engine.h"
+#include "whisper.h"
 
 G_BEGIN_DECLS
 

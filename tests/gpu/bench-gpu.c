@@ -20,7 +20,7 @@
  */
 #include "gpu-test-common.h"
 #include "synthetic-decoder.h"
-#include "whisper-engine.h"
+#include "whisper.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* broken-module.c: small stand-ins for a CUDA module gone wrong, one per
- * way engine/backend/backend-cuda-loader.c can refuse a module, so that the
+ * way engine/src/backend/backend-cuda-loader.c can refuse a module, so that the
  * GPU tests are shown to fail (not skip) when a device exists and the
  * module is broken (tests/gpu/meson.build, check-no-skip.sh). Built once
  * per kind, with -DBROKEN_KIND=<n>:

@@ -1,7 +1,7 @@
 /* gpu-probe.h: does this machine have an NVIDIA driver that sees a CUDA
  * device? Asked by the tests themselves, independently of the engine (its
- * loader, engine/backend/backend-cuda-loader.c, and its driver probe,
- * engine/backend/cuda-driver-probe.c, are what the tests check), so that a
+ * loader, engine/src/backend/backend-cuda-loader.c, and its driver probe,
+ * engine/src/backend/cuda-driver-probe.c, are what the tests check), so that a
  * GPU test skips only where there is no driver or no device, and fails
  * wherever a device exists but the CUDA backend does not come up.
  *

@@ -123,7 +123,7 @@ log "configuring"
   "${MESON[@]}" setup "$build" -Dcuda=enabled -Dtests=enabled >>"$out/build.log" 2>&1 ||
   { tail -30 "$out/build.log"; fail "meson setup (log: build.log)"; }
 log "building"
-gpu_targets="kernels/libwhisper-engine-cuda.so engine/libwhisper-engine.so engine/whisper-transcribe \
+gpu_targets="kernels/libwhisper-engine-cuda.so engine/libwhisper-engine.so engine/cli/whisper-transcribe \
 tests/gpu/test-cuda-loader tests/gpu/test-cuda-ops tests/gpu/test-cuda-graph tests/gpu/test-cuda-threads \
 tests/gpu/test-cuda-e2e \
 tests/gpu/bench-gpu tests/gpu/libwhisper-emu-driver.so tests/gpu/libbroken-cuda-module-unloadable.so \
@@ -155,7 +155,7 @@ cp -f "$build/meson-logs/testlog.txt" "$out/testlog.txt" 2>/dev/null
 grep -E "^ *[0-9]+/[0-9]+ " "$out/tests.log" | sed 's/^/  /'
 
 log "transcription on the GPU"
-timeout "$(budget 60)" "${run_env[@]}" "$build/engine/whisper-transcribe" -d cuda -f text "$audio" \
+timeout "$(budget 60)" "${run_env[@]}" "$build/engine/cli/whisper-transcribe" -d cuda -f text "$audio" \
   >"$out/transcribe.txt" 2>&1
 sed 's/^/  /' "$out/transcribe.txt" | tail -3
 

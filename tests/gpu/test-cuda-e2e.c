@@ -20,7 +20,7 @@
  * failure (gpu-test-common.h).
  */
 #include "gpu-test-common.h"
-#include "whisper-engine.h"
+#include "whisper.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -47,7 +47,7 @@ engine_new (WhisperDevice device, const char *env_name, const char *env_value)
   o.device = device;
   /* WHISPER_E2E_ENCODER_CONTEXT=N: shorter windows (the emulator is slow) */
   const char *ctx = g_getenv ("WHISPER_E2E_ENCODER_CONTEXT");
-  o.encoder_context = ctx ? atoi (ctx) : 0;
+  o.max_encoder_length = ctx ? atoi (ctx) : 0;
   if (env_name)
     g_setenv (env_name, env_value, TRUE);
   g_autoptr (GError) error = NULL;

@@ -15,7 +15,7 @@
  */
 #include "backend.h"
 #include "gpu-probe.h"
-#include "whisper-engine.h"
+#include "whisper.h"
 
 #include <glib/gstdio.h>
 
@@ -65,7 +65,7 @@ assert_backend_ok (WhisperBackend *be)
 }
 
 /* The default search (no WHISPER_CUDA_MODULE): the loader first asks the
- * NVIDIA driver itself (engine/backend/cuda-driver-probe.c), so the
+ * NVIDIA driver itself (engine/src/backend/cuda-driver-probe.c), so the
  * expectation comes from asking the real driver library, libcuda.so.1 (not
  * $WHISPER_GPU_TEST_DRIVER, a stand-in the engine never sees). */
 static void

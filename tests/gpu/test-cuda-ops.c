@@ -662,7 +662,7 @@ test_logits_select (void)
     }
     /* Case 1 is built for the timestamp rule ("if the timestamps together
      * are more likely than any single text token, a timestamp must come",
-     * engine/whisper-logits.c): the history ends in a text token, so text
+     * engine/src/decode/whisper-logits.c): the history ends in a text token, so text
      * and the later timestamps are both allowed; one unsuppressed text
      * token (10) beats every single timestamp (8 to 9.5) and every other
      * token (below 8), but the timestamps' log-sum-exp (at least

@@ -7,7 +7,7 @@
  *
  * WHISPER_CUDA_MODULE must not be set: it names a module to load without
  * asking the driver first (the tests' CPU emulator of CUDA). */
-#include "whisper-engine.h"
+#include "whisper.h"
 
 #include <string.h>
 

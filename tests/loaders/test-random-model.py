@@ -8,7 +8,7 @@ float16, and for a large-v3-like vocabulary and mel count (51866 tokens,
 2. every weight is finite, layer-norm gammas are 1 and betas 0
    (read back with tools/ct2-to-ggml.py's independent model.bin reader);
 3. the engine's loader (whisper-transcribe, the ct2 loader in
-   engine/model/) loads it and transcribes 1 s of noise without error;
+   engine/src/model/) loads it and transcribes 1 s of noise without error;
 4. CTranslate2 (faster_whisper.WhisperModel on CPU) loads it and transcribes
    the same second without error.
 And --shape tiny.en (float16) has the installed tiny.en's variables (names,

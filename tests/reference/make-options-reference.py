@@ -16,7 +16,7 @@ language detection the probabilities of every language.
 
 Usage:
   python3 tests/reference/make-options-reference.py \\
-      --transcribe-bin build/engine/whisper-transcribe --out tests/reference/fixtures
+      --transcribe-bin build/engine/cli/whisper-transcribe --out tests/reference/fixtures
 """
 
 import argparse
@@ -88,7 +88,7 @@ def model_dir(name):
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--transcribe-bin", default=os.path.join("build", "engine", "whisper-transcribe"))
+    p.add_argument("--transcribe-bin", default=os.path.join("build", "engine", "cli", "whisper-transcribe"))
     p.add_argument("--out", default=os.path.join(HERE, "fixtures"))
     p.add_argument("--source-root", default=os.environ.get("WHISPER_SOURCE_ROOT", mr.SOURCE_ROOT))
     p.add_argument("--shared-data", default=os.environ.get(
@@ -153,7 +153,7 @@ def main():
         out_cases.append({"name": name, "model": model, "options": overrides, "clips": entries})
 
     argv = ["python3", "tests/reference/make-options-reference.py",
-            "--transcribe-bin", "build/engine/whisper-transcribe", "--out", "tests/reference/fixtures"]
+            "--transcribe-bin", "build/engine/cli/whisper-transcribe", "--out", "tests/reference/fixtures"]
     provenance = {
         "command": shlex.join(argv),
         "faster_whisper": faster_whisper.__version__,

@@ -28,7 +28,7 @@ Writes into --out:
 
 Usage:
   python3 tests/reference/make-reference.py \\
-      --transcribe-bin build/engine/whisper-transcribe --out tests/reference/fixtures
+      --transcribe-bin build/engine/cli/whisper-transcribe --out tests/reference/fixtures
 
 The output is deterministic: no dates, CTranslate2 runs with one thread.
 """
@@ -368,7 +368,7 @@ def transcribe_clip(wm, pcm, log):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--transcribe-bin", default=os.path.join("build", "engine", "whisper-transcribe"),
+    p.add_argument("--transcribe-bin", default=os.path.join("build", "engine", "cli", "whisper-transcribe"),
                    help="the engine's whisper-transcribe (for --dump-pcm)")
     p.add_argument("--out", default=os.path.join(HERE, "fixtures"), help="output folder")
     p.add_argument("--model", default=None,

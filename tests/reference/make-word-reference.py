@@ -20,7 +20,7 @@ files are words-<model>-hst<S>.json.
 
 Usage:
   python3 tests/reference/make-word-reference.py \\
-      --transcribe-bin build/engine/whisper-transcribe --out tests/reference/fixtures
+      --transcribe-bin build/engine/cli/whisper-transcribe --out tests/reference/fixtures
 
 The models are looked up in ${XDG_DATA_HOME:-~/.local/share}/gst-whisper/models/<name>
 (tools/fetch-model.sh); --models-dir overrides the folder.
@@ -73,7 +73,7 @@ def transcribe_words(wm, pcm, options):
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--transcribe-bin", default=os.path.join("build", "engine", "whisper-transcribe"))
+    p.add_argument("--transcribe-bin", default=os.path.join("build", "engine", "cli", "whisper-transcribe"))
     p.add_argument("--out", default=os.path.join(HERE, "fixtures"))
     p.add_argument("--models", default="tiny.en,base")
     p.add_argument("--models-dir", default=os.path.join(
@@ -118,7 +118,7 @@ def main():
         wm = WhisperModel(model_dir, device="cpu", compute_type="float32", cpu_threads=1,
                           num_workers=1)
         argv = ["python3", "tests/reference/make-word-reference.py", "--transcribe-bin",
-                "build/engine/whisper-transcribe", "--out", "tests/reference/fixtures",
+                "build/engine/cli/whisper-transcribe", "--out", "tests/reference/fixtures",
                 "--models", model_name]
         if suffix:
             argv += ["--hallucination-silence-threshold", f"{args.hallucination_silence_threshold:g}"]

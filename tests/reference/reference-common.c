@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "whisper-engine.h"
+#include "whisper.h"
 
 #ifndef WHISPER_TEST_SOURCE_ROOT
 #error "meson passes -DWHISPER_TEST_SOURCE_ROOT"

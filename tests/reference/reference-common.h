@@ -5,7 +5,7 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
-#include "whisper-engine.h"
+#include "whisper.h"
 
 G_BEGIN_DECLS
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "reference-common.h"
-#include "whisper-engine-private.h"
+#include "whisper-engine-test-api.h"
 
 /* ENCODER_TOLERANCE: max |ours - CT2| over all 1500 x 384 outputs (values of
  * the final layer norm, |x| up to a few units). Both sides use the same
@@ -63,7 +63,7 @@ test_encoder_padded (void)
 }
 
 /* The same window given as its content frames only: the engine pads to 3000
- * frames itself (whisper-engine-private.h), so the answer is the same. */
+ * frames itself (whisper-engine-test-api.h), so the answer is the same. */
 static void
 test_encoder_short_input (void)
 {

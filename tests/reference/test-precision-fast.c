@@ -1,5 +1,5 @@
 /* test-precision-fast: precision=fast (bfloat16 products on oneDNN,
- * engine/cpu/cpu-bf16-matmul.h) against faster-whisper float32, on the
+ * engine/src/backend/cpu/cpu-bf16-matmul.h) against faster-whisper float32, on the
  * default model tiny.en and on the multilingual base:
  *
  * - /reference/precision-fast/encoder: the encoder on jfk.wav's first
@@ -30,7 +30,7 @@
 
 #include "reference-common.h"
 #include "wer-util.h"
-#include "whisper-engine-private.h"
+#include "whisper-engine-test-api.h"
 
 /* Relative RMS error of the encoder output: measured 0.0056 on tiny.en
  * (AMX, Xeon, 2026-12-02); about 4x that. */
@@ -40,7 +40,7 @@
  * with AMX, 2026-12-03; 5 with commit 34a2331's build): the lighthouse
  * clip's "edge", which the espeak-ng clip speaks (tools/make-espeak-clips.sh)
  * and float32 hears as "end". With the decode steps on AMX too
- * (engine/cpu/cpu-amx-linear.h), 5 of 748 (0.67 %), all in max_length_loop. The bound leaves room for another CPU's
+ * (engine/src/backend/cpu/cpu-amx-linear.h), 5 of 748 (0.67 %), all in max_length_loop. The bound leaves room for another CPU's
  * bfloat16 kernels (AVX512-BF16 rather than AMX) and catches a broken fast
  * path, which garbles whole windows. */
 #define BASE_CLIPS_MAX_WER_PERCENT 1.0

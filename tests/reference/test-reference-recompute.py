@@ -3,7 +3,7 @@
 folder and compares them with the committed ones in fixtures/.
 
 Usage: test-reference-recompute.py [WHISPER_TRANSCRIBE]
-(default: $WHISPER_BUILD_ROOT/engine/whisper-transcribe)
+(default: $WHISPER_BUILD_ROOT/engine/cli/whisper-transcribe)
 
 Exit 77 (skip) when faster_whisper is not importable. Checks:
   transcripts.json  same clips, same PCM (count and SHA-256), identical
@@ -132,7 +132,7 @@ def compare_transcripts(new, old):
 
 def main():
     build_root = os.environ.get("WHISPER_BUILD_ROOT", os.path.join(HERE, "..", "..", "build"))
-    transcribe = sys.argv[1] if len(sys.argv) > 1 else os.path.join(build_root, "engine",
+    transcribe = sys.argv[1] if len(sys.argv) > 1 else os.path.join(build_root, "engine", "cli",
                                                                      "whisper-transcribe")
     committed = os.path.join(HERE, "fixtures")
     for name in ("mel.json", "encoder-jfk.json", "transcripts.json"):

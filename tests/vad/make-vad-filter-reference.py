@@ -34,7 +34,7 @@ the text without the filter.
 
 Usage:
   python3 tests/vad/make-vad-filter-reference.py \\
-      --transcribe-bin build/engine/whisper-transcribe --out tests/vad/reference
+      --transcribe-bin build/engine/cli/whisper-transcribe --out tests/vad/reference
 
 Deterministic: no dates, one thread.
 """
@@ -171,7 +171,7 @@ def time_map_cases(speech_chunks):
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--transcribe-bin", default=os.path.join("build", "engine", "whisper-transcribe"))
+    p.add_argument("--transcribe-bin", default=os.path.join("build", "engine", "cli", "whisper-transcribe"))
     p.add_argument("--out", default=os.path.join(HERE, "reference"))
     p.add_argument("--source-root", default=os.environ.get("WHISPER_SOURCE_ROOT", SOURCE_ROOT))
     p.add_argument("--shared-data", default=os.environ.get(
@@ -239,7 +239,7 @@ def main():
     hand = [{"start": 0, "end": 16000}, {"start": 48000, "end": 50000},
             {"start": 50000, "end": 96321}, {"start": 200000, "end": 200512}]
     argv = ["python3", "tests/vad/make-vad-filter-reference.py",
-            "--transcribe-bin", "build/engine/whisper-transcribe", "--out", "tests/vad/reference"]
+            "--transcribe-bin", "build/engine/cli/whisper-transcribe", "--out", "tests/vad/reference"]
     provenance = {
         "command": shlex.join(argv),
         "faster_whisper": faster_whisper.__version__,

@@ -29,7 +29,7 @@ SileroVADModel).
 
 Usage:
   python3 tests/vad/make-vad-reference.py \\
-      --transcribe-bin build/engine/whisper-transcribe --out tests/vad/reference
+      --transcribe-bin build/engine/cli/whisper-transcribe --out tests/vad/reference
 
 Writes --out/vad-reference.json. Deterministic (no dates, one thread).
 """
@@ -187,7 +187,7 @@ def dumps(obj, indent=0):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--transcribe-bin", required=True,
-                        help="the engine's whisper-transcribe (build/engine/whisper-transcribe)")
+                        help="the engine's whisper-transcribe (build/engine/cli/whisper-transcribe)")
     parser.add_argument("--out", required=True, help="output folder (tests/vad/reference)")
     args = parser.parse_args()
 

@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "reference-common.h"
-#include "whisper-engine.h"
+#include "whisper.h"
 #include "whisper-vad-filter.h"
 #include "whisper-vad.h"
 

@@ -23,7 +23,7 @@
 #include <time.h>
 
 #include "reference-common.h"
-#include "whisper-engine.h"
+#include "whisper.h"
 #include "whisper-vad.h"
 
 /* onnxruntime's float32 kernels sum in other orders and use other exp /

@@ -1,0 +1,96 @@
+/* whisper-encoder.c: the audio encoder, written against the backend table
+ * (AudioEncoder in https://github.com/openai/whisper/blob/main/whisper/model.py): conv1+GELU, conv2(stride 2)+GELU, positional add,
+ * pre-LN transformer layers, final LayerNorm. */
+#include "whisper-net.h"
+
+#include <string.h>
+
+#define LN_EPS 1e-5f
+
+/* The encoder's work buffers, L = max_encoder_length rows
+ * (WhisperEncoderBuffers). */
+static void
+encoder_buffers_plan (WhisperNet *net, WhisperNetBuffer plan[8])
+{
+  WhisperEncoderBuffers *b = &net->enc;
+  const size_t L = net->max_encoder_length, d = net->d;
+  const size_t cols = MAX ((size_t) net->n_mels, d) * 3;
+  const WhisperNetBuffer all[] = {
+    { &b->mel, 2 * L * net->n_mels },
+    { &b->conv1, 2 * L * d },
+    { &b->scratch, 2 * L * cols },
+    { &b->x, L * d },
+    { &b->h, L * d },
+    { &b->qkv, L * 3 * d },
+    { &b->attn, L * d },
+    { &b->ffn, L * 4 * d },
+  };
+  memcpy (plan, all, sizeof all);
+}
+
+gboolean
+whisper_encoder_buffers_init (WhisperNet *net, GError **error)
+{
+  WhisperNetBuffer plan[8];
+  encoder_buffers_plan (net, plan);
+  return whisper_net_alloc_buffers (net, plan, G_N_ELEMENTS (plan), error);
+}
+
+void
+whisper_encoder_buffers_clear (WhisperNet *net)
+{
+  WhisperNetBuffer plan[8];
+  encoder_buffers_plan (net, plan);
+  whisper_net_free_buffers (net, plan, G_N_ELEMENTS (plan));
+}
+
+void
+whisper_encoder_run (WhisperNet *net, int encoder_length)
+{
+  WhisperBackend *be = net->backend;
+  const WhisperBackendOps *op = be->ops;
+  const WhisperDeviceWeights *w = net->weights;
+  WhisperEncoderBuffers *b = &net->enc;
+  const int d = net->d;
+  const int n_head = net->n_audio_head, d_head = d / n_head;
+  const int n = encoder_length;
+
+  op->conv1d_gelu (be, b->conv1, b->mel, 2 * n, net->n_mels, &w->conv1, w->conv1_bias, 1,
+                   b->scratch);
+  op->conv1d_gelu (be, b->x, b->conv1, 2 * n, d, &w->conv2, w->conv2_bias, 2, b->scratch);
+  op->add (be, b->x, w->encoder_positional, (size_t) n * d);
+
+  for (int l = 0; l < net->n_audio_layer; l++) {
+    const WhisperDeviceLayer *L = &w->encoder_layers[l];
+    op->layer_norm (be, b->h, b->x, L->attn_ln.gamma, L->attn_ln.beta, n, d, LN_EPS);
+    op->linear (be, b->qkv, 3 * d, b->h, d, &L->attn_qkv.w, L->attn_qkv.bias, n,
+                WHISPER_LINEAR_DEFAULT);
+    op->attention (be, b->attn, d, b->qkv, 3 * d, b->qkv + d, b->qkv + 2 * d, 3 * d, n, n,
+                   n_head, d_head, -1);
+    op->linear (be, b->x, d, b->attn, d, &L->attn_out.w, L->attn_out.bias, n,
+                WHISPER_LINEAR_ACCUMULATE);
+    op->layer_norm (be, b->h, b->x, L->mlp_ln.gamma, L->mlp_ln.beta, n, d, LN_EPS);
+    op->linear (be, b->ffn, 4 * d, b->h, d, &L->mlp_fc1.w, L->mlp_fc1.bias, n,
+                WHISPER_LINEAR_GELU);
+    op->linear (be, b->x, d, b->ffn, 4 * d, &L->mlp_fc2.w, L->mlp_fc2.bias, n,
+                WHISPER_LINEAR_ACCUMULATE);
+  }
+  op->layer_norm (be, b->h, b->x, w->ln_post.gamma, w->ln_post.beta, n, d, LN_EPS);
+}
+
+void
+whisper_encoder_load_window (WhisperNet *net, const float *mel, gsize stride, gsize first,
+                             int n_frames, int encoder_length, float *host_window)
+{
+  const int frames = 2 * encoder_length;
+  g_return_if_fail (encoder_length >= 1 && encoder_length <= net->max_encoder_length &&
+                    n_frames <= frames);
+  memset (host_window, 0, (size_t) frames * net->n_mels * sizeof (float));
+  for (int m = 0; m < net->n_mels; m++) {
+    const float *src = mel + (size_t) m * stride + first;
+    for (int t = 0; t < n_frames; t++)
+      host_window[(size_t) t * net->n_mels + m] = src[t];
+  }
+  net->backend->ops->upload (net->backend, net->enc.mel, host_window,
+                             (size_t) frames * net->n_mels * sizeof (float));
+}
