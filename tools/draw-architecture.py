@@ -10,7 +10,7 @@ docs/architecture.md: an arrow that points up (to a folder with a lower rank
 below it in the same library) is drawn red and makes the script exit 1.
 
 Usage: tools/draw-architecture.py [OUT.png]   (default docs/architecture.png;
-needs Graphviz's `dot`, Debian package graphviz; OUT.dot beside it too)
+needs Graphviz's `dot`, Debian package graphviz)
 """
 
 import os
@@ -27,18 +27,21 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]', re.M)
 # Folders not listed take the rank of their nearest listed parent.
 RANKS = {
     "engine/cli": 0,
-    "engine/include/whisper": 1,
     "engine/src/core": 2,
     "engine/src/decode": 3, "engine/src/timing": 3,
-    "engine/src/audio": 4, "engine/src/text": 4, "engine/src/model": 4, "engine/src/vad": 4,
-    "engine/src/net": 5,
+    "engine/src/net": 4,
+    "engine/src/audio": 5, "engine/src/text": 5, "engine/src/model": 5, "engine/src/vad": 5,
     "engine/src/backend": 6, "engine/src/backend/cpu": 6,
     "engine/src/util": 7,
+    # declarations only (types, the error domain, the exported functions,
+    # defined in core, audio, text and vad): every layer may include them
+    "engine/include/whisper": 8,
     "gst-plugin/example": 0,
     "gst-plugin/element": 1,
     "gst-plugin/task": 2,
     "gst-plugin/remote": 3, "gst-plugin/shared": 3,
-    "gst-plugin/io": 4, "gst-plugin/settings": 4,
+    "gst-plugin/io": 4,
+    "gst-plugin/settings": 5,
     "kernels/host": 0,
     "kernels": 1,
 }
@@ -115,10 +118,13 @@ def main():
         color = ', color="#d00000", fontcolor="#d00000", penwidth=2' if up else ""
         lines.append(f'  "{a}" -> "{b}" [label="{n}"{color}];')
     lines.append("}")
-    dot_path = os.path.splitext(out_png)[0] + ".dot"
+    dot_path = os.path.splitext(out_png)[0] + ".dot"  # kept beside the picture only while drawing
     with open(dot_path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
-    subprocess.run(["dot", "-Tpng", "-Gdpi=110", dot_path, "-o", out_png], check=True)
+    try:
+        subprocess.run(["dot", "-Tpng", "-Gdpi=110", dot_path, "-o", out_png], check=True)
+    finally:
+        os.unlink(dot_path)
     print(f"{out_png}: {len(folders)} folders, {len(edges)} arrows, {len(upward)} pointing up")
     for a, b, n in upward:
         print(f"  up: {a} -> {b} ({n} includes)")
