@@ -118,7 +118,7 @@ def main():
         color = ', color="#d00000", fontcolor="#d00000", penwidth=2' if up else ""
         lines.append(f'  "{a}" -> "{b}" [label="{n}"{color}];')
     lines.append("}")
-    dot_path = os.path.splitext(out_png)[0] + ".dot"  # kept beside the picture only while drawing
+    dot_path = os.path.splitext(out_png)[0] + ".dot"
     with open(dot_path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
     try:
