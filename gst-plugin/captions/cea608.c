@@ -352,6 +352,80 @@ cea608_break_rows (const gchar *normalized, guint width)
   return rows;
 }
 
+static gboolean
+chunk_fits (const gchar *text, guint max_rows)
+{
+  GPtrArray *rows = cea608_break_rows (text, CEA608_COLUMNS);
+  gboolean fits = rows->len <= max_rows;
+  g_ptr_array_unref (rows);
+  return fits;
+}
+
+GPtrArray *
+cea608_split_captions (const gchar *normalized, guint max_rows)
+{
+  GPtrArray *rows = cea608_break_rows (normalized, CEA608_COLUMNS);
+  gchar **words = g_strsplit (normalized ? normalized : "", " ", -1);
+  guint nwords = g_strv_length (words);
+  glong total = g_utf8_strlen (normalized ? normalized : "", -1);
+  guint n;
+  GPtrArray *out = NULL;
+
+  if (max_rows == 0)
+    max_rows = 1;
+  n = (rows->len + max_rows - 1) / max_rows;
+  g_ptr_array_unref (rows);
+  if (n <= 1) {
+    out = g_ptr_array_new_with_free_func (g_free);
+    if (total > 0)
+      g_ptr_array_add (out, g_strdup (normalized));
+    g_strfreev (words);
+    return out;
+  }
+
+  /* n captions with cuts near k * total / n characters; one more caption
+   * when a piece needs more rows than max_rows */
+  for (; n <= nwords + 1; n++) {
+    GString *cur = g_string_new (NULL);
+    glong done = 0;
+    guint k = 1;
+    gboolean fits = TRUE;
+
+    out = g_ptr_array_new_with_free_func (g_free);
+    for (guint i = 0; i < nwords; i++) {
+      glong len = g_utf8_strlen (words[i], -1);
+      if (len == 0)
+        continue;
+      if (cur->len > 0 && k < n && done + len / 2 > (glong) ((total * k) / n)) {
+        g_ptr_array_add (out, g_string_free (cur, FALSE));
+        cur = g_string_new (NULL);
+        k++;
+      }
+      if (cur->len > 0)
+        g_string_append_c (cur, ' ');
+      g_string_append (cur, words[i]);
+      done += len + 1;
+    }
+    if (cur->len > 0)
+      g_ptr_array_add (out, g_string_free (cur, FALSE));
+    else
+      g_string_free (cur, TRUE);
+    for (guint i = 0; i < out->len && fits; i++)
+      fits = chunk_fits (g_ptr_array_index (out, i), max_rows);
+    if (fits)
+      break;
+    g_ptr_array_unref (out);
+    out = NULL;
+  }
+  g_strfreev (words);
+  if (!out) {
+    /* cannot happen (one word a caption fits), kept for safety */
+    out = g_ptr_array_new_with_free_func (g_free);
+    g_ptr_array_add (out, g_strdup (normalized));
+  }
+  return out;
+}
+
 void
 cea608_writer_init (Cea608Writer *w)
 {

@@ -88,6 +88,11 @@ gchar *cea608_normalize (const gchar *utf8, guint *n_replaced, guint *n_dropped)
  * text: broken at spaces, a word longer than a row broken inside it. */
 GPtrArray *cea608_break_rows (const gchar *normalized, guint width);
 
+/* Normalized text as consecutive captions of at most max_rows rows each
+ * (rows of 32 columns): as few captions as hold the text, the words shared
+ * so that their lengths are about equal (no short last caption). */
+GPtrArray *cea608_split_captions (const gchar *normalized, guint max_rows);
+
 /* A sequence of byte pairs (hi << 8 | lo, without parity). Basic
  * characters go two to a pair; a control code, special or extended
  * character ends the pair before it (a lone character is padded with a

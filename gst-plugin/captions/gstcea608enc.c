@@ -980,32 +980,24 @@ gst_cea608_enc_chain (GstPad *pad, GstObject *parent, GstBuffer *buf)
     if (end <= start)
       end = start + 1;
     if (c->mode == GST_CEA608_ENC_MODE_POP_ON) {
-      /* more rows than a caption holds: consecutive captions, the time
-       * shared by their characters */
-      GPtrArray *rows = cea608_break_rows (text, CEA608_COLUMNS);
+      /* more rows than a caption holds: consecutive captions of about
+       * equal length, the time shared by their characters */
+      GPtrArray *chunks = cea608_split_captions (text, pop_rows);
       guint total = 0, done = 0;
-      for (guint i = 0; i < rows->len; i++)
-        total += g_utf8_strlen (g_ptr_array_index (rows, i), -1);
-      for (guint i = 0; i < rows->len; i += pop_rows) {
-        GString *chunk = g_string_new (NULL);
-        guint chars = 0;
+      for (guint i = 0; i < chunks->len; i++)
+        total += g_utf8_strlen (g_ptr_array_index (chunks, i), -1);
+      for (guint i = 0; i < chunks->len; i++) {
+        const gchar *chunk = g_ptr_array_index (chunks, i);
+        guint chars = g_utf8_strlen (chunk, -1);
         gint64 s, e;
-        for (guint j = i; j < MIN (rows->len, i + pop_rows); j++) {
-          const gchar *r = g_ptr_array_index (rows, j);
-          if (chunk->len)
-            g_string_append_c (chunk, ' ');
-          g_string_append (chunk, r);
-          chars += g_utf8_strlen (r, -1);
-        }
         s = start + (end - start) * done / MAX (total, 1);
         done += chars;
         e = start + (end - start) * done / MAX (total, 1);
-        enqueue_popon (self, c, chunk->str,
+        enqueue_popon (self, c, chunk,
             rs + gst_util_uint64_scale (re - rs, done - chars, MAX (total, 1)),
             s, MAX (e, s + 1), max_delay, pop_rows);
-        g_string_free (chunk, TRUE);
       }
-      g_ptr_array_unref (rows);
+      g_ptr_array_unref (chunks);
     } else {
       enqueue_direct (self, c, text, rs, start, end, max_delay, ru_rows,
           ms_frames (self, timeout_ms));
@@ -1238,7 +1230,7 @@ gst_cea608_enc_src_query (GstPad *pad, GstObject *parent, GstQuery *query)
 
 static GstPad *
 gst_cea608_enc_request_new_pad (GstElement *element, GstPadTemplate *templ,
-    const gchar *name, const GstCaps *caps)
+    const gchar *name G_GNUC_UNUSED, const GstCaps *caps G_GNUC_UNUSED)
 {
   GstCea608Enc *self = GST_CEA608_ENC (element);
   GstPad *pad;
