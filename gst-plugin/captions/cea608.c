@@ -230,6 +230,28 @@ replacement (gunichar c)
       return "EUR";
     case 0x00d7:
       return "x";
+    case 0x0141:               /* letters without a decomposition */
+      return "L";
+    case 0x0142:
+      return "l";
+    case 0x0110:
+      return "D";
+    case 0x0111:
+      return "d";
+    case 0x0131:
+      return "i";
+    case 0x00c6:
+      return "AE";
+    case 0x00e6:
+      return "ae";
+    case 0x0152:
+      return "OE";
+    case 0x0153:
+      return "oe";
+    case 0x00de:
+      return "Th";
+    case 0x00fe:
+      return "th";
     default:
       return NULL;
   }
@@ -267,30 +289,32 @@ cea608_normalize (const gchar *utf8, guint *n_replaced, guint *n_dropped)
       dropped++;
       continue;
     }
-    if (space && out->len > 0)
-      g_string_append_c (out, ' ');
-    space = FALSE;
-
-    if (cea608_map_char (c, NULL, NULL, NULL) != CEA608_CHAR_NONE) {
-      g_string_append_unichar (out, c);
-      continue;
-    }
     {
-      const gchar *r = replacement (c);
-      if (r) {
-        g_string_append (out, r);
-        replaced++;
-        continue;
-      }
-    }
-    {
-      /* a letter with a mark the set lacks: the letter without it (the
-       * decomposition's first character, when that one is in the set) */
+      const gchar *r = NULL;
+      gchar buf[8] = { 0 };
       gunichar d[G_UNICHAR_MAX_DECOMPOSITION_LENGTH];
-      gsize n = g_unichar_fully_decompose (c, TRUE, d, G_N_ELEMENTS (d));
-      if (n >= 1 && d[0] != c && cea608_map_char (d[0], NULL, NULL, NULL) != CEA608_CHAR_NONE) {
-        g_string_append_unichar (out, d[0]);
+      gsize n;
+
+      if (cea608_map_char (c, NULL, NULL, NULL) != CEA608_CHAR_NONE) {
+        g_unichar_to_utf8 (c, buf);
+        r = buf;
+      } else if ((r = replacement (c))) {
         replaced++;
+      } else {
+        /* a letter with a mark the set lacks: the letter without it (the
+         * decomposition's first character, when that one is in the set) */
+        n = g_unichar_fully_decompose (c, TRUE, d, G_N_ELEMENTS (d));
+        if (n >= 1 && d[0] != c && cea608_map_char (d[0], NULL, NULL, NULL) != CEA608_CHAR_NONE) {
+          g_unichar_to_utf8 (d[0], buf);
+          r = buf;
+          replaced++;
+        }
+      }
+      if (r) {
+        if (space && out->len > 0)
+          g_string_append_c (out, ' ');
+        space = FALSE;
+        g_string_append (out, r);
         continue;
       }
     }

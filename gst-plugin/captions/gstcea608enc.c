@@ -519,8 +519,13 @@ negotiate (GstCea608Enc *self)
 static gboolean
 ensure_started (GstCea608Enc *self)
 {
-  if (self->format == FORMAT_NONE && !negotiate (self))
-    return FALSE;
+  if (self->format == FORMAT_NONE) {
+    GST_OBJECT_LOCK (self);
+    self->chan[0].field = self->channel == GST_CEA608_ENC_CHANNEL_CC3 ? 1 : 0;
+    GST_OBJECT_UNLOCK (self);
+    if (!negotiate (self))
+      return FALSE;
+  }
   if (self->need_segment) {
     GstSegment seg;
     gst_segment_init (&seg, GST_FORMAT_TIME);
@@ -900,6 +905,22 @@ covered (GstCea608Enc *self, Chan *c, GstClockTime running_end)
 {
   if (GST_CLOCK_TIME_IS_VALID (running_end))
     c->known = MAX (c->known, frame_floor (self, running_end));
+  /* no text for roll-up-timeout (roll-up) or the end of the painted
+   * caption (paint-on): erase it */
+  if (c->mode == GST_CEA608_ENC_MODE_ROLL_UP && c->rollup_on && c->last_end >= 0) {
+    gint64 timeout;
+    GST_OBJECT_LOCK (self);
+    timeout = ms_frames (self, self->roll_up_timeout_ms);
+    GST_OBJECT_UNLOCK (self);
+    if (c->known >= c->last_end + timeout) {
+      enqueue_erase (c, c->last_end + timeout);
+      c->rollup_on = FALSE;
+    }
+  } else if (c->mode == GST_CEA608_ENC_MODE_PAINT_ON && c->painted && c->last_end >= 0 &&
+      c->known > c->last_end) {
+    enqueue_erase (c, c->last_end);
+    c->painted = FALSE;
+  }
   return advance (self);
 }
 

@@ -123,6 +123,11 @@ def ffmpeg_cues(mp4, srt_out, data_field=None):
         cmd += ['-data_field', data_field]
     cmd += ['-i', mp4, '-map', '0:s:0', srt_out]
     subprocess.run(cmd, check=True)
+    return ffmpeg_cues_file(srt_out)
+
+
+def ffmpeg_cues_file(srt_out):
+    """The cues of an SRT file FFmpeg wrote, its tags taken out."""
     cues = parse_srt(srt_out)
     clean = []
     for s, e, body in cues:
@@ -148,6 +153,54 @@ def ffmpeg_rows(srt_out):
         elif not rows or rows[-1] != last:
             rows.append(last)
     return rows
+
+
+BASIC_NON_ASCII = set('\u00e1\u00e9\u00ed\u00f3\u00fa\u00e7\u00f7\u00d1\u00f1\u2019\u25a0')
+SPECIAL = set('\u00ae\u00b0\u00bd\u00bf\u2122\u00a2\u00a3\u266a\u00e0\u00e8\u00e2\u00ea\u00ee\u00f4\u00fb')
+NOT_BASIC_ASCII = set('*\\^_`{|}~')
+
+
+def row_pairs(row):
+    """Byte pairs a row of text takes in 608 (47 CFR 79.101: two basic
+    characters a pair; special characters twice; extended characters
+    after a fallback character, twice), counted independently of the
+    element."""
+    pairs, pending = 0, False
+    for ch in row:
+        if (ord(ch) < 0x7f and ch not in NOT_BASIC_ASCII) or ch in BASIC_NON_ASCII:
+            if pending:
+                pairs += 1
+            pending = not pending
+        elif ch in SPECIAL:
+            pairs += 2 + (1 if pending else 0)
+            pending = False
+        else:
+            pairs += 3
+            pending = False
+    return pairs + (1 if pending else 0)
+
+
+def rows_of(text, width=32):
+    rows, cur = [], ''
+    for w in text.split():
+        if cur and len(cur) + 1 + len(w) <= width:
+            cur += ' ' + w
+        else:
+            if cur:
+                rows.append(cur)
+            while len(w) > width:
+                rows.append(w[:width])
+                w = w[width:]
+            cur = w
+    if cur:
+        rows.append(cur)
+    return rows
+
+
+def popon_load_frames(text):
+    """Frames a pop-on caption's load takes: RCL and ENM twice, a PAC twice
+    and the characters of each row."""
+    return 4 + sum(2 + row_pairs(r) for r in rows_of(text))
 
 
 FOLD = {'\u2019': "'", '\u2018': "'", '\u201c': '"', '\u201d': '"', '\u2014': '-',
