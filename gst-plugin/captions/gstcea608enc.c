@@ -437,27 +437,20 @@ negotiate (GstCea608Enc *self)
         ("downstream takes no closedcaption/x-cea-608 caps (format=raw or s334-1a)"));
     return FALSE;
   }
-  for (guint i = 0; i < gst_caps_get_size (peer) && !fmt; i++) {
-    const gchar *f = gst_structure_get_string (gst_caps_get_structure (peer, i), "format");
-    if (!f) {
-      fmt = two_fields ? "s334-1a" : "raw";
-    } else if (g_str_equal (f, "raw") && !two_fields) {
-      fmt = "raw";
-    } else if (g_str_equal (f, "s334-1a")) {
-      fmt = "s334-1a";
-    }
-  }
-  if (!fmt) {
-    /* a list of formats comes as a GValue list in one structure */
-    GstCaps *want = gst_caps_new_simple ("closedcaption/x-cea-608",
-        "format", G_TYPE_STRING, "s334-1a", NULL);
-    if (gst_caps_can_intersect (want, peer))
-      fmt = "s334-1a";
-    gst_caps_unref (want);
-    if (!fmt && !two_fields) {
+  /* raw (field 1 only) when it can carry the channels, else s334-1a */
+  {
+    GstCaps *want;
+    if (!two_fields) {
       want = gst_caps_new_simple ("closedcaption/x-cea-608", "format", G_TYPE_STRING, "raw", NULL);
       if (gst_caps_can_intersect (want, peer))
         fmt = "raw";
+      gst_caps_unref (want);
+    }
+    if (!fmt) {
+      want = gst_caps_new_simple ("closedcaption/x-cea-608",
+          "format", G_TYPE_STRING, "s334-1a", NULL);
+      if (gst_caps_can_intersect (want, peer))
+        fmt = "s334-1a";
       gst_caps_unref (want);
     }
   }
