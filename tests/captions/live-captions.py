@@ -61,14 +61,14 @@ def main():
         'queue ! whispersink name=w %s latency=%d output=words ! '
         'cea608enc name=enc post-messages=true ! tee name=t '
         't. ! queue max-size-time=0 max-size-buffers=0 max-size-bytes=0 ! '
-        'appsink name=encout sync=false emit-signals=true '
+        'appsink name=encout sync=false async=false emit-signals=true '
         't. ! queue max-size-time=0 max-size-buffers=0 max-size-bytes=0 ! ccconverter ! closedcaption/x-cea-708,format=cc_data ! comb.caption '
         'videotestsrc name=vsrc is-live=true pattern=ball ! video/x-raw,width=320,height=240,'
         'framerate=30000/1001 ! queue ! cccombiner name=comb ! '
         'ccextractor name=ex remove-caption-meta=false ! cc708overlay ! '
         'fakesink name=vsink sync=true qos=true '
         'ex.caption ! queue max-size-time=0 max-size-buffers=0 max-size-bytes=0 ! ccconverter ! closedcaption/x-cea-608,format=raw ! '
-        'appsink name=ccout sync=false emit-signals=true'
+        'appsink name=ccout sync=false async=false emit-signals=true'
         % (BUF_MS * Gst.MSECOND, model, a.latency))
     pipe = Gst.parse_launch(desc)
     src = pipe.get_by_name('audio')
