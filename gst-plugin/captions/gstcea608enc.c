@@ -542,6 +542,13 @@ push_until (GstCea608Enc *self, gint64 target)
     if (ret != GST_FLOW_OK)
       break;
   }
+  if (ret == GST_FLOW_EOS && !self->eos_sent) {
+    /* downstream wants no more (cccombiner after its video ended): end the
+     * caption stream now, upstream may not send EOS on this flow return */
+    GST_INFO_OBJECT (self, "downstream returned EOS: sending EOS");
+    self->eos_sent = TRUE;
+    gst_pad_push_event (self->srcpad, gst_event_new_eos ());
+  }
   self->last_flow = ret;
   return ret;
 }
@@ -949,7 +956,7 @@ gst_cea608_enc_chain (GstPad *pad, GstObject *parent, GstBuffer *buf)
     gst_buffer_unref (buf);
     return GST_FLOW_ERROR;
   }
-  if (c->eos) {
+  if (c->eos || self->eos_sent) {
     g_mutex_unlock (&self->lock);
     gst_buffer_unref (buf);
     return GST_FLOW_EOS;
@@ -1143,7 +1150,12 @@ gst_cea608_enc_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
       if (self->started && self->format != FORMAT_NONE)
         chan_finish (self, c);
       c->eos = TRUE;
-      if (all_eos (self) && !self->eos_sent) {
+      if (self->eos_sent) {
+        g_mutex_unlock (&self->lock);
+        gst_event_unref (event);
+        return TRUE;
+      }
+      if (all_eos (self)) {
         if (self->started && self->format != FORMAT_NONE) {
           for (guint i = 0; i < 2; i++) {
             Chan *o = &self->chan[i];
@@ -1161,6 +1173,12 @@ gst_cea608_enc_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
             }
           }
           push_until (self, last);
+        }
+        if (self->eos_sent) {
+          /* push_until sent it on downstream's EOS */
+          g_mutex_unlock (&self->lock);
+          gst_event_unref (event);
+          return TRUE;
         }
         self->eos_sent = TRUE;
         g_mutex_unlock (&self->lock);
