@@ -31,7 +31,7 @@
  * reordered.
  *
  * The element's structure imitates GStreamer's queue and audiobuffersplit:
- * settings under the object lock, the runtime state under the stream
+ * settings and counters under the object lock, the runtime state under the stream
  * lock (self->lock), which the chain and event functions of both sink pads
  * take; buffers are pushed with it held.
  */
@@ -278,10 +278,10 @@ note_shown (GstCea608Enc *self, Chan *c, Unit *u, gint64 f)
 
   if (!GST_CLOCK_TIME_IS_VALID (u->pts) || !u->text)
     return;
+  GST_OBJECT_LOCK (self);
   self->captions++;
   if (f > u->not_before && u->popon && f - u->start > (gint64) self->max_delay_frames_seen)
     self->max_delay_frames_seen = f - u->start;
-  GST_OBJECT_LOCK (self);
   post = self->post_messages;
   GST_OBJECT_UNLOCK (self);
   if (post) {
@@ -502,8 +502,10 @@ negotiate (GstCea608Enc *self)
             "(the framerate property or the caps after cea608enc)", fmt, fps_n, fps_d));
     return FALSE;
   }
+  GST_OBJECT_LOCK (self);
   self->fps_n = fps_n;
   self->fps_d = fps_d;
+  GST_OBJECT_UNLOCK (self);
   self->format = g_str_equal (fmt, "raw") ? FORMAT_RAW : FORMAT_S334;
   return TRUE;
 }
@@ -537,7 +539,9 @@ push_until (GstCea608Enc *self, gint64 target)
   while (self->next_frame < target && !self->flushing) {
     GstBuffer *buf = make_frame (self, self->next_frame);
     self->next_frame++;
+    GST_OBJECT_LOCK (self);
     self->frames++;
+    GST_OBJECT_UNLOCK (self);
     ret = gst_pad_push (self->srcpad, buf);
     if (ret != GST_FLOW_OK)
       break;
@@ -595,7 +599,9 @@ static void
 post_shortened (GstCea608Enc *self, Chan *c, GstClockTime pts, const gchar *text,
     const gchar *sent, const gchar *left_out, gint64 delay_frames)
 {
+  GST_OBJECT_LOCK (self);
   self->shortened++;
+  GST_OBJECT_UNLOCK (self);
   GST_WARNING_OBJECT (self, "CC%d: text at %" GST_TIME_FORMAT " shortened to fit the "
       "channel within max-delay: left out \"%s\"", c->field ? 3 : 1, GST_TIME_ARGS (pts), left_out);
   gst_element_post_message (GST_ELEMENT (self),
@@ -674,7 +680,9 @@ enqueue_popon (GstCea608Enc *self, Chan *c, const gchar *text, GstClockTime pts,
     gchar *sent = join_words (words, keep);
     gchar *left = g_strjoinv (" ", words + keep);
     post_shortened (self, c, pts, text, sent, left, eoc - start);
+    GST_OBJECT_LOCK (self);
     self->words_left_out += n - keep;
+    GST_OBJECT_UNLOCK (self);
     g_free (sent);
     g_free (left);
   }
@@ -812,7 +820,9 @@ enqueue_direct (GstCea608Enc *self, Chan *c, const gchar *text, GstClockTime pts
     gchar *sent = join_words (words, keep);
     gchar *left = g_strjoinv (" ", words + keep);
     post_shortened (self, c, pts, text, sent, left, done - MAX (end, start));
+    GST_OBJECT_LOCK (self);
     self->words_left_out += n - keep;
+    GST_OBJECT_UNLOCK (self);
     g_free (sent);
     g_free (left);
   }
@@ -988,8 +998,10 @@ gst_cea608_enc_chain (GstPad *pad, GstObject *parent, GstBuffer *buf)
   raw = g_strndup ((const gchar *) map.data, map.size);
   gst_buffer_unmap (buf, &map);
   text = cea608_normalize (raw, &replaced, &dropped);
+  GST_OBJECT_LOCK (self);
   self->chars_replaced += replaced;
   self->chars_dropped += dropped;
+  GST_OBJECT_UNLOCK (self);
   if (dropped)
     GST_INFO_OBJECT (pad, "%u characters outside the 608 set dropped from \"%s\"", dropped, raw);
   g_free (raw);
@@ -1328,12 +1340,12 @@ gst_cea608_enc_change_state (GstElement *element, GstStateChange transition)
     g_mutex_lock (&self->lock);
     GST_OBJECT_LOCK (self);
     self->chan[0].field = self->channel == GST_CEA608_ENC_CHANNEL_CC3 ? 1 : 0;
+    self->frames = self->captions = self->shortened = self->words_left_out = 0;
+    self->chars_replaced = self->chars_dropped = self->max_delay_frames_seen = 0;
     GST_OBJECT_UNLOCK (self);
     reset_runtime (self);
     self->format = FORMAT_NONE;
     self->flushing = FALSE;
-    self->frames = self->captions = self->shortened = self->words_left_out = 0;
-    self->chars_replaced = self->chars_dropped = self->max_delay_frames_seen = 0;
     g_mutex_unlock (&self->lock);
   }
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
@@ -1350,7 +1362,9 @@ static GstStructure *
 make_stats (GstCea608Enc *self)
 {
   GstStructure *s;
-  g_mutex_lock (&self->lock);
+  /* the counters are under the object lock (not the stream lock), so that a
+   * bus sync handler can read them while the element posts a message */
+  GST_OBJECT_LOCK (self);
   s = gst_structure_new ("cea608enc-stats",
       "frames", G_TYPE_UINT64, self->frames,
       "captions", G_TYPE_UINT64, self->captions,
@@ -1359,7 +1373,7 @@ make_stats (GstCea608Enc *self)
       "chars-replaced", G_TYPE_UINT64, self->chars_replaced,
       "chars-dropped", G_TYPE_UINT64, self->chars_dropped,
       "fps-n", G_TYPE_INT, self->fps_n, "fps-d", G_TYPE_INT, self->fps_d, NULL);
-  g_mutex_unlock (&self->lock);
+  GST_OBJECT_UNLOCK (self);
   return s;
 }
 
