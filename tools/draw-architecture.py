@@ -38,7 +38,7 @@ RANKS = {
     "engine/include/whisper": 8,
     "gst-plugin/example": 0,
     "gst-plugin/element": 1,
-    "gst-plugin/task": 2,
+    "gst-plugin/task": 2, "gst-plugin/captions": 2,
     "gst-plugin/remote": 3, "gst-plugin/shared": 3,
     "gst-plugin/io": 4,
     "gst-plugin/settings": 5,

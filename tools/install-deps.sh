@@ -25,6 +25,9 @@ DEBIAN_PACKAGES=(
   espeak-ng sox pocketsphinx-testdata valgrind
   # Python for the reference scripts and the model fetcher
   python3 python3-pip
+  # captions tests (tests/captions): FFmpeg's eia_608 decoder, x264enc (A/53
+  # SEI), GStreamer from Debian's Python
+  ffmpeg gstreamer1.0-plugins-ugly python3-gi gir1.2-gstreamer-1.0
   # ISO 639-2/-3 code tables (/usr/share/iso-codes/json): tests/engine's
   # languages test checks the engine's language codes against them
   iso-codes

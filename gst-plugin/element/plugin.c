@@ -5,11 +5,12 @@
 
 #include <gst/gst.h>
 #include "element/gstwhispersink.h"
+#include "captions/gstcea608enc.h"
 
 static gboolean
 plugin_init (GstPlugin *plugin)
 {
-  return GST_ELEMENT_REGISTER (whispersink, plugin);
+  return GST_ELEMENT_REGISTER (whispersink, plugin) && GST_ELEMENT_REGISTER (cea608enc, plugin);
 }
 
 GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, whisper,

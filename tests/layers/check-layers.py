@@ -46,7 +46,9 @@ PLUGIN_LAYERS = {
     "io": {"settings"},
     "remote": {"io", "settings"},
     "task": {"remote", "io", "settings", "shared"},
-    "element": {"task", "remote", "io", "settings", "shared"},
+    "element": {"task", "remote", "io", "settings", "shared", "captions"},
+    # cea608enc: an element of its own, registered by element/plugin.c
+    "captions": set(),
 }
 
 
