@@ -14,6 +14,7 @@ enum {
   P_SERVER_API_KEY,
   P_SERVER_TIMEOUT,
   P_SERVER_QUEUE,
+  P_SERVER_REQUESTS,
   N_PROPS
 };
 
@@ -24,6 +25,7 @@ gst_whisper_remote_settings_init (GstWhisperRemoteSettings *s)
   s->model = g_strdup (GST_WHISPER_REMOTE_DEFAULT_MODEL);
   s->timeout_ms = GST_WHISPER_REMOTE_DEFAULT_TIMEOUT_MS;
   s->queue_ms = GST_WHISPER_REMOTE_DEFAULT_QUEUE_MS;
+  s->requests = GST_WHISPER_REMOTE_DEFAULT_REQUESTS;
 }
 
 /* The key leaves no copy in freed memory. */
@@ -67,12 +69,17 @@ gst_whisper_remote_settings_install (GObjectClass *klass, guint first)
    * (whisper.cpp's whisper-server). A URL without a path gets
    * /v1/audio/transcriptions, one ending in /v1 gets /audio/transcriptions.
    * http and https (certificates verified); proxies from the environment.
+   * Several URLs, separated by commas or spaces, make a fleet: file input
+   * is cut into pieces at pauses and the pieces go to whichever server has
+   * the fewest requests in flight (server-requests in all); a server that
+   * fails is left out for a back-off and its pieces go to the others.
+   * Live input goes to the first URL.
    */
   g_object_class_install_property (klass, first + P_SERVER_URL,
       g_param_spec_string ("server-url", "Server URL",
           "device=remote: the OpenAI-compatible transcription endpoint "
           "(http[s]://host:port/v1/audio/transcriptions; a bare host:port or .../v1 gets "
-          "the rest)", NULL, rw));
+          "the rest); several, separated by commas or spaces: a fleet", NULL, rw));
   /**
    * GstWhisperSink:server-model:
    *
@@ -126,6 +133,22 @@ gst_whisper_remote_settings_install (GObjectClass *klass, guint first)
           "device=remote: ms of unsent audio kept while the server is down; beyond it live "
           "audio is dropped (GAP and warning), files wait", 0, 24 * 3600 * 1000,
           GST_WHISPER_REMOTE_DEFAULT_QUEUE_MS, rw));
+  /**
+   * GstWhisperSink:server-requests:
+   *
+   * device=remote, file (non-live) input: how many requests may be in
+   * flight at once, all servers of server-url together. The file is cut
+   * into pieces of at most one window where the voice activity detector
+   * finds no speech; the pieces are sent ahead, and their text goes out in
+   * the order of the audio, so that the text and timestamps do not depend
+   * on this number. One server: 2 keeps it busy while the next piece
+   * uploads; a fleet: about one per GPU (or per request a server decodes
+   * at once).
+   */
+  g_object_class_install_property (klass, first + P_SERVER_REQUESTS,
+      g_param_spec_uint ("server-requests", "Server requests",
+          "device=remote, file input: requests in flight at once, all servers together",
+          1, GST_WHISPER_REMOTE_MAX_REQUESTS, GST_WHISPER_REMOTE_DEFAULT_REQUESTS, rw));
   return first + N_PROPS;
 }
 
@@ -154,6 +177,9 @@ gst_whisper_remote_settings_set (GstWhisperRemoteSettings *s, guint prop_id, gui
     case P_SERVER_QUEUE:
       s->queue_ms = g_value_get_uint (value);
       break;
+    case P_SERVER_REQUESTS:
+      s->requests = g_value_get_uint (value);
+      break;
   }
   return TRUE;
 }
@@ -176,6 +202,9 @@ gst_whisper_remote_settings_get (const GstWhisperRemoteSettings *s, guint prop_i
       break;
     case P_SERVER_QUEUE:
       g_value_set_uint (value, s->queue_ms);
+      break;
+    case P_SERVER_REQUESTS:
+      g_value_set_uint (value, s->requests);
       break;
     default:                   /* the API key is write only */
       break;
