@@ -11,6 +11,7 @@
 #endif
 
 #include "remote/gstwhisperremote.h"
+#include "remote/gstwhisperremotehost.h"
 #include "io/gstwhisperdebug.h"
 
 #include <json-glib/json-glib.h>
@@ -55,6 +56,7 @@ struct _GstWhisperRemote {
   gchar *url, *model, *api_key;
   gchar *shown_url;         /* url without a password, for messages */
   guint timeout_ms, queue_ms;
+  GTlsDatabase *tls_db;     /* server-ca-file's CAs, or NULL: the system's */
 
   /* The fleet: every URL of server-url (the first is url); jobs wait in
    * `waiting` (under lock, in the order of their seq) until a server has
@@ -91,6 +93,7 @@ typedef struct {
   GCancellable *cancellable;
   GSource *timer;
   gboolean timed_out;
+  GTlsCertificateFlags tls_errors;  /* why the server's certificate was refused */
   /* Results (under remote->lock until done). */
   gboolean done;
   guint status;
@@ -120,6 +123,9 @@ client_thread (gpointer data)
    * resolver (glib-networking: the environment, http_proxy/no_proxy). */
   r->session = soup_session_new_with_options ("timeout", MAX (1u, (r->timeout_ms + 999) / 1000),
       "idle-timeout", 60, "user-agent", "gst-whisper/" VERSION, NULL);
+  /* server-ca-file: its CAs in place of the system's */
+  if (r->tls_db)
+    soup_session_set_tls_database (r->session, r->tls_db);
   g_mutex_lock (&r->lock);
   r->ready = TRUE;
   g_cond_broadcast (&r->cond);
@@ -174,12 +180,59 @@ on_read (GObject *source, GAsyncResult *res, gpointer data)
   g_mutex_unlock (&r->lock);
 }
 
+/* A certificate that did not check out: refused, and why is kept for the
+ * error (libsoup's own error says only that it was refused). */
+static gboolean
+on_accept_certificate (G_GNUC_UNUSED SoupMessage *msg, G_GNUC_UNUSED GTlsCertificate *cert,
+    GTlsCertificateFlags errors, gpointer data)
+{
+  *(GTlsCertificateFlags *) data = errors;
+  return FALSE;
+}
+
+/* The error of a refused certificate, naming the server and the reason. */
+static void
+set_tls_error (GError **error, const gchar *shown_url, GTlsCertificateFlags flags,
+    const GError *cause)
+{
+  GString *why = g_string_new (NULL);
+  static const struct {
+    GTlsCertificateFlags flag;
+    const gchar *text;
+  } reasons[] = {
+    {G_TLS_CERTIFICATE_UNKNOWN_CA, "signed by an unknown CA"},
+    {G_TLS_CERTIFICATE_BAD_IDENTITY, "not for this host name"},
+    {G_TLS_CERTIFICATE_NOT_ACTIVATED, "not valid yet"},
+    {G_TLS_CERTIFICATE_EXPIRED, "expired"},
+    {G_TLS_CERTIFICATE_REVOKED, "revoked"},
+    {G_TLS_CERTIFICATE_INSECURE, "insecure algorithm"},
+    {G_TLS_CERTIFICATE_GENERIC_ERROR, "invalid"},
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (reasons); i++)
+    if (flags & reasons[i].flag)
+      g_string_append_printf (why, "%s%s", why->len ? ", " : "", reasons[i].text);
+  g_set_error (error, G_TLS_ERROR, G_TLS_ERROR_BAD_CERTIFICATE,
+      "server-url %s: the server's TLS certificate is refused (%s: %s); for a private CA "
+      "set server-ca-file to its PEM file", shown_url, why->len ? why->str : "not trusted",
+      cause ? cause->message : "bad certificate");
+  g_string_free (why, TRUE);
+}
+
+static gboolean
+is_certificate_error (const GError *error, GTlsCertificateFlags flags)
+{
+  return flags != 0 || g_error_matches (error, G_TLS_ERROR, G_TLS_ERROR_BAD_CERTIFICATE);
+}
+
 static gboolean
 start_request (gpointer data)
 {
   Request *q = data;
   GstWhisperRemote *r = q->remote;
 
+  g_signal_connect (q->msg, "accept-certificate", G_CALLBACK (on_accept_certificate),
+      &q->tls_errors);
   q->timer = g_timeout_source_new (r->timeout_ms);
   g_source_set_callback (q->timer, on_timeout, q, NULL);
   g_source_attach (q->timer, r->context);
@@ -253,6 +306,40 @@ split_urls (const gchar *list)
   return (gchar **) g_ptr_array_free (urls, FALSE);
 }
 
+static void
+free_uris (GUri **uris, guint n)
+{
+  for (guint i = 0; i < n; i++)
+    g_clear_pointer (&uris[i], g_uri_unref);
+  g_free (uris);
+}
+
+/* The key over plain http to a host that is not this machine: refused
+ * unless server-allow-insecure-key, then with a warning. */
+static gboolean
+check_key_transport (GstElement *element, GUri *uri, gboolean have_key, gboolean allow,
+    GError **error)
+{
+  g_autofree gchar *shown = NULL;
+
+  if (!have_key || g_ascii_strcasecmp (g_uri_get_scheme (uri), "http") != 0
+      || gst_whisper_remote_host_is_local (g_uri_get_host (uri)))
+    return TRUE;
+  shown = g_uri_to_string_partial (uri, G_URI_HIDE_PASSWORD | G_URI_HIDE_AUTH_PARAMS);
+  if (!allow) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+        "server-url %s: the API key (server-api-key or $OPENAI_API_KEY) would go over plain "
+        "http to %s, which is not this machine, where anyone on the way can read it; use "
+        "https, or set server-allow-insecure-key=true", shown, g_uri_get_host (uri));
+    return FALSE;
+  }
+  GST_ELEMENT_WARNING_WITH_DETAILS (element, RESOURCE, SETTINGS,
+      ("The API key goes over plain http to %s (server-allow-insecure-key=true): anyone "
+          "on the way can read it", shown), ("server-url, server-allow-insecure-key"),
+      ("reason", G_TYPE_STRING, "insecure-key", "url", G_TYPE_STRING, shown, NULL));
+  return TRUE;
+}
+
 GstWhisperRemote *
 gst_whisper_remote_new (GstElement *element, const GstWhisperRemoteSettings *s,
     GError **error)
@@ -262,39 +349,55 @@ gst_whisper_remote_new (GstElement *element, const GstWhisperRemoteSettings *s,
   g_auto (GStrv) urls = split_urls (s->url);
   guint i, n = g_strv_length (urls);
   GUri **uris;
+  GTlsDatabase *db = NULL;
+  gboolean have_key;
 
   if (n == 0) {
     endpoint_url (NULL, error);     /* the message of a missing server-url */
     return NULL;
   }
+  key = gst_whisper_remote_settings_api_key (s);
+  have_key = key && *key;
   uris = g_new0 (GUri *, n);
   for (i = 0; i < n; i++) {
     uris[i] = endpoint_url (urls[i], error);
-    if (uris[i] == NULL) {
-      while (i-- > 0)
-        g_uri_unref (uris[i]);
-      g_free (uris);
+    if (uris[i] == NULL
+        || !check_key_transport (element, uris[i], have_key, s->allow_insecure_key, error)) {
+      free_uris (uris, n);
+      gst_whisper_remote_settings_free_api_key (key);
+      return NULL;
+    }
+  }
+  if (s->ca_file && *s->ca_file) {
+    GError *err = NULL;
+    db = g_tls_file_database_new (s->ca_file, &err);
+    if (db == NULL) {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+          "server-ca-file \"%s\" is not a readable PEM file of CA certificates: %s",
+          s->ca_file, err->message);
+      g_error_free (err);
+      free_uris (uris, n);
+      gst_whisper_remote_settings_free_api_key (key);
       return NULL;
     }
   }
   r = g_new0 (GstWhisperRemote, 1);
   r->element = element;
+  r->tls_db = db;
   r->n_servers = n;
   r->servers = g_new0 (Server, n);
   for (i = 0; i < n; i++) {
     r->servers[i].url = g_uri_to_string (uris[i]);
     r->servers[i].shown_url = g_uri_to_string_partial (uris[i],
         G_URI_HIDE_PASSWORD | G_URI_HIDE_AUTH_PARAMS);
-    g_uri_unref (uris[i]);
   }
-  g_free (uris);
+  free_uris (uris, n);
   r->url = g_strdup (r->servers[0].url);
   r->shown_url = g_strdup (r->servers[0].shown_url);
   r->max_requests = CLAMP (s->requests, 1u, GST_WHISPER_REMOTE_MAX_REQUESTS);
   g_queue_init (&r->waiting);
   r->model = g_strdup (s->model && *s->model ? s->model : GST_WHISPER_REMOTE_DEFAULT_MODEL);
-  key = gst_whisper_remote_settings_api_key (s);
-  r->api_key = key && *key ? g_strdup (key) : NULL;
+  r->api_key = have_key ? g_strdup (key) : NULL;
   gst_whisper_remote_settings_free_api_key (key);
   r->timeout_ms = MAX (s->timeout_ms, 1u);
   r->queue_ms = s->queue_ms;
@@ -345,6 +448,7 @@ gst_whisper_remote_free (GstWhisperRemote *r)
     g_free (r->servers[i].shown_url);
   }
   g_free (r->servers);
+  g_clear_object (&r->tls_db);
   g_free (r->url);
   g_free (r->shown_url);
   g_free (r->model);
@@ -731,6 +835,9 @@ try_once (GstWhisperRemote *r, const float *pcm, gsize n, const GstWhisperRemote
   if (q.timed_out) {
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
         "no answer within server-timeout (%u ms)", r->timeout_ms);
+  } else if (q.error && is_certificate_error (q.error, q.tls_errors)) {
+    set_tls_error (error, r->shown_url, q.tls_errors, q.error);
+    result = GST_WHISPER_REMOTE_FAILED;     /* the same certificate again */
   } else if (q.error) {
     g_set_error (error, q.error->domain, q.error->code, "%s", q.error->message);
   } else if (q.status >= 200 && q.status < 300) {
@@ -803,6 +910,10 @@ gst_whisper_remote_transcribe (GstWhisperRemote *r, const float *pcm, gsize n,
     }
     if (res == GST_WHISPER_REMOTE_CANCELLED)
       return res;
+    if (res == GST_WHISPER_REMOTE_FAILED && err->domain == G_TLS_ERROR) {
+      g_propagate_error (error, err);   /* names the server itself */
+      return res;
+    }
     if (res == GST_WHISPER_REMOTE_FAILED) {
       g_propagate_prefixed_error (error, err, "Transcription server %s refused the request: ",
           r->shown_url);
@@ -877,6 +988,7 @@ struct _GstWhisperRemoteJob {
   GCancellable *cancellable;
   GSource *timer;
   gboolean timed_out;
+  GTlsCertificateFlags tls_errors;
   /* Under remote->lock: */
   gboolean queued;          /* in remote->waiting */
   gboolean sending;         /* a request is in flight */
@@ -1055,6 +1167,8 @@ fleet_on_read (GObject *source, GAsyncResult *res, gpointer data)
   if (!dropped)
     problem = judge_answer (r, job, error, status,
         soup_message_get_reason_phrase (job->msg), body, &retry);
+  if (problem && is_certificate_error (error, job->tls_errors))
+    retry = FALSE;              /* the same certificate again: an error */
   g_clear_object (&job->msg);
   if (dropped) {
   } else if (problem == NULL) {
@@ -1091,6 +1205,9 @@ fleet_on_read (GObject *source, GAsyncResult *res, gpointer data)
   r->in_flight--;
   dropped = job->dropped;
   if (dropped) {
+  } else if (problem && is_certificate_error (error, job->tls_errors)) {
+    set_tls_error (&job->error, srv->shown_url, job->tls_errors, error);
+    job->done = TRUE;
   } else if (problem == NULL) {
     job->body = g_steal_pointer (&body);
     job->done = TRUE;
@@ -1182,6 +1299,9 @@ fleet_dispatch (gpointer data)
     job->server = srv;
     job->sending = TRUE;
     job->timed_out = FALSE;
+    job->tls_errors = 0;
+    g_signal_connect (job->msg, "accept-certificate", G_CALLBACK (on_accept_certificate),
+        &job->tls_errors);
     job->cancellable = g_cancellable_new ();
     srv->in_flight++;
     r->in_flight++;

@@ -15,6 +15,8 @@ enum {
   P_SERVER_TIMEOUT,
   P_SERVER_QUEUE,
   P_SERVER_REQUESTS,
+  P_SERVER_CA_FILE,
+  P_SERVER_ALLOW_INSECURE_KEY,
   N_PROPS
 };
 
@@ -42,6 +44,7 @@ gst_whisper_remote_settings_clear (GstWhisperRemoteSettings *s)
 {
   g_clear_pointer (&s->url, g_free);
   g_clear_pointer (&s->model, g_free);
+  g_clear_pointer (&s->ca_file, g_free);
   wipe (&s->api_key);
 }
 
@@ -53,6 +56,7 @@ gst_whisper_remote_settings_copy (GstWhisperRemoteSettings *dst,
   dst->url = g_strdup (src->url);
   dst->model = g_strdup (src->model);
   dst->api_key = g_strdup (src->api_key);
+  dst->ca_file = g_strdup (src->ca_file);
 }
 
 guint
@@ -149,6 +153,32 @@ gst_whisper_remote_settings_install (GObjectClass *klass, guint first)
       g_param_spec_uint ("server-requests", "Server requests",
           "device=remote, file input: requests in flight at once, all servers together",
           1, GST_WHISPER_REMOTE_MAX_REQUESTS, GST_WHISPER_REMOTE_DEFAULT_REQUESTS, rw));
+  /**
+   * GstWhisperSink:server-ca-file:
+   *
+   * device=remote: a PEM file of the CA certificates that https servers'
+   * certificates are checked against, in place of the system's (a private
+   * CA). Unset: the system's CA store. A file that cannot be read fails the
+   * change to READY; a certificate that does not check out is an error
+   * naming the server and the reason (no retry).
+   */
+  g_object_class_install_property (klass, first + P_SERVER_CA_FILE,
+      g_param_spec_string ("server-ca-file", "Server CA file",
+          "device=remote: PEM CA certificates to check https servers against, in place of "
+          "the system's", NULL, rw));
+  /**
+   * GstWhisperSink:server-allow-insecure-key:
+   *
+   * device=remote: whether the API key may be sent over plain http to a
+   * host that is not this machine (localhost, 127.0.0.0/8, ::1). FALSE:
+   * such a server-url with a key fails the change to READY before anything
+   * is sent; TRUE: it is sent, with a warning (anyone on the path can read
+   * it).
+   */
+  g_object_class_install_property (klass, first + P_SERVER_ALLOW_INSECURE_KEY,
+      g_param_spec_boolean ("server-allow-insecure-key", "Allow an insecure key",
+          "device=remote: send the API key over plain http to a host that is not this "
+          "machine (with a warning)", FALSE, rw));
   return first + N_PROPS;
 }
 
@@ -180,6 +210,13 @@ gst_whisper_remote_settings_set (GstWhisperRemoteSettings *s, guint prop_id, gui
     case P_SERVER_REQUESTS:
       s->requests = g_value_get_uint (value);
       break;
+    case P_SERVER_CA_FILE:
+      g_free (s->ca_file);
+      s->ca_file = g_value_dup_string (value);
+      break;
+    case P_SERVER_ALLOW_INSECURE_KEY:
+      s->allow_insecure_key = g_value_get_boolean (value);
+      break;
   }
   return TRUE;
 }
@@ -205,6 +242,12 @@ gst_whisper_remote_settings_get (const GstWhisperRemoteSettings *s, guint prop_i
       break;
     case P_SERVER_REQUESTS:
       g_value_set_uint (value, s->requests);
+      break;
+    case P_SERVER_CA_FILE:
+      g_value_set_string (value, s->ca_file);
+      break;
+    case P_SERVER_ALLOW_INSECURE_KEY:
+      g_value_set_boolean (value, s->allow_insecure_key);
       break;
     default:                   /* the API key is write only */
       break;

@@ -1,6 +1,6 @@
 /* gstwhisperremotesettings.h: whispersink's device=remote settings
  * (server-url, server-model, server-api-key, server-timeout,
- * server-queue, server-requests): the client (remote/gstwhisperremote.h) is made from them
+ * server-queue, server-requests, server-ca-file, server-allow-insecure-key): the client (remote/gstwhisperremote.h) is made from them
  * at the change to READY, so they change in NULL and READY only.
  * A typed copy of the properties: set and read under the element's object
  * lock; no runtime state. */
@@ -27,6 +27,10 @@ typedef struct {
   guint queue_ms;             /* unsent audio kept while the server is down */
   guint requests;             /* file input: requests in flight at once, all
                                  servers together */
+  gchar *ca_file;             /* PEM CA certificates for https, in place of the
+                                 system's; NULL: the system's */
+  gboolean allow_insecure_key; /* the key may go over plain http to a host that
+                                  is not this machine */
 } GstWhisperRemoteSettings;
 
 void gst_whisper_remote_settings_init (GstWhisperRemoteSettings *s);

@@ -13,7 +13,11 @@ asked for). The same audio gives the same answer on every server.
 
 GET /stats: {"requests": answered, "busy_s": total service time}.
 
+With --tls-cert and --tls-key it speaks HTTPS (Python's ssl) with that
+certificate chain (PEM).
+
 Usage: fleet-server.py --port N [--service SECONDS] [--api-key KEY]
+                       [--tls-cert PEM --tls-key PEM]
 Prints "listening on PORT" when ready.
 """
 
@@ -22,6 +26,7 @@ import email.parser
 import email.policy
 import hashlib
 import json
+import ssl
 import struct
 import sys
 import threading
@@ -85,6 +90,8 @@ def main():
     ap.add_argument("--service", type=float, default=0.5,
                     help="seconds each request takes, one at a time")
     ap.add_argument("--api-key")
+    ap.add_argument("--tls-cert")
+    ap.add_argument("--tls-key")
     args = ap.parse_args()
     gpu = threading.Lock()
     stats = {"requests": 0, "busy_s": 0.0}
@@ -130,6 +137,10 @@ def main():
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
+    if args.tls_cert:
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(args.tls_cert, args.tls_key)
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     print(f"listening on {server.server_address[1]}", flush=True)
     server.serve_forever()
 

@@ -18,6 +18,15 @@
  *             killed server (and no API key in any message), at most
  *             --max-ratio of the ideal plus one service time per request it
  *             lost;
+ *   tls       an https server with a certificate from a CA the test makes
+ *             (openssl): refused without server-ca-file (an error naming
+ *             the URL and the reason), the same text with it; an unreadable
+ *             server-ca-file fails the change to READY;
+ *   key       the API key over plain http: to a host that is not this
+ *             machine (192.0.2.1, TEST-NET-1, never contacted: the element
+ *             refuses at the change to READY, before any request) refused,
+ *             allowed with server-allow-insecure-key (a warning), and to
+ *             127.0.0.2 allowed without a word;
  *   scaling   the parallel run on 1, 2, 4, ... --servers servers (requests
  *             = servers), printed as a table (for tests/remote/fleet-scaling.sh).
  *
@@ -113,13 +122,15 @@ free_port (void)
   return port;
 }
 
+static gchar *tls_cert, *tls_key;     /* the next server speaks https */
+
 static gboolean
 start_server (Server *srv)
 {
   gchar *port, *service;
   GDataInputStream *in;
   gchar *line;
-  const gchar *argv[8];
+  const gchar *argv[12];
 
   srv->port = free_port ();
   port = g_strdup_printf ("%u", srv->port);
@@ -131,6 +142,13 @@ start_server (Server *srv)
   argv[4] = "--service";
   argv[5] = service;
   argv[6] = NULL;
+  if (tls_cert) {
+    argv[6] = "--tls-cert";
+    argv[7] = tls_cert;
+    argv[8] = "--tls-key";
+    argv[9] = tls_key;
+    argv[10] = NULL;
+  }
   srv->proc = g_subprocess_newv (argv, G_SUBPROCESS_FLAGS_STDOUT_PIPE, NULL);
   g_free (port);
   g_free (service);
@@ -279,12 +297,13 @@ check_message (Run *r, GstMessage *m)
 }
 
 static void
-run_fleet (const gchar *urls, gint requests, Plan *plan, guint timeout_s, Run *r)
+run_fleet_with (const gchar *urls, gint requests, const gchar *extra, Plan *plan,
+    guint timeout_s, Run *r)
 {
   gchar *desc = g_strdup_printf ("appsrc name=src format=time block=true max-bytes=640000 "
       "caps=audio/x-raw,format=S16LE,rate=16000,channels=1,layout=interleaved ! "
       "whispersink name=w device=remote server-api-key=" API_KEY " server-requests=%d "
-      "server-timeout=60000 ! fakesink sync=false", requests);
+      "server-timeout=60000 %s ! fakesink sync=false", requests, extra);
   GError *err = NULL;
   GstElement *p = gst_parse_launch (desc, &err), *w, *src;
   GstPad *pad;
@@ -335,6 +354,12 @@ run_fleet (const gchar *urls, gint requests, Plan *plan, guint timeout_s, Run *r
 }
 
 static void
+run_fleet (const gchar *urls, gint requests, Plan *plan, guint timeout_s, Run *r)
+{
+  run_fleet_with (urls, requests, "", plan, timeout_s, r);
+}
+
+static void
 run_clear (Run *r)
 {
   g_string_free (r->items, TRUE);
@@ -373,6 +398,173 @@ fleet_requests (Server *f, gint n)
   return total;
 }
 
+/* ------------------------------------------------------------------------ */
+/* TLS and the key */
+
+static gboolean
+run_tool (const gchar *const *argv)
+{
+  gint status = 0;
+  GError *err = NULL;
+
+  if (!g_spawn_sync (NULL, (gchar **) argv, NULL, G_SPAWN_SEARCH_PATH
+          | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL, NULL,
+          &status, &err) || !g_spawn_check_wait_status (status, NULL)) {
+    g_printerr ("%s failed: %s\n", argv[0], err ? err->message : "exit status");
+    g_clear_error (&err);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* A CA and a certificate for 127.0.0.1 signed by it, in `dir`. */
+static gboolean
+make_ca (const gchar *dir)
+{
+  g_autofree gchar *ca_key = g_build_filename (dir, "ca.key", NULL);
+  g_autofree gchar *ca_pem = g_build_filename (dir, "ca.pem", NULL);
+  g_autofree gchar *csr = g_build_filename (dir, "server.csr", NULL);
+  g_autofree gchar *ext = g_build_filename (dir, "server.ext", NULL);
+  g_autofree gchar *serial = g_build_filename (dir, "ca.srl", NULL);
+  const gchar *ca[] = { "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+    "-keyout", ca_key, "-out", ca_pem, "-subj", "/CN=gst-whisper test CA", "-days", "2",
+    NULL
+  };
+  const gchar *req[] = { "openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout",
+    tls_key, "-out", csr, "-subj", "/CN=127.0.0.1", NULL
+  };
+  const gchar *sign[] = { "openssl", "x509", "-req", "-in", csr, "-CA", ca_pem, "-CAkey",
+    ca_key, "-CAserial", serial, "-CAcreateserial", "-out", tls_cert, "-days", "2",
+    "-extfile", ext, NULL
+  };
+
+  if (!g_file_set_contents (ext, "subjectAltName=IP:127.0.0.1,DNS:localhost\n", -1, NULL))
+    return FALSE;
+  return run_tool (ca) && run_tool (req) && run_tool (sign);
+}
+
+static void
+case_tls (const gchar *ref_items)
+{
+  g_autofree gchar *dir = g_dir_make_tmp ("test-fleet-tls-XXXXXX", NULL);
+  g_autofree gchar *ca_pem = NULL, *urls = NULL, *with_ca = NULL;
+  Server srv = { 0, };
+  Run r;
+
+  g_assert (dir);
+  tls_cert = g_build_filename (dir, "server.pem", NULL);
+  tls_key = g_build_filename (dir, "server.key", NULL);
+  ca_pem = g_build_filename (dir, "ca.pem", NULL);
+  if (!make_ca (dir)) {
+    CHECK (FALSE, "tls: openssl could not make the test CA");
+    goto out;
+  }
+  CHECK (start_server (&srv), "tls: the https server did not start");
+  urls = g_strdup_printf ("https://127.0.0.1:%u/v1", srv.port);
+
+  /* not trusted: an error naming the URL and why */
+  run_fleet_with (urls, 2, "", NULL, 120, &r);
+  g_print ("tls without server-ca-file: %s\n", r.error ? r.error : "(no error)");
+  CHECK (r.error && strstr (r.error, urls) && strstr (r.error, "TLS certificate")
+      && strstr (r.error, "unknown CA") && strstr (r.error, "server-ca-file"),
+      "tls: no clear error without server-ca-file");
+  CHECK (r.n_items == 0 && !r.key_leaked, "tls: text or the key without server-ca-file");
+  run_clear (&r);
+
+  /* trusted through server-ca-file: the text of a plain http run */
+  with_ca = g_strdup_printf ("server-ca-file=\"%s\"", ca_pem);
+  run_fleet_with (urls, 2, with_ca, NULL, 300, &r);
+  g_print ("tls with server-ca-file: %u items, error %s\n", r.n_items,
+      r.error ? r.error : "none");
+  CHECK (r.error == NULL, "tls: %s", r.error);
+  CHECK (ref_items == NULL || strcmp (r.items->str, ref_items) == 0,
+      "tls: the text differs from the plain http run's");
+  run_clear (&r);
+
+  /* a file that is not a CA file: READY fails, naming the property */
+  {
+    GstElement *e = gst_element_factory_make ("whispersink", NULL);
+    gst_util_set_object_arg (G_OBJECT (e), "device", "remote");
+    g_object_set (e, "server-url", urls, "server-ca-file", "/nonexistent/ca.pem", NULL);
+    CHECK (gst_element_set_state (e, GST_STATE_READY) == GST_STATE_CHANGE_FAILURE,
+        "tls: a missing server-ca-file accepted");
+    gst_element_set_state (e, GST_STATE_NULL);
+    gst_object_unref (e);
+  }
+  stop_server (&srv);
+out:
+  g_clear_pointer (&tls_cert, g_free);
+  g_clear_pointer (&tls_key, g_free);
+  {
+    const gchar *rm[] = { "rm", "-rf", dir, NULL };
+    run_tool (rm);
+  }
+}
+
+/* The change to READY with `url`, the key set: its result, and the
+ * messages' text (error or warning) in *text. */
+static GstStateChangeReturn
+ready_with (const gchar *url, gboolean allow, gchar **text)
+{
+  GstElement *e = gst_element_factory_make ("whispersink", NULL);
+  GstBus *bus = gst_bus_new ();
+  GstStateChangeReturn ret;
+  GString *all = g_string_new (NULL);
+  GstMessage *m;
+
+  gst_element_set_bus (e, bus);
+  gst_util_set_object_arg (G_OBJECT (e), "device", "remote");
+  g_object_set (e, "server-url", url, "server-api-key", API_KEY,
+      "server-allow-insecure-key", allow, NULL);
+  ret = gst_element_set_state (e, GST_STATE_READY);
+  gst_element_set_state (e, GST_STATE_NULL);
+  while ((m = gst_bus_pop (bus))) {
+    GError *err = NULL;
+    gchar *dbg = NULL;
+    if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ERROR)
+      gst_message_parse_error (m, &err, &dbg);
+    else if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_WARNING)
+      gst_message_parse_warning (m, &err, &dbg);
+    if (err)
+      g_string_append_printf (all, "%s: %s (%s)\n", gst_message_type_get_name
+          (GST_MESSAGE_TYPE (m)), err->message, dbg ? dbg : "");
+    g_clear_error (&err);
+    g_free (dbg);
+    gst_message_unref (m);
+  }
+  gst_element_set_bus (e, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+  *text = g_string_free (all, FALSE);
+  return ret;
+}
+
+static void
+case_key (void)
+{
+  gchar *text = NULL;
+  /* TEST-NET-1 (RFC 5737): refused before any request, never contacted */
+  const gchar *far = "http://192.0.2.1:8000/v1";
+
+  CHECK (ready_with (far, FALSE, &text) == GST_STATE_CHANGE_FAILURE,
+      "key: plain http to a host that is not this machine accepted");
+  g_print ("key, plain http to 192.0.2.1:\n%s", text);
+  CHECK (strstr (text, "server-allow-insecure-key") && strstr (text, "192.0.2.1")
+      && !strstr (text, API_KEY), "key: the error does not name the rule or shows the key");
+  g_free (text);
+  CHECK (ready_with (far, TRUE, &text) == GST_STATE_CHANGE_SUCCESS,
+      "key: server-allow-insecure-key=true refused");
+  CHECK (strstr (text, "warning") && strstr (text, "plain http") && !strstr (text, API_KEY),
+      "key: no warning with server-allow-insecure-key=true");
+  g_free (text);
+  CHECK (ready_with ("http://127.0.0.2:8000", FALSE, &text) == GST_STATE_CHANGE_SUCCESS
+      && *text == '\0', "key: plain http to 127.0.0.2 refused or warned: %s", text);
+  g_free (text);
+  CHECK (ready_with ("https://192.0.2.1:8000", FALSE, &text) == GST_STATE_CHANGE_SUCCESS
+      && *text == '\0', "key: https refused or warned: %s", text);
+  g_free (text);
+}
+
 static gboolean
 want (const gchar *name)
 {
@@ -393,7 +585,8 @@ main (int argc, char **argv)
     {"requests", 0, 0, G_OPTION_ARG_INT, &opt_requests, "server-requests (default: K)", "N"},
     {"service", 0, 0, G_OPTION_ARG_DOUBLE, &opt_service, "service time per request, s", "S"},
     {"max-ratio", 0, 0, G_OPTION_ARG_DOUBLE, &opt_max_ratio, "measured / ideal allowed", "R"},
-    {"case", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_cases, "parallel, kill, scaling", "C"},
+    {"case", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_cases, "parallel, kill, tls, key, "
+          "scaling", "C"},
     {NULL}
   };
   GOptionContext *ctx = g_option_context_new ("- whispersink device=remote fleet test");
@@ -422,7 +615,7 @@ main (int argc, char **argv)
   g_print ("audio %.1f min, service %.3f s per request\n", audio_n / (double) RATE / 60,
       opt_service);
 
-  if (want ("parallel") || want ("kill")) {
+  if (want ("parallel") || want ("kill") || want ("tls")) {
     /* the reference: one request at a time on one server */
     Server *one = start_fleet (1);
     gchar *urls = fleet_urls (one, 1);
@@ -487,6 +680,11 @@ main (int argc, char **argv)
     g_free (urls);
     g_free (killed_url);
   }
+
+  if (want ("tls"))
+    case_tls (ref.items ? ref.items->str : NULL);
+  if (want ("key"))
+    case_key ();
 
   if (want ("scaling")) {
     g_print ("servers  requests  pieces  seconds  ideal  ratio\n");
