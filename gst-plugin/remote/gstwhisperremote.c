@@ -121,8 +121,13 @@ client_thread (gpointer data)
    * bounds the whole request); TLS certificates are checked against the
    * system's CA store by default; the proxy comes from GIO's default
    * resolver (glib-networking: the environment, http_proxy/no_proxy). */
+  /* max-conns(-per-host): libsoup's defaults (10 in all, 2 per host) would
+   * hold back requests that server-requests lets go (one URL behind a load
+   * balancer, or a fleet of more than 10) */
   r->session = soup_session_new_with_options ("timeout", MAX (1u, (r->timeout_ms + 999) / 1000),
-      "idle-timeout", 60, "user-agent", "gst-whisper/" VERSION, NULL);
+      "idle-timeout", 60, "user-agent", "gst-whisper/" VERSION,
+      "max-conns", MAX (10u, r->max_requests + 2),
+      "max-conns-per-host", MAX (2u, r->max_requests + 1), NULL);
   /* server-ca-file: its CAs in place of the system's */
   if (r->tls_db)
     soup_session_set_tls_database (r->session, r->tls_db);

@@ -17,10 +17,11 @@
  * Without a detector (vad-model missing) the pieces are whole windows.
  *
  * The pieces go to gst_whisper_remote_submit () as they are cut, while
- * fewer than server-requests wait for their answer; the oldest piece's
- * answer is pushed as soon as it is in (each piece's text after the text
- * of all pieces before it), the task waiting for it when server-requests
- * pieces are out or at a drain. Retries (another server, a back-off) are
+ * fewer than AHEAD x server-requests wait for their answer (the client
+ * keeps server-requests of them in flight); the oldest piece's answer is
+ * pushed as soon as it is in (each piece's text after the text of all
+ * pieces before it), the task waiting for it when that many pieces are out
+ * or at a drain. Retries (another server, a back-off) are
  * the client's (gstwhisperremote.c): a piece is never given up but for a
  * refusal (4xx: an error) or a flush. */
 #ifdef HAVE_CONFIG_H
@@ -34,6 +35,10 @@
 
 #define SPAN (90 * WHISPER_SAMPLE_RATE)
 #define TAIL (3 * WHISPER_SAMPLE_RATE)
+/* Pieces sent and not pushed: this many times server-requests, so that the
+ * servers go on with the pieces after one that waits for an answer (a
+ * retry after a server died) instead of standing idle behind it. */
+#define AHEAD 2
 
 static void
 add_piece (GArray *out, guint64 start, gsize n, gboolean speech)
@@ -172,7 +177,7 @@ n_sent (GstWhisperSink *self)
 GstFlowReturn
 gst_whisper_fleet_process (GstWhisperSink *self, gboolean drain)
 {
-  const guint max = gst_whisper_remote_max_requests (self->remote);
+  const guint max = AHEAD * gst_whisper_remote_max_requests (self->remote);
 
   for (;;) {
     GstWhisperFleetPiece *p;

@@ -7,6 +7,9 @@
 # kill checks of test-fleet on the largest fleet.
 #
 # Usage: tests/remote/fleet-scaling.sh [BUILD_DIR] [MINUTES] [SERVERS] [SERVICE] [--check]
+# (MIN_SERVERS=K in the environment starts the curve at K servers;
+# REF_SERVICE=S gives the one-at-a-time reference run of --check a shorter
+# service time: its text does not depend on it)
 # Defaults: build 60 16 2.0
 set -e
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,8 +24,8 @@ export WHISPER_SHARED_DATA="${WHISPER_SHARED_DATA:-$src/../shared/data}"
 [ -d "$WHISPER_SHARED_DATA" ] || WHISPER_SHARED_DATA=/work/shared/data
 echo "machine: $(lscpu | grep 'Model name' | sed 's/.*: *//'), $(nproc) cores"
 "$build/tests/remote/test-fleet" --minutes "$minutes" --servers "$servers" \
-  --service "$service" --case scaling
+  --service "$service" --min-servers "${MIN_SERVERS:-1}" --case scaling
 if [ "$5" = "--check" ]; then
   "$build/tests/remote/test-fleet" --minutes "$minutes" --servers "$servers" \
-    --service "$service" --case parallel --case kill
+    --service "$service" --ref-service "${REF_SERVICE:-$service}" --case parallel --case kill
 fi

@@ -42,8 +42,8 @@
 #define API_KEY "fleet-secret-key-0815"
 #define RATE 16000
 
-static double opt_minutes = 6.0, opt_service = 0.3, opt_max_ratio = 1.3;
-static gint opt_servers = 4, opt_requests = 0;
+static double opt_minutes = 6.0, opt_service = 0.3, opt_max_ratio = 1.3, opt_ref_service = -1;
+static gint opt_servers = 4, opt_requests = 0, opt_min_servers = 1;
 static gchar **opt_cases;
 static gchar *server_py;
 static int failures;
@@ -582,8 +582,13 @@ main (int argc, char **argv)
   GOptionEntry entries[] = {
     {"minutes", 0, 0, G_OPTION_ARG_DOUBLE, &opt_minutes, "minutes of audio", "M"},
     {"servers", 0, 0, G_OPTION_ARG_INT, &opt_servers, "servers in the fleet", "K"},
+    {"min-servers", 0, 0, G_OPTION_ARG_INT, &opt_min_servers, "scaling: the first fleet size",
+        "K"},
     {"requests", 0, 0, G_OPTION_ARG_INT, &opt_requests, "server-requests (default: K)", "N"},
     {"service", 0, 0, G_OPTION_ARG_DOUBLE, &opt_service, "service time per request, s", "S"},
+    {"ref-service", 0, 0, G_OPTION_ARG_DOUBLE, &opt_ref_service,
+        "service time of the one-at-a-time reference run (default: --service; the text "
+        "does not depend on it)", "S"},
     {"max-ratio", 0, 0, G_OPTION_ARG_DOUBLE, &opt_max_ratio, "measured / ideal allowed", "R"},
     {"case", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_cases, "parallel, kill, tls, key, "
           "scaling", "C"},
@@ -617,12 +622,19 @@ main (int argc, char **argv)
 
   if (want ("parallel") || want ("kill") || want ("tls")) {
     /* the reference: one request at a time on one server */
-    Server *one = start_fleet (1);
-    gchar *urls = fleet_urls (one, 1);
+    double service = opt_service;
+    Server *one;
+    gchar *urls;
+    if (opt_ref_service >= 0)
+      opt_service = opt_ref_service;
+    one = start_fleet (1);
+    opt_service = service;
+    urls = fleet_urls (one, 1);
     run_fleet (urls, 1, NULL, 3600, &ref);
     pieces = fleet_requests (one, 1);
     g_print ("one at a time: %u pieces, %u items, %.2f s (ideal %.2f s)\n", pieces,
-        ref.n_items, ref.seconds, pieces * opt_service);
+        ref.n_items, ref.seconds, pieces * (opt_ref_service >= 0 ? opt_ref_service
+            : opt_service));
     CHECK (ref.error == NULL, "reference run: %s", ref.error);
     CHECK (ref.n_items > 0 && pieces > 0, "reference run: no text");
     stop_fleet (one, 1);
@@ -688,7 +700,7 @@ main (int argc, char **argv)
 
   if (want ("scaling")) {
     g_print ("servers  requests  pieces  seconds  ideal  ratio\n");
-    for (gint k = 1; k <= opt_servers; k *= 2) {
+    for (gint k = MAX (opt_min_servers, 1); k <= opt_servers; k *= 2) {
       Server *f = start_fleet (k);
       gchar *urls = fleet_urls (f, k);
       guint n;
