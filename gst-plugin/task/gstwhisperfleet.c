@@ -188,15 +188,25 @@ gst_whisper_fleet_process (GstWhisperSink *self, gboolean drain)
     p = g_queue_peek_head (&self->fleet);
     if (p == NULL)
       return GST_FLOW_OK;
-    g_assert (p->start == self->window.seek);
+    if (G_UNLIKELY (p->start != self->window.seek)) {
+      /* not expected: the window moved without the pieces; cut again */
+      GST_WARNING_OBJECT (self, "piece at %" G_GUINT64_FORMAT ", window at %" G_GUINT64_FORMAT,
+          p->start, self->window.seek);
+      gst_whisper_fleet_reset (self);
+      continue;
+    }
     if (p->job && !drain && n_sent (self) < max
         && !gst_whisper_remote_job_is_done (self->remote, p->job))
       return GST_FLOW_OK;       /* room for more: take more audio first */
     g_queue_pop_head (&self->fleet);
     ret = gst_whisper_call_remote_piece (self, p->job, p->n_samples);
     g_free (p);
-    if (ret != GST_FLOW_OK)
+    if (ret != GST_FLOW_OK) {
+      /* that piece's audio is still in the window: the pieces after it go
+       * too, and are cut again from there if the task goes on */
+      gst_whisper_fleet_reset (self);
       return ret;
+    }
   }
 }
 
