@@ -92,7 +92,10 @@ post_progress (GstWhisperSink *self, GstProgressType type, const gchar *text)
       gst_message_new_progress (GST_OBJECT (self), type, "load-model", text));
 }
 
-/* device=remote: the client of server-url, in place of an engine. */
+static gboolean load_vad (GstWhisperSink *self, const GstWhisperSettings *s, WhisperVad **vad);
+
+/* device=remote: the client of server-url, in place of an engine, and the
+ * detector that cuts files into pieces (task/gstwhisperfleet.c). */
 static gboolean
 open_remote (GstWhisperSink *self, const GstWhisperSettings *s)
 {
@@ -103,7 +106,11 @@ open_remote (GstWhisperSink *self, const GstWhisperSettings *s)
   if (loaded.remote == NULL) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
         ("Could not set up the remote engine: %s", err->message),
-        ("device=remote, server-url, server-model"));
+        ("device=remote, server-url, server-model, server-requests"));
+    return FALSE;
+  }
+  if (!load_vad (self, s, &loaded.vad)) {
+    gst_whisper_remote_free (loaded.remote);
     return FALSE;
   }
   swap_loaded (self, &loaded);

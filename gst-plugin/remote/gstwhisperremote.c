@@ -11,6 +11,7 @@
 #endif
 
 #include "remote/gstwhisperremote.h"
+#include "remote/gstwhisperremotehost.h"
 #include "io/gstwhisperdebug.h"
 
 #include <json-glib/json-glib.h>
@@ -39,11 +40,34 @@ typedef struct {
   gchar *text;
 } SentSegment;
 
+/* One server of the fleet (server-url's list). Client thread only, but
+ * for `url` and `shown_url`, which do not change. */
+typedef struct {
+  gchar *url;
+  gchar *shown_url;         /* without a password, for messages */
+  guint in_flight;
+  guint failures;           /* in a row */
+  gint64 retry_at;          /* monotonic time it may be tried again */
+  gint64 down_since;
+} Server;
+
 struct _GstWhisperRemote {
   GstElement *element;      /* not a reference: the element owns this */
   gchar *url, *model, *api_key;
   gchar *shown_url;         /* url without a password, for messages */
   guint timeout_ms, queue_ms;
+  GTlsDatabase *tls_db;     /* server-ca-file's CAs, or NULL: the system's */
+
+  /* The fleet: every URL of server-url (the first is url); jobs wait in
+   * `waiting` (under lock, in the order of their seq) until a server has
+   * room. */
+  Server *servers;
+  guint n_servers;
+  guint next_server;        /* round robin among equally loaded servers */
+  guint max_requests, in_flight;
+  GQueue waiting;
+  guint64 next_seq;
+  GSource *wake;            /* a dispatch when a server's back-off ends */
 
   /* The client thread and its context; the session is used there only. */
   GThread *thread;
@@ -69,6 +93,7 @@ typedef struct {
   GCancellable *cancellable;
   GSource *timer;
   gboolean timed_out;
+  GTlsCertificateFlags tls_errors;  /* why the server's certificate was refused */
   /* Results (under remote->lock until done). */
   gboolean done;
   guint status;
@@ -96,8 +121,16 @@ client_thread (gpointer data)
    * bounds the whole request); TLS certificates are checked against the
    * system's CA store by default; the proxy comes from GIO's default
    * resolver (glib-networking: the environment, http_proxy/no_proxy). */
+  /* max-conns(-per-host): libsoup's defaults (10 in all, 2 per host) would
+   * hold back requests that server-requests lets go (one URL behind a load
+   * balancer, or a fleet of more than 10) */
   r->session = soup_session_new_with_options ("timeout", MAX (1u, (r->timeout_ms + 999) / 1000),
-      "idle-timeout", 60, "user-agent", "gst-whisper/" VERSION, NULL);
+      "idle-timeout", 60, "user-agent", "gst-whisper/" VERSION,
+      "max-conns", MAX (10u, r->max_requests + 2),
+      "max-conns-per-host", MAX (2u, r->max_requests + 1), NULL);
+  /* server-ca-file: its CAs in place of the system's */
+  if (r->tls_db)
+    soup_session_set_tls_database (r->session, r->tls_db);
   g_mutex_lock (&r->lock);
   r->ready = TRUE;
   g_cond_broadcast (&r->cond);
@@ -105,6 +138,10 @@ client_thread (gpointer data)
 
   g_main_loop_run (r->loop);
 
+  if (r->wake) {
+    g_source_destroy (r->wake);
+    g_clear_pointer (&r->wake, g_source_unref);
+  }
   soup_session_abort (r->session);
   g_clear_object (&r->session);
   /* Let the aborted operations finish. */
@@ -148,12 +185,59 @@ on_read (GObject *source, GAsyncResult *res, gpointer data)
   g_mutex_unlock (&r->lock);
 }
 
+/* A certificate that did not check out: refused, and why is kept for the
+ * error (libsoup's own error says only that it was refused). */
+static gboolean
+on_accept_certificate (G_GNUC_UNUSED SoupMessage *msg, G_GNUC_UNUSED GTlsCertificate *cert,
+    GTlsCertificateFlags errors, gpointer data)
+{
+  *(GTlsCertificateFlags *) data = errors;
+  return FALSE;
+}
+
+/* The error of a refused certificate, naming the server and the reason. */
+static void
+set_tls_error (GError **error, const gchar *shown_url, GTlsCertificateFlags flags,
+    const GError *cause)
+{
+  GString *why = g_string_new (NULL);
+  static const struct {
+    GTlsCertificateFlags flag;
+    const gchar *text;
+  } reasons[] = {
+    {G_TLS_CERTIFICATE_UNKNOWN_CA, "signed by an unknown CA"},
+    {G_TLS_CERTIFICATE_BAD_IDENTITY, "not for this host name"},
+    {G_TLS_CERTIFICATE_NOT_ACTIVATED, "not valid yet"},
+    {G_TLS_CERTIFICATE_EXPIRED, "expired"},
+    {G_TLS_CERTIFICATE_REVOKED, "revoked"},
+    {G_TLS_CERTIFICATE_INSECURE, "insecure algorithm"},
+    {G_TLS_CERTIFICATE_GENERIC_ERROR, "invalid"},
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (reasons); i++)
+    if (flags & reasons[i].flag)
+      g_string_append_printf (why, "%s%s", why->len ? ", " : "", reasons[i].text);
+  g_set_error (error, G_TLS_ERROR, G_TLS_ERROR_BAD_CERTIFICATE,
+      "server-url %s: the server's TLS certificate is refused (%s: %s); for a private CA "
+      "set server-ca-file to its PEM file", shown_url, why->len ? why->str : "not trusted",
+      cause ? cause->message : "bad certificate");
+  g_string_free (why, TRUE);
+}
+
+static gboolean
+is_certificate_error (const GError *error, GTlsCertificateFlags flags)
+{
+  return flags != 0 || g_error_matches (error, G_TLS_ERROR, G_TLS_ERROR_BAD_CERTIFICATE);
+}
+
 static gboolean
 start_request (gpointer data)
 {
   Request *q = data;
   GstWhisperRemote *r = q->remote;
 
+  g_signal_connect (q->msg, "accept-certificate", G_CALLBACK (on_accept_certificate),
+      &q->tls_errors);
   q->timer = g_timeout_source_new (r->timeout_ms);
   g_source_set_callback (q->timer, on_timeout, q, NULL);
   g_source_attach (q->timer, r->context);
@@ -212,24 +296,113 @@ endpoint_url (const gchar *url, GError **error)
   return g_steal_pointer (&full);
 }
 
+/* server-url's URLs: one or more, separated by commas or white space. */
+static gchar **
+split_urls (const gchar *list)
+{
+  g_auto (GStrv) parts = g_strsplit_set (list ? list : "", ", \t\r\n", -1);
+  GPtrArray *urls = g_ptr_array_new ();
+  guint i;
+
+  for (i = 0; parts[i]; i++)
+    if (*parts[i] != '\0')
+      g_ptr_array_add (urls, g_strdup (parts[i]));
+  g_ptr_array_add (urls, NULL);
+  return (gchar **) g_ptr_array_free (urls, FALSE);
+}
+
+static void
+free_uris (GUri **uris, guint n)
+{
+  for (guint i = 0; i < n; i++)
+    g_clear_pointer (&uris[i], g_uri_unref);
+  g_free (uris);
+}
+
+/* The key over plain http to a host that is not this machine: refused
+ * unless server-allow-insecure-key, then with a warning. */
+static gboolean
+check_key_transport (GstElement *element, GUri *uri, gboolean have_key, gboolean allow,
+    GError **error)
+{
+  g_autofree gchar *shown = NULL;
+
+  if (!have_key || g_ascii_strcasecmp (g_uri_get_scheme (uri), "http") != 0
+      || gst_whisper_remote_host_is_local (g_uri_get_host (uri)))
+    return TRUE;
+  shown = g_uri_to_string_partial (uri, G_URI_HIDE_PASSWORD | G_URI_HIDE_AUTH_PARAMS);
+  if (!allow) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+        "server-url %s: the API key (server-api-key or $OPENAI_API_KEY) would go over plain "
+        "http to %s, which is not this machine, where anyone on the way can read it; use "
+        "https, or set server-allow-insecure-key=true", shown, g_uri_get_host (uri));
+    return FALSE;
+  }
+  GST_ELEMENT_WARNING_WITH_DETAILS (element, RESOURCE, SETTINGS,
+      ("The API key goes over plain http to %s (server-allow-insecure-key=true): anyone "
+          "on the way can read it", shown), ("server-url, server-allow-insecure-key"),
+      ("reason", G_TYPE_STRING, "insecure-key", "url", G_TYPE_STRING, shown, NULL));
+  return TRUE;
+}
+
 GstWhisperRemote *
 gst_whisper_remote_new (GstElement *element, const GstWhisperRemoteSettings *s,
     GError **error)
 {
   GstWhisperRemote *r;
   gchar *key;
-  GUri *uri = endpoint_url (s->url, error);
+  g_auto (GStrv) urls = split_urls (s->url);
+  guint i, n = g_strv_length (urls);
+  GUri **uris;
+  GTlsDatabase *db = NULL;
+  gboolean have_key;
 
-  if (uri == NULL)
+  if (n == 0) {
+    endpoint_url (NULL, error);     /* the message of a missing server-url */
     return NULL;
+  }
+  key = gst_whisper_remote_settings_api_key (s);
+  have_key = key && *key;
+  uris = g_new0 (GUri *, n);
+  for (i = 0; i < n; i++) {
+    uris[i] = endpoint_url (urls[i], error);
+    if (uris[i] == NULL
+        || !check_key_transport (element, uris[i], have_key, s->allow_insecure_key, error)) {
+      free_uris (uris, n);
+      gst_whisper_remote_settings_free_api_key (key);
+      return NULL;
+    }
+  }
+  if (s->ca_file && *s->ca_file) {
+    GError *err = NULL;
+    db = g_tls_file_database_new (s->ca_file, &err);
+    if (db == NULL) {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+          "server-ca-file \"%s\" is not a readable PEM file of CA certificates: %s",
+          s->ca_file, err->message);
+      g_error_free (err);
+      free_uris (uris, n);
+      gst_whisper_remote_settings_free_api_key (key);
+      return NULL;
+    }
+  }
   r = g_new0 (GstWhisperRemote, 1);
   r->element = element;
-  r->url = g_uri_to_string (uri);
-  r->shown_url = g_uri_to_string_partial (uri, G_URI_HIDE_PASSWORD | G_URI_HIDE_AUTH_PARAMS);
-  g_uri_unref (uri);
+  r->tls_db = db;
+  r->n_servers = n;
+  r->servers = g_new0 (Server, n);
+  for (i = 0; i < n; i++) {
+    r->servers[i].url = g_uri_to_string (uris[i]);
+    r->servers[i].shown_url = g_uri_to_string_partial (uris[i],
+        G_URI_HIDE_PASSWORD | G_URI_HIDE_AUTH_PARAMS);
+  }
+  free_uris (uris, n);
+  r->url = g_strdup (r->servers[0].url);
+  r->shown_url = g_strdup (r->servers[0].shown_url);
+  r->max_requests = CLAMP (s->requests, 1u, GST_WHISPER_REMOTE_MAX_REQUESTS);
+  g_queue_init (&r->waiting);
   r->model = g_strdup (s->model && *s->model ? s->model : GST_WHISPER_REMOTE_DEFAULT_MODEL);
-  key = gst_whisper_remote_settings_api_key (s);
-  r->api_key = key && *key ? g_strdup (key) : NULL;
+  r->api_key = have_key ? g_strdup (key) : NULL;
   gst_whisper_remote_settings_free_api_key (key);
   r->timeout_ms = MAX (s->timeout_ms, 1u);
   r->queue_ms = s->queue_ms;
@@ -245,9 +418,10 @@ gst_whisper_remote_new (GstElement *element, const GstWhisperRemoteSettings *s,
   while (!r->ready)
     g_cond_wait (&r->cond, &r->lock);
   g_mutex_unlock (&r->lock);
-  GST_INFO_OBJECT (element, "remote engine: %s, model %s, %s API key, time-out %u ms, "
-      "queue %u ms", r->shown_url, r->model, r->api_key ? "with an" : "no", r->timeout_ms,
-      r->queue_ms);
+  GST_INFO_OBJECT (element, "remote engine: %s (%u server%s), model %s, %s API key, "
+      "time-out %u ms, queue %u ms, %u requests in flight", r->shown_url, r->n_servers,
+      r->n_servers > 1 ? "s" : "", r->model, r->api_key ? "with an" : "no", r->timeout_ms,
+      r->queue_ms, r->max_requests);
   return r;
 }
 
@@ -274,6 +448,12 @@ gst_whisper_remote_free (GstWhisperRemote *r)
   if (r->api_key)
     memset (r->api_key, 0, strlen (r->api_key));
   g_free (r->api_key);
+  for (guint i = 0; i < r->n_servers; i++) {
+    g_free (r->servers[i].url);
+    g_free (r->servers[i].shown_url);
+  }
+  g_free (r->servers);
+  g_clear_object (&r->tls_db);
   g_free (r->url);
   g_free (r->shown_url);
   g_free (r->model);
@@ -355,11 +535,10 @@ language_field (const gchar *code)
 }
 
 static SoupMessage *
-make_message (GstWhisperRemote *r, const float *pcm, gsize n,
-    const GstWhisperRemoteRequest *req)
+make_message (GstWhisperRemote *r, const gchar *url, GBytes *wav,
+    const GstWhisperRemoteRequest *req, const gchar *prompt)
 {
   SoupMultipart *mp = soup_multipart_new (SOUP_FORM_MIME_TYPE_MULTIPART);
-  g_autoptr (GBytes) wav = make_wav (pcm, n);
   g_autofree gchar *language = language_field (req->language);
   gchar temperature[G_ASCII_DTOSTR_BUF_SIZE];
   SoupMessage *msg;
@@ -368,15 +547,15 @@ make_message (GstWhisperRemote *r, const float *pcm, gsize n,
   soup_multipart_append_form_string (mp, "model", r->model);
   if (language)
     soup_multipart_append_form_string (mp, "language", language);
-  if (req->condition && r->prompt->len > 0)
-    soup_multipart_append_form_string (mp, "prompt", r->prompt->str);
+  if (prompt && *prompt)
+    soup_multipart_append_form_string (mp, "prompt", prompt);
   g_ascii_dtostr (temperature, sizeof temperature, req->temperature);
   soup_multipart_append_form_string (mp, "temperature", temperature);
   soup_multipart_append_form_string (mp, "response_format", "verbose_json");
   soup_multipart_append_form_string (mp, "timestamp_granularities[]", "segment");
   if (req->words)
     soup_multipart_append_form_string (mp, "timestamp_granularities[]", "word");
-  msg = soup_message_new_from_multipart (r->url, mp);
+  msg = soup_message_new_from_multipart (url, mp);
   soup_multipart_free (mp);
   if (msg && r->api_key) {
     g_autofree gchar *auth = g_strconcat ("Bearer ", r->api_key, NULL);
@@ -643,7 +822,10 @@ try_once (GstWhisperRemote *r, const float *pcm, gsize n, const GstWhisperRemote
   gint64 t0 = g_get_monotonic_time ();
   GError *err = NULL;
 
-  q.msg = make_message (r, pcm, n, req);
+  {
+    g_autoptr (GBytes) wav = make_wav (pcm, n);
+    q.msg = make_message (r, r->url, wav, req, req->condition ? r->prompt->str : NULL);
+  }
   if (q.msg == NULL) {
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
         "server-url %s: cannot make a request to it", r->shown_url);
@@ -658,6 +840,9 @@ try_once (GstWhisperRemote *r, const float *pcm, gsize n, const GstWhisperRemote
   if (q.timed_out) {
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
         "no answer within server-timeout (%u ms)", r->timeout_ms);
+  } else if (q.error && is_certificate_error (q.error, q.tls_errors)) {
+    set_tls_error (error, r->shown_url, q.tls_errors, q.error);
+    result = GST_WHISPER_REMOTE_FAILED;     /* the same certificate again */
   } else if (q.error) {
     g_set_error (error, q.error->domain, q.error->code, "%s", q.error->message);
   } else if (q.status >= 200 && q.status < 300) {
@@ -730,6 +915,10 @@ gst_whisper_remote_transcribe (GstWhisperRemote *r, const float *pcm, gsize n,
     }
     if (res == GST_WHISPER_REMOTE_CANCELLED)
       return res;
+    if (res == GST_WHISPER_REMOTE_FAILED && err->domain == G_TLS_ERROR) {
+      g_propagate_error (error, err);   /* names the server itself */
+      return res;
+    }
     if (res == GST_WHISPER_REMOTE_FAILED) {
       g_propagate_prefixed_error (error, err, "Transcription server %s refused the request: ",
           r->shown_url);
@@ -785,4 +974,422 @@ gst_whisper_remote_reset (GstWhisperRemote *r)
 {
   g_string_truncate (r->prompt, 0);
   g_array_set_size (r->sent, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The fleet: jobs sent ahead, on any server */
+
+struct _GstWhisperRemoteJob {
+  GstWhisperRemote *remote;
+  guint64 seq;              /* the order of submission: retries go first */
+  GBytes *wav;
+  gsize n;
+  gchar *language;
+  GstWhisperRemoteRequest req;
+  guint attempts;
+  /* In flight (client thread): */
+  Server *server;
+  SoupMessage *msg;
+  GCancellable *cancellable;
+  GSource *timer;
+  gboolean timed_out;
+  GTlsCertificateFlags tls_errors;
+  /* Under remote->lock: */
+  gboolean queued;          /* in remote->waiting */
+  gboolean sending;         /* a request is in flight */
+  gboolean done;            /* answered (body) or refused for good (error) */
+  gboolean dropped;         /* the task gave it up: freed when it comes back */
+  GBytes *body;
+  GError *error;
+};
+
+static gboolean fleet_dispatch (gpointer data);
+
+static void
+job_free (GstWhisperRemoteJob *job)
+{
+  g_bytes_unref (job->wav);
+  g_free (job->language);
+  g_clear_object (&job->cancellable);
+  g_clear_pointer (&job->body, g_bytes_unref);
+  g_clear_error (&job->error);
+  g_free (job);
+}
+
+guint
+gst_whisper_remote_max_requests (const GstWhisperRemote *r)
+{
+  return r->max_requests;
+}
+
+guint
+gst_whisper_remote_n_servers (const GstWhisperRemote *r)
+{
+  return r->n_servers;
+}
+
+/* Back into the waiting queue, in the order of submission (lock held). */
+static void
+queue_job_locked (GstWhisperRemote *r, GstWhisperRemoteJob *job)
+{
+  GList *l;
+
+  for (l = r->waiting.head; l; l = l->next)
+    if (((GstWhisperRemoteJob *) l->data)->seq > job->seq)
+      break;
+  if (l)
+    g_queue_insert_before (&r->waiting, l, job);
+  else
+    g_queue_push_tail (&r->waiting, job);
+  job->queued = TRUE;
+}
+
+GstWhisperRemoteJob *
+gst_whisper_remote_submit (GstWhisperRemote *r, const float *pcm, gsize n,
+    const GstWhisperRemoteRequest *req)
+{
+  GstWhisperRemoteJob *job = g_new0 (GstWhisperRemoteJob, 1);
+
+  job->remote = r;
+  job->wav = make_wav (pcm, n);
+  job->n = n;
+  job->req = *req;
+  job->language = g_strdup (req->language);
+  job->req.language = job->language;
+  job->req.condition = FALSE;   /* pieces go ahead of the text before them */
+  g_mutex_lock (&r->lock);
+  job->seq = r->next_seq++;
+  queue_job_locked (r, job);
+  g_mutex_unlock (&r->lock);
+  g_main_context_invoke (r->context, fleet_dispatch, r);
+  return job;
+}
+
+/* A server's back-off after its k-th failure in a row (see the top). */
+static gint64
+backoff_us (guint failures)
+{
+  gint64 delay = (gint64) BACKOFF_BASE_MS << MIN (failures - 1, 16u);
+
+  delay = MIN (delay, BACKOFF_MAX_MS) * G_TIME_SPAN_MILLISECOND;
+  return (gint64) (delay * g_random_double_range (0.5, 1.0));
+}
+
+/* What an answer is: NULL when a transcription, else why not; *retry when
+ * worth trying again (on another server). */
+static gchar *
+judge_answer (GstWhisperRemote *r, GstWhisperRemoteJob *job, GError *error, guint status,
+    const gchar *reason, GBytes *body, gboolean *retry)
+{
+  *retry = TRUE;
+  if (job->timed_out)
+    return g_strdup_printf ("no answer within server-timeout (%u ms)", r->timeout_ms);
+  if (error)
+    return g_strdup (error->message);
+  if (status >= 200 && status < 300) {
+    g_autoptr (JsonParser) parser = json_parser_new ();
+    gsize len = 0;
+    const gchar *data = body ? g_bytes_get_data (body, &len) : NULL;
+    JsonObject *o;
+    if (data == NULL || !json_parser_load_from_data (parser, data, (gssize) len, NULL)
+        || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+      return g_strdup_printf ("HTTP %u, but the answer is not a JSON object", status);
+    o = json_node_get_object (json_parser_get_root (parser));
+    if (!json_object_has_member (o, "segments") && !json_object_has_member (o, "text"))
+      return g_strdup_printf ("HTTP %u, but the answer has neither \"segments\" nor "
+          "\"text\"", status);
+    return NULL;
+  } else {
+    g_autofree gchar *msg = server_message (body);
+    /* as try_once (): 408, 429 and 5xx again, any other 4xx is final */
+    *retry = status >= 500 || status == 408 || status == 429 || status < 200;
+    return g_strdup_printf ("HTTP %u %s: %s", status, reason ? reason : "", msg);
+  }
+}
+
+typedef struct {
+  gboolean warn, recovered;
+  gchar *url, *problem;
+  guint failures;
+  gint64 delay;
+  double seconds, outage;
+} FleetNote;
+
+static void
+post_note (GstWhisperRemote *r, FleetNote *note)
+{
+  if (note->warn)
+    GST_ELEMENT_WARNING_WITH_DETAILS (r->element, RESOURCE, READ,
+        ("Transcription server %s failed (%s); its %.1f s of audio goes to %s, the "
+            "server is tried again in %.1f s", note->url, note->problem, note->seconds,
+            r->n_servers > 1 ? "another server" : "it again", note->delay / 1e6),
+        ("server-url: attempt %u in a row on this server; nothing is lost: the audio waits "
+            "until a server answers", note->failures),
+        ("reason", G_TYPE_STRING, "server-unavailable", "url", G_TYPE_STRING, note->url,
+            "error", G_TYPE_STRING, note->problem, "failures", G_TYPE_UINT, note->failures,
+            "retry-in", G_TYPE_UINT64, (guint64) note->delay * 1000, NULL));
+  if (note->recovered)
+    GST_ELEMENT_INFO_WITH_DETAILS (r->element, RESOURCE, READ,
+        ("Transcription server %s answers again after %u failed requests (%.1f s)",
+            note->url, note->failures, note->outage), (NULL),
+        ("reason", G_TYPE_STRING, "server-recovered", "url", G_TYPE_STRING, note->url,
+            "failures", G_TYPE_UINT, note->failures, NULL));
+  g_free (note->url);
+  g_free (note->problem);
+}
+
+static gboolean
+fleet_on_timeout (gpointer data)
+{
+  GstWhisperRemoteJob *job = data;
+
+  job->timed_out = TRUE;
+  g_cancellable_cancel (job->cancellable);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+fleet_on_read (GObject *source, GAsyncResult *res, gpointer data)
+{
+  GstWhisperRemoteJob *job = data;
+  GstWhisperRemote *r = job->remote;
+  Server *srv = job->server;
+  GError *error = NULL;
+  GBytes *body = soup_session_send_and_read_finish (SOUP_SESSION (source), res, &error);
+  guint status = soup_message_get_status (job->msg);
+  gboolean retry = FALSE, dropped;
+  gchar *problem = NULL;
+  FleetNote note = { 0, };
+
+  if (job->timer) {
+    g_source_destroy (job->timer);
+    g_clear_pointer (&job->timer, g_source_unref);
+  }
+  g_mutex_lock (&r->lock);
+  dropped = job->dropped;
+  g_mutex_unlock (&r->lock);
+  /* the task gave it up (flushing): no verdict on the server */
+  if (!dropped)
+    problem = judge_answer (r, job, error, status,
+        soup_message_get_reason_phrase (job->msg), body, &retry);
+  if (problem && is_certificate_error (error, job->tls_errors))
+    retry = FALSE;              /* the same certificate again: an error */
+  g_clear_object (&job->msg);
+  if (dropped) {
+  } else if (problem == NULL) {
+    if (srv->failures > 0) {
+      note.recovered = TRUE;
+      note.url = g_strdup (srv->shown_url);
+      note.failures = srv->failures;
+      note.outage = (g_get_monotonic_time () - srv->down_since) / 1e6;
+    }
+    srv->failures = 0;
+  } else if (retry) {
+    /* the server is left out for a back-off; the audio goes first to
+     * whichever server has room */
+    if (srv->failures == 0)
+      srv->down_since = g_get_monotonic_time ();
+    srv->failures++;
+    note.delay = backoff_us (srv->failures);
+    srv->retry_at = g_get_monotonic_time () + note.delay;
+    note.warn = TRUE;
+    note.url = g_strdup (srv->shown_url);
+    note.problem = g_strdup (problem);
+    note.failures = srv->failures;
+    note.seconds = job->n / (double) WHISPER_SAMPLE_RATE;
+  }
+  /* posted before the task can see the answer, so that the messages come
+   * before the text they are about (and before EOS) */
+  if (note.warn || note.recovered)
+    post_note (r, &note);
+
+  g_mutex_lock (&r->lock);
+  job->sending = FALSE;
+  job->server = NULL;
+  srv->in_flight--;
+  r->in_flight--;
+  dropped = job->dropped;
+  if (dropped) {
+  } else if (problem && is_certificate_error (error, job->tls_errors)) {
+    set_tls_error (&job->error, srv->shown_url, job->tls_errors, error);
+    job->done = TRUE;
+  } else if (problem == NULL) {
+    job->body = g_steal_pointer (&body);
+    job->done = TRUE;
+  } else if (retry) {
+    job->attempts++;
+    g_clear_object (&job->cancellable);
+    queue_job_locked (r, job);
+  } else {
+    g_set_error (&job->error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+        "Transcription server %s refused the request: %s", srv->shown_url, problem);
+    job->done = TRUE;
+  }
+  g_cond_broadcast (&r->cond);
+  g_mutex_unlock (&r->lock);
+  if (dropped)
+    job_free (job);
+  g_free (problem);
+  g_clear_pointer (&body, g_bytes_unref);
+  g_clear_error (&error);
+  fleet_dispatch (r);
+}
+
+/* The server the next request goes to: the one with the fewest requests in
+ * flight, a server that failed only when its back-off is over and it has
+ * none in flight (one request finds out whether it is back); NULL when none
+ * has room (*wake_at: when one may have). Lock held. */
+static Server *
+pick_server (GstWhisperRemote *r, gint64 now, gint64 *wake_at)
+{
+  Server *best = NULL;
+  guint i, best_i = 0;
+
+  *wake_at = G_MAXINT64;
+  for (i = 0; i < r->n_servers; i++) {
+    guint k = (r->next_server + i) % r->n_servers;
+    Server *srv = &r->servers[k];
+    if (srv->failures > 0) {
+      if (now < srv->retry_at) {
+        *wake_at = MIN (*wake_at, srv->retry_at);
+        continue;
+      }
+      if (srv->in_flight > 0)
+        continue;
+    }
+    if (best == NULL || srv->in_flight < best->in_flight) {
+      best = srv;
+      best_i = k;
+    }
+  }
+  if (best)
+    r->next_server = (best_i + 1) % r->n_servers;
+  return best;
+}
+
+static gboolean
+fleet_wake (gpointer data)
+{
+  GstWhisperRemote *r = data;
+
+  g_clear_pointer (&r->wake, g_source_unref);
+  fleet_dispatch (r);
+  return G_SOURCE_REMOVE;
+}
+
+/* Client thread: sends waiting jobs while there is room. */
+static gboolean
+fleet_dispatch (gpointer data)
+{
+  GstWhisperRemote *r = data;
+  gint64 wake_at = G_MAXINT64;
+
+  g_mutex_lock (&r->lock);
+  while (r->in_flight < r->max_requests && !g_queue_is_empty (&r->waiting)) {
+    gint64 now = g_get_monotonic_time ();
+    Server *srv = pick_server (r, now, &wake_at);
+    GstWhisperRemoteJob *job;
+    if (srv == NULL)
+      break;
+    job = g_queue_pop_head (&r->waiting);
+    job->queued = FALSE;
+    job->msg = make_message (r, srv->url, job->wav, &job->req, NULL);
+    if (job->msg == NULL) {
+      g_set_error (&job->error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+          "server-url %s: cannot make a request to it", srv->shown_url);
+      job->done = TRUE;
+      g_cond_broadcast (&r->cond);
+      continue;
+    }
+    job->server = srv;
+    job->sending = TRUE;
+    job->timed_out = FALSE;
+    job->tls_errors = 0;
+    g_signal_connect (job->msg, "accept-certificate", G_CALLBACK (on_accept_certificate),
+        &job->tls_errors);
+    job->cancellable = g_cancellable_new ();
+    srv->in_flight++;
+    r->in_flight++;
+    GST_DEBUG_OBJECT (r->element, "piece %" G_GUINT64_FORMAT " (%.2f s) to %s, %u in flight",
+        job->seq, job->n / (double) WHISPER_SAMPLE_RATE, srv->shown_url, r->in_flight);
+    job->timer = g_timeout_source_new (r->timeout_ms);
+    g_source_set_callback (job->timer, fleet_on_timeout, job, NULL);
+    g_source_attach (job->timer, r->context);
+    soup_session_send_and_read_async (r->session, job->msg, G_PRIORITY_DEFAULT,
+        job->cancellable, fleet_on_read, job);
+  }
+  if (!g_queue_is_empty (&r->waiting) && r->in_flight < r->max_requests
+      && wake_at != G_MAXINT64 && r->wake == NULL) {
+    gint64 wait_ms = MAX ((wake_at - g_get_monotonic_time ()) / 1000, 1);
+    r->wake = g_timeout_source_new ((guint) MIN (wait_ms, (gint64) G_MAXUINT));
+    g_source_set_callback (r->wake, fleet_wake, r, NULL);
+    g_source_attach (r->wake, r->context);
+  }
+  g_mutex_unlock (&r->lock);
+  return G_SOURCE_REMOVE;
+}
+
+gboolean
+gst_whisper_remote_job_is_done (GstWhisperRemote *r, GstWhisperRemoteJob *job)
+{
+  gboolean done;
+
+  g_mutex_lock (&r->lock);
+  done = job->done;
+  g_mutex_unlock (&r->lock);
+  return done;
+}
+
+void
+gst_whisper_remote_job_drop (GstWhisperRemote *r, GstWhisperRemoteJob *job)
+{
+  gboolean free_now = TRUE;
+
+  if (job == NULL)
+    return;
+  g_mutex_lock (&r->lock);
+  if (job->queued) {
+    g_queue_remove (&r->waiting, job);
+    job->queued = FALSE;
+  } else if (job->sending) {
+    job->dropped = TRUE;        /* fleet_on_read () frees it */
+    g_cancellable_cancel (job->cancellable);
+    free_now = FALSE;
+  }
+  g_mutex_unlock (&r->lock);
+  if (free_now)
+    job_free (job);
+}
+
+GstWhisperRemoteResult
+gst_whisper_remote_finish (GstWhisperRemote *r, GstWhisperRemoteJob *job,
+    WhisperSegmentFunc segment_func, GstWhisperRemoteWordFunc word_func,
+    GstWhisperRemoteCancelledFunc cancelled, gpointer user_data, GError **error)
+{
+  GstWhisperRemoteResult res;
+  GError *err = NULL;
+
+  g_mutex_lock (&r->lock);
+  while (!job->done) {
+    g_cond_wait_until (&r->cond, &r->lock, g_get_monotonic_time () + POLL_US);
+    if (!job->done && cancelled && cancelled (user_data)) {
+      g_mutex_unlock (&r->lock);
+      gst_whisper_remote_job_drop (r, job);
+      return GST_WHISPER_REMOTE_CANCELLED;
+    }
+  }
+  g_mutex_unlock (&r->lock);
+  if (job->error) {
+    g_propagate_error (error, g_steal_pointer (&job->error));
+    res = GST_WHISPER_REMOTE_FAILED;
+  } else if (deliver (r, job->body, job->n / (double) WHISPER_SAMPLE_RATE, &job->req,
+          segment_func, word_func, user_data, &err)) {
+    res = GST_WHISPER_REMOTE_DONE;
+  } else {
+    /* judge_answer () read it as a transcription */
+    g_propagate_prefixed_error (error, err, "Transcription server answer: ");
+    res = GST_WHISPER_REMOTE_FAILED;
+  }
+  job_free (job);
+  return res;
 }

@@ -79,6 +79,34 @@ GstWhisperRemoteResult gst_whisper_remote_transcribe (GstWhisperRemote *remote,
     WhisperSegmentFunc segment_func, GstWhisperRemoteWordFunc word_func,
     GstWhisperRemoteCancelledFunc cancelled, gpointer user_data, GError **error);
 
+/* The fleet (server-url's list, server-requests): file input in pieces
+ * sent ahead. A job is one piece: submitted, it waits in the client's
+ * queue until a server has room (the fewest requests in flight, at most
+ * server-requests in all), and a failure that is worth another try puts it
+ * back at the head of the queue (the order of submission) while its
+ * server sits out a back-off, so that it goes to another server at once.
+ * Every failure posts a warning naming the server (reason
+ * server-unavailable), its first success after failures an info message
+ * (server-recovered). Pieces carry no prompt. */
+typedef struct _GstWhisperRemoteJob GstWhisperRemoteJob;
+
+guint gst_whisper_remote_max_requests (const GstWhisperRemote *remote);
+guint gst_whisper_remote_n_servers (const GstWhisperRemote *remote);
+/* Copies the `n` samples and queues them; returns at once. */
+GstWhisperRemoteJob *gst_whisper_remote_submit (GstWhisperRemote *remote, const float *pcm,
+    gsize n, const GstWhisperRemoteRequest *request);
+/* Whether the job's answer (or refusal) is in. */
+gboolean gst_whisper_remote_job_is_done (GstWhisperRemote *remote, GstWhisperRemoteJob *job);
+/* Waits for the job and hands its answer to the callbacks as
+ * gst_whisper_remote_transcribe () does: DONE, FAILED (*error) or CANCELLED.
+ * Frees the job. */
+GstWhisperRemoteResult gst_whisper_remote_finish (GstWhisperRemote *remote,
+    GstWhisperRemoteJob *job, WhisperSegmentFunc segment_func,
+    GstWhisperRemoteWordFunc word_func, GstWhisperRemoteCancelledFunc cancelled,
+    gpointer user_data, GError **error);
+/* Gives a job up (flushing): cancels its request and frees it. */
+void gst_whisper_remote_job_drop (GstWhisperRemote *remote, GstWhisperRemoteJob *job);
+
 /* The audio of the last answer up to `seconds` is final: its segments'
  * text becomes part of the prompt of the next request. */
 void gst_whisper_remote_commit (GstWhisperRemote *remote, double seconds);

@@ -14,6 +14,9 @@ enum {
   P_SERVER_API_KEY,
   P_SERVER_TIMEOUT,
   P_SERVER_QUEUE,
+  P_SERVER_REQUESTS,
+  P_SERVER_CA_FILE,
+  P_SERVER_ALLOW_INSECURE_KEY,
   N_PROPS
 };
 
@@ -24,6 +27,7 @@ gst_whisper_remote_settings_init (GstWhisperRemoteSettings *s)
   s->model = g_strdup (GST_WHISPER_REMOTE_DEFAULT_MODEL);
   s->timeout_ms = GST_WHISPER_REMOTE_DEFAULT_TIMEOUT_MS;
   s->queue_ms = GST_WHISPER_REMOTE_DEFAULT_QUEUE_MS;
+  s->requests = GST_WHISPER_REMOTE_DEFAULT_REQUESTS;
 }
 
 /* The key leaves no copy in freed memory. */
@@ -40,6 +44,7 @@ gst_whisper_remote_settings_clear (GstWhisperRemoteSettings *s)
 {
   g_clear_pointer (&s->url, g_free);
   g_clear_pointer (&s->model, g_free);
+  g_clear_pointer (&s->ca_file, g_free);
   wipe (&s->api_key);
 }
 
@@ -51,6 +56,7 @@ gst_whisper_remote_settings_copy (GstWhisperRemoteSettings *dst,
   dst->url = g_strdup (src->url);
   dst->model = g_strdup (src->model);
   dst->api_key = g_strdup (src->api_key);
+  dst->ca_file = g_strdup (src->ca_file);
 }
 
 guint
@@ -67,12 +73,17 @@ gst_whisper_remote_settings_install (GObjectClass *klass, guint first)
    * (whisper.cpp's whisper-server). A URL without a path gets
    * /v1/audio/transcriptions, one ending in /v1 gets /audio/transcriptions.
    * http and https (certificates verified); proxies from the environment.
+   * Several URLs, separated by commas or spaces, make a fleet: file input
+   * is cut into pieces at pauses and the pieces go to whichever server has
+   * the fewest requests in flight (server-requests in all); a server that
+   * fails is left out for a back-off and its pieces go to the others.
+   * Live input goes to the first URL.
    */
   g_object_class_install_property (klass, first + P_SERVER_URL,
       g_param_spec_string ("server-url", "Server URL",
           "device=remote: the OpenAI-compatible transcription endpoint "
           "(http[s]://host:port/v1/audio/transcriptions; a bare host:port or .../v1 gets "
-          "the rest)", NULL, rw));
+          "the rest); several, separated by commas or spaces: a fleet", NULL, rw));
   /**
    * GstWhisperSink:server-model:
    *
@@ -126,6 +137,48 @@ gst_whisper_remote_settings_install (GObjectClass *klass, guint first)
           "device=remote: ms of unsent audio kept while the server is down; beyond it live "
           "audio is dropped (GAP and warning), files wait", 0, 24 * 3600 * 1000,
           GST_WHISPER_REMOTE_DEFAULT_QUEUE_MS, rw));
+  /**
+   * GstWhisperSink:server-requests:
+   *
+   * device=remote, file (non-live) input: how many requests may be in
+   * flight at once, all servers of server-url together. The file is cut
+   * into pieces of at most one window where the voice activity detector
+   * finds no speech; the pieces are sent ahead, and their text goes out in
+   * the order of the audio, so that the text and timestamps do not depend
+   * on this number. One server: 2 keeps it busy while the next piece
+   * uploads; a fleet: about one per GPU (or per request a server decodes
+   * at once).
+   */
+  g_object_class_install_property (klass, first + P_SERVER_REQUESTS,
+      g_param_spec_uint ("server-requests", "Server requests",
+          "device=remote, file input: requests in flight at once, all servers together",
+          1, GST_WHISPER_REMOTE_MAX_REQUESTS, GST_WHISPER_REMOTE_DEFAULT_REQUESTS, rw));
+  /**
+   * GstWhisperSink:server-ca-file:
+   *
+   * device=remote: a PEM file of the CA certificates that https servers'
+   * certificates are checked against, in place of the system's (a private
+   * CA). Unset: the system's CA store. A file that cannot be read fails the
+   * change to READY; a certificate that does not check out is an error
+   * naming the server and the reason (no retry).
+   */
+  g_object_class_install_property (klass, first + P_SERVER_CA_FILE,
+      g_param_spec_string ("server-ca-file", "Server CA file",
+          "device=remote: PEM CA certificates to check https servers against, in place of "
+          "the system's", NULL, rw));
+  /**
+   * GstWhisperSink:server-allow-insecure-key:
+   *
+   * device=remote: whether the API key may be sent over plain http to a
+   * host that is not this machine (localhost, 127.0.0.0/8, ::1). FALSE:
+   * such a server-url with a key fails the change to READY before anything
+   * is sent; TRUE: it is sent, with a warning (anyone on the path can read
+   * it).
+   */
+  g_object_class_install_property (klass, first + P_SERVER_ALLOW_INSECURE_KEY,
+      g_param_spec_boolean ("server-allow-insecure-key", "Allow an insecure key",
+          "device=remote: send the API key over plain http to a host that is not this "
+          "machine (with a warning)", FALSE, rw));
   return first + N_PROPS;
 }
 
@@ -154,6 +207,16 @@ gst_whisper_remote_settings_set (GstWhisperRemoteSettings *s, guint prop_id, gui
     case P_SERVER_QUEUE:
       s->queue_ms = g_value_get_uint (value);
       break;
+    case P_SERVER_REQUESTS:
+      s->requests = g_value_get_uint (value);
+      break;
+    case P_SERVER_CA_FILE:
+      g_free (s->ca_file);
+      s->ca_file = g_value_dup_string (value);
+      break;
+    case P_SERVER_ALLOW_INSECURE_KEY:
+      s->allow_insecure_key = g_value_get_boolean (value);
+      break;
   }
   return TRUE;
 }
@@ -176,6 +239,15 @@ gst_whisper_remote_settings_get (const GstWhisperRemoteSettings *s, guint prop_i
       break;
     case P_SERVER_QUEUE:
       g_value_set_uint (value, s->queue_ms);
+      break;
+    case P_SERVER_REQUESTS:
+      g_value_set_uint (value, s->requests);
+      break;
+    case P_SERVER_CA_FILE:
+      g_value_set_string (value, s->ca_file);
+      break;
+    case P_SERVER_ALLOW_INSECURE_KEY:
+      g_value_set_boolean (value, s->allow_insecure_key);
       break;
     default:                   /* the API key is write only */
       break;

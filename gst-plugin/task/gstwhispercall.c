@@ -557,6 +557,47 @@ on_remote_word (GstWhisperWord *word, gpointer user_data)
   return ctx->flow == GST_FLOW_OK;
 }
 
+GstFlowReturn
+gst_whisper_call_remote_piece (GstWhisperSink *self, GstWhisperRemoteJob *job,
+    gsize n_samples)
+{
+  GstWhisperRegion region = { n_samples, GST_WHISPER_CARRY_NONE };
+  CallContext ctx = { 0, };
+  g_autoptr (GError) err = NULL;
+  GstFlowReturn ret = GST_FLOW_OK;
+  gsize done = n_samples;
+
+  if (job == NULL) {
+    gst_whisper_call_advance (self, &region, n_samples);
+    return GST_FLOW_OK;
+  }
+  call_context_init (&ctx, self, &region);
+  switch (gst_whisper_remote_finish (self->remote, job, on_segment, on_remote_word,
+          remote_cancelled, &ctx, &err)) {
+    case GST_WHISPER_REMOTE_DONE:
+      if (ctx.flow == GST_FLOW_OK)
+        done = finish_call (&ctx, &region);
+      break;
+    case GST_WHISPER_REMOTE_CANCELLED:
+    case GST_WHISPER_REMOTE_LATER:
+      ret = GST_FLOW_FLUSHING;
+      break;
+    case GST_WHISPER_REMOTE_FAILED:
+      GST_ELEMENT_ERROR (self, RESOURCE, READ, ("%s", err->message),
+          ("device=remote, server-url %s", gst_whisper_remote_get_url (self->remote)));
+      ret = GST_FLOW_ERROR;
+      break;
+  }
+  if (ret == GST_FLOW_OK && ctx.flow != GST_FLOW_OK)
+    ret = ctx.flow;
+  drop_words (&ctx);
+  g_array_unref (ctx.held_words);
+  if (ret != GST_FLOW_OK)
+    return ret;
+  gst_whisper_call_advance (self, &region, done);
+  return GST_FLOW_OK;
+}
+
 /* One request for the region: *later when the server did not answer (the
  * audio stays buffered). Blocks (retries) when draining, and for non-live
  * audio once server-queue of it waits. */

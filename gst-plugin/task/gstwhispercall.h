@@ -17,6 +17,11 @@ GstFlowReturn gst_whisper_call_transcribe (GstWhisperSink *self,
 GstFlowReturn gst_whisper_call_transcribe_remote (GstWhisperSink *self,
     const GstWhisperRegion *region, const GstWhisperWindowPolicy *policy, gboolean drain,
     gboolean *later);
+/* device=remote, file input: the answer of a piece of `n_samples` from the
+ * window's seek point (gstwhisperfleet.c; job NULL: no speech, a GAP),
+ * pushed; the piece leaves the window. Takes the job. */
+GstFlowReturn gst_whisper_call_remote_piece (GstWhisperSink *self, GstWhisperRemoteJob *job,
+    gsize n_samples);
 /* `done` samples of `region` are transcribed: they leave the window, the
  * stats count them, and the output (and the translate_src pads) get a GAP
  * up to there where nothing covered it. */

@@ -95,6 +95,11 @@ struct _GstWhisperSink {
   WhisperEngine *engine;
   WhisperVad *vad;            /* the detector of vad-gate, vad-filter, batched */
   GstWhisperRemote *remote;   /* device=remote: the client, in place of the engine */
+  /* device=remote, file input (task/gstwhisperfleet.c): the pieces sent
+   * and not pushed yet (GstWhisperFleetPiece, in order), and the run index
+   * the audio is cut up to. Inference task only. */
+  GQueue fleet;
+  guint64 fleet_cut;
 
   /* Sink side (upstream streaming thread). */
   GstWhisperSinkSide sink;

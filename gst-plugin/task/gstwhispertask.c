@@ -42,9 +42,10 @@
  * a warning is posted.
  *
  * device=remote (gstwhisperremote.h): the same plan, with a server instead
- * of the engine. Non-live audio goes window by window (30 s, no
- * lookahead) whatever offline-mode says, each window with the previous
- * windows' text as prompt; live audio goes chunk by chunk as above, a
+ * of the engine. Non-live audio is cut at non-speech into pieces of at
+ * most a window whatever offline-mode says, up to server-requests of them
+ * in flight on the servers of server-url, their text out in order
+ * (gstwhisperfleet.c); live audio goes chunk by chunk as above, a
  * carried segment sent again with the next chunk. While the server does
  * not answer the audio stays in the window: the task goes on taking audio
  * from the queue and tries again after a back-off, up to server-queue of
@@ -57,6 +58,7 @@
 
 #include "task/gstwhispersink-private.h"
 #include "task/gstwhispercall.h"
+#include "task/gstwhisperfleet.h"
 #include <whisper/whisper.h>
 
 #include <math.h>
@@ -125,6 +127,8 @@ gst_whisper_sink_task_stop (GstWhisperSink *self)
 void
 gst_whisper_sink_task_reset (GstWhisperSink *self)
 {
+  if (self->remote)
+    gst_whisper_fleet_reset (self);
   gst_whisper_window_reset (&self->window, GST_CLOCK_TIME_NONE);
   gst_whisper_live_reset (&self->live);
   gst_whisper_translate_reset (self);
@@ -267,6 +271,9 @@ process (GstWhisperSink *self, gboolean drain)
   gst_whisper_sink_take_settings (self);
   read_policy (self, &policy);
   output = self->task_settings.output.output;
+  /* device=remote, file input: pieces sent ahead (gstwhisperfleet.c) */
+  if (self->remote && !policy.live)
+    return gst_whisper_fleet_process (self, drain);
   for (;;) {
     if (policy.live && !drain)
       drop_backlog (self, &policy, output);
