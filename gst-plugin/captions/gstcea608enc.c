@@ -43,6 +43,7 @@
 #include "cea608.h"
 #include "cea608enc-settings.h"
 #include "cea608sched.h"
+#include "cea608enc-output.h"
 
 #include <string.h>
 
@@ -51,7 +52,6 @@ GST_DEBUG_CATEGORY_STATIC (cea608enc_debug);
 
 #define FINAL_TRANSCRIPT_EVENT "rstranscribe/final-transcript"
 
-typedef enum { FORMAT_NONE, FORMAT_RAW, FORMAT_S334 } OutFormat;
 struct _GstCea608Enc {
   GstElement parent;
 
@@ -67,7 +67,7 @@ struct _GstCea608Enc {
   GMutex lock;
   Cea608Sched sched;            /* the channels ([0]: "sink", [1]: "sink_cc3") */
   gboolean started;
-  OutFormat format;
+  Cea608EncOutput out;          /* the format (NONE before caps) and its packing */
   gboolean need_segment;
   gboolean discont;
   gboolean eos_sent;
@@ -88,6 +88,8 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_STATIC_CAPS ("closedcaption/x-cea-608, format = (string) raw, "
         "framerate = (fraction) [ 1/1, 120/1 ]; "
         "closedcaption/x-cea-608, format = (string) s334-1a, "
+        "framerate = (fraction) [ 1/1, 120/1 ]; "
+        "closedcaption/x-cea-708, format = (string) { cc_data, cdp }, "
         "framerate = (fraction) [ 1/1, 120/1 ]"));
 
 #define gst_cea608_enc_parent_class parent_class
@@ -99,36 +101,10 @@ make_frame (GstCea608Enc *self, gint64 f)
   guint16 p[2];
   gboolean have[2];
   GstBuffer *buf;
-  GstMapInfo map;
-  guint size;
   GstClockTime t0, t1;
 
   cea608_sched_frame (&self->sched, f, p, have);
-
-  if (self->format == FORMAT_RAW) {
-    size = 2;
-    buf = gst_buffer_new_allocate (NULL, size, NULL);
-    gst_buffer_map (buf, &map, GST_MAP_WRITE);
-    map.data[0] = cea608_parity (p[0] >> 8);
-    map.data[1] = cea608_parity (p[0] & 0xff);
-  } else {
-    /* SMPTE 334-1 annex A: per field a byte whose bit 7 is set for field 1
-     * (the line offset left 0), then the pair; field 1 always, field 2
-     * when a CC3 channel exists */
-    size = have[1] ? 6 : 3;
-    buf = gst_buffer_new_allocate (NULL, size, NULL);
-    gst_buffer_map (buf, &map, GST_MAP_WRITE);
-    map.data[0] = 0x80;
-    map.data[1] = cea608_parity (p[0] >> 8);
-    map.data[2] = cea608_parity (p[0] & 0xff);
-    if (have[1]) {
-      map.data[3] = 0x00;
-      map.data[4] = cea608_parity (p[1] >> 8);
-      map.data[5] = cea608_parity (p[1] & 0xff);
-    }
-  }
-  gst_buffer_unmap (buf, &map);
-
+  buf = cea608enc_output_frame (&self->out, p, have);
   t0 = cea608_sched_frame_time (&self->sched, f);
   t1 = cea608_sched_frame_time (&self->sched, f + 1);
   GST_BUFFER_PTS (buf) = t0;
@@ -146,99 +122,22 @@ make_frame (GstCea608Enc *self, gint64 f)
 static gboolean
 negotiate (GstCea608Enc *self)
 {
-  GstCaps *templ, *peer, *caps;
   gint fps_n, fps_d;
   gboolean two_fields = cea608_chan_active (&self->sched.chan[1]) || self->sched.chan[0].field == 1;
-  const gchar *fmt = NULL;
-  GstStructure *s;
-  gboolean ok;
 
   GST_OBJECT_LOCK (self);
   fps_n = self->settings.fps_n;
   fps_d = self->settings.fps_d;
   GST_OBJECT_UNLOCK (self);
-
-  templ = gst_pad_get_pad_template_caps (self->srcpad);
-  peer = gst_pad_peer_query_caps (self->srcpad, templ);
-  gst_caps_unref (templ);
-  if (gst_caps_is_empty (peer)) {
-    gst_caps_unref (peer);
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-        ("downstream takes no closedcaption/x-cea-608 caps (format=raw or s334-1a)"));
+  if (!cea608enc_output_negotiate (&self->out, GST_ELEMENT (self), self->srcpad, fps_n, fps_d,
+          two_fields, self->sched.chan[0].field))
     return FALSE;
-  }
-  /* raw (field 1 only) when it can carry the channels, else s334-1a */
-  {
-    GstCaps *want;
-    if (!two_fields) {
-      want = gst_caps_new_simple ("closedcaption/x-cea-608", "format", G_TYPE_STRING, "raw", NULL);
-      if (gst_caps_can_intersect (want, peer))
-        fmt = "raw";
-      gst_caps_unref (want);
-    }
-    if (!fmt) {
-      want = gst_caps_new_simple ("closedcaption/x-cea-608",
-          "format", G_TYPE_STRING, "s334-1a", NULL);
-      if (gst_caps_can_intersect (want, peer))
-        fmt = "s334-1a";
-      gst_caps_unref (want);
-    }
-  }
-  if (!fmt) {
-    gst_caps_unref (peer);
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-        ("downstream takes only format=raw (field 1), but a CC3 channel (channel=cc3 or "
-            "the sink_cc3 pad) needs format=s334-1a to carry field 2"));
-    return FALSE;
-  }
-
-  caps = gst_caps_new_simple ("closedcaption/x-cea-608", "format", G_TYPE_STRING, fmt, NULL);
-  if (fps_n > 0) {
-    gst_caps_set_simple (caps, "framerate", GST_TYPE_FRACTION, fps_n, fps_d, NULL);
-  } else {
-    GstCaps *tmp = gst_caps_intersect (peer, caps);
-    gst_caps_unref (caps);
-    caps = gst_caps_truncate (tmp);
-    if (gst_caps_is_empty (caps)) {
-      gst_caps_unref (caps);
-      gst_caps_unref (peer);
-      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL), ("no caps for format=%s downstream", fmt));
-      return FALSE;
-    }
-    caps = gst_caps_make_writable (caps);
-    s = gst_caps_get_structure (caps, 0);
-    if (!gst_structure_has_field (s, "framerate"))
-      gst_structure_set (s, "framerate", GST_TYPE_FRACTION, CEA608ENC_DEFAULT_FPS_N, CEA608ENC_DEFAULT_FPS_D, NULL);
-    else
-      gst_structure_fixate_field_nearest_fraction (s, "framerate", CEA608ENC_DEFAULT_FPS_N, CEA608ENC_DEFAULT_FPS_D);
-    gst_structure_set (s, "format", G_TYPE_STRING, fmt, NULL);
-    caps = gst_caps_fixate (caps);
-  }
-  gst_caps_unref (peer);
-
-  s = gst_caps_get_structure (caps, 0);
-  if (!gst_structure_get_fraction (s, "framerate", &fps_n, &fps_d) || fps_n <= 0 || fps_d <= 0) {
-    gst_caps_unref (caps);
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-        ("no usable framerate: set the framerate property or a framerate downstream"));
-    return FALSE;
-  }
-  GST_INFO_OBJECT (self, "output caps %" GST_PTR_FORMAT, caps);
-  ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
-  gst_caps_unref (caps);
-  if (!ok) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-        ("downstream refused closedcaption/x-cea-608, format=%s, framerate=%d/%d "
-            "(the framerate property or the caps after cea608enc)", fmt, fps_n, fps_d));
-    return FALSE;
-  }
   GST_OBJECT_LOCK (self);
-  self->fps_n = fps_n;
-  self->fps_d = fps_d;
+  self->fps_n = self->out.fps_n;
+  self->fps_d = self->out.fps_d;
   GST_OBJECT_UNLOCK (self);
-  self->sched.fps_n = fps_n;
-  self->sched.fps_d = fps_d;
-  self->format = g_str_equal (fmt, "raw") ? FORMAT_RAW : FORMAT_S334;
+  self->sched.fps_n = self->out.fps_n;
+  self->sched.fps_d = self->out.fps_d;
   return TRUE;
 }
 
@@ -246,7 +145,7 @@ negotiate (GstCea608Enc *self)
 static gboolean
 ensure_started (GstCea608Enc *self)
 {
-  if (self->format == FORMAT_NONE) {
+  if (self->out.format == CEA608ENC_FORMAT_NONE) {
     GST_OBJECT_LOCK (self);
     self->sched.chan[0].field = self->settings.channel == GST_CEA608_ENC_CHANNEL_CC3 ? 1 : 0;
     GST_OBJECT_UNLOCK (self);
@@ -308,7 +207,7 @@ advance (GstCea608Enc *self)
   gint64 target = G_MAXINT64;
   gboolean all_eos = TRUE;
 
-  if (!self->started || self->format == FORMAT_NONE)
+  if (!self->started || self->out.format == CEA608ENC_FORMAT_NONE)
     return GST_FLOW_OK;
   for (guint i = 0; i < 2; i++) {
     Cea608Chan *c = &self->sched.chan[i];
@@ -542,6 +441,7 @@ reset_runtime (GstCea608Enc *self)
   self->discont = TRUE;
   self->eos_sent = FALSE;
   self->last_flow = GST_FLOW_OK;
+  cea608enc_output_restart (&self->out);
 }
 
 /* GAP on a sink pad: its input covers the gap's time. */
@@ -576,7 +476,7 @@ sink_gap (GstCea608Enc *self, GstPad *pad, GstEvent *event)
 static gboolean
 sink_eos (GstCea608Enc *self, GstPad *pad, GstEvent *event)
 {
-  gboolean running = self->started && self->format != FORMAT_NONE;
+  gboolean running = self->started && self->out.format != CEA608ENC_FORMAT_NONE;
   Cea608Chan *c = pad_chan (self, pad);
   guint timeout_ms;
 
@@ -799,7 +699,7 @@ gst_cea608_enc_change_state (GstElement *element, GstStateChange transition)
     self->chars_replaced = self->chars_dropped = self->max_delay_frames_seen = 0;
     GST_OBJECT_UNLOCK (self);
     reset_runtime (self);
-    self->format = FORMAT_NONE;
+    self->out.format = CEA608ENC_FORMAT_NONE;
     self->flushing = FALSE;
     g_mutex_unlock (&self->lock);
   }
@@ -807,7 +707,7 @@ gst_cea608_enc_change_state (GstElement *element, GstStateChange transition)
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
     g_mutex_lock (&self->lock);
     reset_runtime (self);
-    self->format = FORMAT_NONE;
+    self->out.format = CEA608ENC_FORMAT_NONE;
     g_mutex_unlock (&self->lock);
   }
   return ret;
@@ -867,6 +767,7 @@ gst_cea608_enc_finalize (GObject *object)
 {
   GstCea608Enc *self = GST_CEA608_ENC (object);
   cea608_sched_clear (&self->sched);
+  cea608enc_output_clear (&self->out);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -910,6 +811,7 @@ gst_cea608_enc_init (GstCea608Enc *self)
   g_mutex_init (&self->lock);
   cea608enc_settings_init (&self->settings);
   cea608_sched_init (&self->sched, &sched_hooks, self);
+  cea608enc_output_init (&self->out);
 
   self->sched.chan[0].pad = gst_pad_new_from_static_template (&sink_template, "sink");
   gst_pad_set_chain_function (self->sched.chan[0].pad, GST_DEBUG_FUNCPTR (gst_cea608_enc_chain));
@@ -923,5 +825,5 @@ gst_cea608_enc_init (GstCea608Enc *self)
   gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
   self->sched.chan[1].pad = NULL;
   reset_runtime (self);
-  self->format = FORMAT_NONE;
+  self->out.format = CEA608ENC_FORMAT_NONE;
 }
