@@ -15,10 +15,13 @@ the checks allow that frame.
 ccconverter back to closedcaption/x-cea-608, format=raw must be the bytes
 cea608enc writes with format=raw.
 
-  cc-overlay.py [--mode pop-on|roll-up|paint-on] [--cdp] [--png OUT.png --at S]
+  cc-overlay.py [--mode pop-on|roll-up|paint-on] [--cdp]
   cc-overlay.py --roundtrip [--mode MODE]
+  cc-overlay.py --png OUT.png --at S [--srt CUES.srt] [--size WxH] [--pattern P]
+                (the frame at S seconds, in colour, no checks)
 """
 import argparse
+import os
 import sys
 
 import gi
@@ -37,18 +40,20 @@ def frame_index(ms):
     return ms * FPS_N // (FPS_D * 1000)
 
 
-def run(mode, fmt, png=None, at_s=None):
-    nframes = frame_index(CUES[-1][1] + 1500)
+def run(mode, fmt, png=None, at_s=None, cues=None, size=(W, H), pattern='black'):
+    cues = cues or CUES
+    w, h = size
+    nframes = frame_index(max(e for _, e, _ in cues) + 1500)
     desc = ('appsrc name=text format=time caps="text/x-raw,format=utf8" ! '
             'cea608enc mode=%s ! closedcaption/x-cea-708,format=%s ! ov.cc_sink '
-            'videotestsrc pattern=black num-buffers=%d ! '
+            'videotestsrc pattern=%s num-buffers=%d ! '
             'video/x-raw,width=%d,height=%d,framerate=%d/%d ! ov.video_sink '
-            'cc708overlay name=ov ! videoconvert ! video/x-raw,format=GRAY8 ! '
+            'cc708overlay name=ov ! videoconvert ! video/x-raw,format=%s ! '
             'appsink name=out sync=true emit-signals=false'
-            % (mode, fmt, nframes, W, H, FPS_N, FPS_D))
+            % (mode, fmt, pattern, nframes, w, h, FPS_N, FPS_D, 'RGB' if png else 'GRAY8'))
     pipe = Gst.parse_launch(desc)
     src = pipe.get_by_name('text')
-    for s, e, body in CUES:
+    for s, e, body in cues:
         b = Gst.Buffer.new_wrapped(body.encode('utf-8'))
         b.pts = s * Gst.MSECOND
         b.duration = (e - s) * Gst.MSECOND
@@ -63,14 +68,16 @@ def run(mode, fmt, png=None, at_s=None):
             break
         buf = sample.get_buffer()
         ok, m = buf.map(Gst.MapFlags.READ)
-        stride = (W + 3) // 4 * 4
         data = m.data
         n = 0
-        for y in range(H // 2, H):
-            row = data[y * stride:y * stride + W]
-            n += sum(1 for v in row if v >= BRIGHT)
-        if png is not None and abs(buf.pts - at_s * Gst.SECOND) < Gst.SECOND * FPS_D // FPS_N:
-            save_png(png, data, stride)
+        if png is not None:
+            if abs(buf.pts - at_s * Gst.SECOND) * FPS_N < Gst.SECOND * FPS_D // 2:
+                save_png(png, data, (3 * w + 3) // 4 * 4, w, h)
+        else:
+            stride = (w + 3) // 4 * 4
+            for y in range(h // 2, h):
+                row = data[y * stride:y * stride + w]
+                n += sum(1 for v in row if v >= BRIGHT)
         buf.unmap(m)
         lit.append((buf.pts, n))
     msg = pipe.get_bus().pop_filtered(Gst.MessageType.ERROR)
@@ -126,17 +133,18 @@ def roundtrip(mode):
     return 0
 
 
-def save_png(path, data, stride):
+def save_png(path, data, stride, w, h):
+    """An RGB frame as a PNG (zlib, no filter)."""
     import struct
     import zlib
-    raw = b''.join(b'\x00' + bytes(data[y * stride:y * stride + W]) for y in range(H))
+    raw = b''.join(b'\x00' + bytes(data[y * stride:y * stride + 3 * w]) for y in range(h))
 
     def chunk(kind, body):
         c = struct.pack('>I', len(body)) + kind + body
         return c + struct.pack('>I', zlib.crc32(kind + body) & 0xffffffff)
     with open(path, 'wb') as f:
         f.write(b'\x89PNG\r\n\x1a\n')
-        f.write(chunk(b'IHDR', struct.pack('>IIBBBBB', W, H, 8, 0, 0, 0, 0)))
+        f.write(chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, 2, 0, 0, 0)))
         f.write(chunk(b'IDAT', zlib.compress(raw, 9)))
         f.write(chunk(b'IEND', b''))
 
@@ -148,11 +156,21 @@ def main():
     ap.add_argument('--png')
     ap.add_argument('--at', type=float, default=2.0)
     ap.add_argument('--roundtrip', action='store_true')
+    ap.add_argument('--srt', help='--png: the cues of an SRT file')
+    ap.add_argument('--size', default='1280x720', help='--png: the picture size')
+    ap.add_argument('--pattern', default='smpte', help='--png: the videotestsrc pattern')
     a = ap.parse_args()
     Gst.init(None)
     if a.roundtrip:
         return roundtrip(a.mode)
-    lit = run(a.mode, 'cdp' if a.cdp else 'cc_data', a.png, a.at)
+    if a.png:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import cclib
+        cues = cclib.parse_srt(a.srt) if a.srt else CUES
+        size = tuple(int(x) for x in a.size.split('x'))
+        run(a.mode, 'cdp' if a.cdp else 'cc_data', a.png, a.at, cues, size, a.pattern)
+        return 0 if os.path.exists(a.png) else 1
+    lit = run(a.mode, 'cdp' if a.cdp else 'cc_data')
     if not lit:
         print('no frames')
         return 1
