@@ -46,6 +46,8 @@ unit_free (Cea608Unit *u)
 {
   if (u->pairs)
     g_array_unref (u->pairs);
+  if (u->exit)
+    g_array_unref (u->exit);
   g_free (u->text);
   g_free (u);
 }
@@ -58,6 +60,7 @@ unit_new (GArray *pairs, gint64 not_before)
   u->not_before = not_before;
   u->start = u->end = -1;
   u->pts = GST_CLOCK_TIME_NONE;
+  u->paint_mark = -1;
   return u;
 }
 
@@ -72,6 +75,9 @@ cea608_chan_reset (Cea608Chan *c)
   c->eos = FALSE;
   c->n_burst = 0;
   c->erase_frame = -1;
+  c->painting = FALSE;
+  c->paint_end = -1;
+  c->paint_erase = -1;
   c->tail = 0;
   c->last_end = -1;
   c->rollup_on = FALSE;
@@ -134,13 +140,28 @@ chan_emit (Cea608Sched *s, Cea608Chan *c, gint64 f)
       }
       /* the next caption's EOC replaces the shown one in this frame */
     }
+    if (c->paint_erase >= 0 && f >= c->paint_erase) {
+      /* a painted caption's end, no pop-on caption loaded after it */
+      c->paint_erase = -1;
+      c->painting = FALSE;
+      burst2 (c, misc_pair (c, CEA608_EDM));
+      continue;
+    }
     if (!u || f < u->not_before)
       return 0;
     if (u->pos < u->pairs->len) {
       guint16 p = g_array_index (u->pairs, guint16, u->pos);
+      if ((gint) u->pos == u->paint_mark)
+        note_shown (s, c, u, f);
       u->pos++;
       if (u->pos == u->pairs->len && !u->popon) {
-        note_shown (s, c, u, f);
+        if (u->paint_mark >= 0) {
+          /* erased at its end, unless a pop-on caption's exit does it */
+          if (c->painting)
+            c->paint_erase = MAX (u->end, f + 1);
+        } else {
+          note_shown (s, c, u, f);
+        }
         unit_free (g_queue_pop_head (&c->units));
       }
       return p;
@@ -149,6 +170,12 @@ chan_emit (Cea608Sched *s, Cea608Chan *c, gint64 f)
       /* an empty unit */
       unit_free (g_queue_pop_head (&c->units));
       continue;
+    }
+    if (u->exit && u->exit_pos < u->exit->len) {
+      /* RDC, EDM, RCL: the painted caption erased in paint-on mode */
+      if (f < u->exit_at)
+        return 0;
+      return g_array_index (u->exit, guint16, u->exit_pos++);
     }
     if (f < u->start)
       return 0;
@@ -223,6 +250,74 @@ popon_pairs (Cea608Chan *c, GPtrArray *rows)
   return w.pairs;
 }
 
+/* RDC, EDM, RCL: the exit from a painted caption before the next pop-on
+ * caption's EOC (its pairs). */
+#define EXIT_PAIRS 6
+
+/* A pop-on caption that cannot be loaded before its start, on an idle
+ * channel: painted instead (RDC, EDM, a PAC and the text of each row, on
+ * the displayed memory), its EDM in its start frame. FALSE (nothing
+ * queued) when the channel is not idle or the text would be later than
+ * max-delay. */
+static gboolean
+try_paint (Cea608Chan *c, GPtrArray *rows, const gchar *text, GstClockTime pts,
+    gint64 begin, gint64 start, gint64 end, gint64 max_delay)
+{
+  Cea608Writer w;
+  gint64 from, done;
+  guint first = CEA608_ROWS - rows->len + 1;
+  Cea608Unit *u;
+
+  if (c->painting || c->erase_frame >= 0 || !g_queue_is_empty (&c->units) || begin > start)
+    return FALSE;
+  cea608_writer_init (&w);
+  cea608_writer_misc (&w, CEA608_RDC, c->field);
+  cea608_writer_misc (&w, CEA608_EDM, c->field);
+  for (guint i = 0; i < rows->len; i++) {
+    cea608_writer_pac (&w, first + i, 0);
+    cea608_writer_text (&w, g_ptr_array_index (rows, i));
+    cea608_writer_flush (&w);
+  }
+  from = MAX (begin, start - 2);
+  done = from + (gint64) w.pairs->len;
+  if (done - MAX (end, start) > max_delay) {
+    g_array_unref (w.pairs);
+    return FALSE;
+  }
+  u = unit_new (w.pairs, from);
+  /* the EDM after RDC (sent twice) starts the caption */
+  u->paint_mark = 2;
+  u->start = start;
+  u->end = end;
+  u->pts = pts;
+  u->text = g_strdup (text);
+  g_queue_push_tail (&c->units, u);
+  c->painting = TRUE;
+  c->paint_end = end;
+  c->paint_erase = -1;
+  c->tail = done;
+  return TRUE;
+}
+
+/* The caption u loads while a painted caption is on screen: RDC, EDM (the
+ * painted caption's end, or earlier so that its EOC is on time), RCL, after
+ * its load and before its EOC. A decoder that captures the displayed
+ * memory only on EDM and EOC (FFmpeg's) sees the painted caption so. */
+static void
+add_exit (Cea608Chan *c, Cea608Unit *u)
+{
+  Cea608Writer w;
+
+  cea608_writer_init (&w);
+  cea608_writer_misc (&w, CEA608_RDC, c->field);
+  cea608_writer_misc (&w, CEA608_EDM, c->field);
+  cea608_writer_misc (&w, CEA608_RCL, c->field);
+  u->exit = w.pairs;
+  u->exit_at = MIN (c->paint_end, u->start - 4) - 2;
+  c->painting = FALSE;
+  c->paint_erase = -1;
+}
+
 static void
 enqueue_popon (Cea608Sched *s, Cea608Chan *c, const gchar *text, GstClockTime pts,
     gint64 start, gint64 end, gint64 max_delay, guint max_rows)
@@ -244,7 +339,8 @@ enqueue_popon (Cea608Sched *s, Cea608Chan *c, const gchar *text, GstClockTime pt
     /* loading starts after the previous caption's EOC and after the frames
      * already out; an EDM of the shown caption may take two frames */
     begin = MAX (s->next_frame, c->tail);
-    eoc = MAX (start, begin + (gint64) pairs->len + (c->erase_frame >= 0 || c->tail > 0 ? 2 : 0));
+    eoc = MAX (start, begin + (gint64) pairs->len + (c->erase_frame >= 0 || c->tail > 0 ? 2 : 0)
+        + (c->painting ? EXIT_PAIRS : 0));
     if (eoc - start <= max_delay || keep == 0)
       break;
     g_array_unref (pairs);
@@ -252,6 +348,12 @@ enqueue_popon (Cea608Sched *s, Cea608Chan *c, const gchar *text, GstClockTime pt
     keep--;
   }
 
+  if (keep == n && eoc - start > 2 && try_paint (c, rows, text, pts, begin, start, end, max_delay)) {
+    g_array_unref (pairs);
+    g_ptr_array_unref (rows);
+    g_strfreev (words);
+    return;
+  }
   if (keep < n)
     tell_shortened (s, c, pts, text, words, keep, n, eoc - start);
   if (keep > 0) {
@@ -261,6 +363,8 @@ enqueue_popon (Cea608Sched *s, Cea608Chan *c, const gchar *text, GstClockTime pt
     u->end = MAX (end, u->start + 2);
     u->pts = pts;
     u->text = join_words (words, keep);
+    if (c->painting)
+      add_exit (c, u);
     g_queue_push_tail (&c->units, u);
     c->tail = u->start + 2;
   } else {
@@ -503,10 +607,12 @@ cea608_sched_last_frame (const Cea608Sched *s)
     last = MAX (last, o->known);
     if (o->erase_frame >= 0)
       last = MAX (last, o->erase_frame + 2);
+    if (o->paint_erase >= 0)
+      last = MAX (last, o->paint_erase + 2);
     for (GList *l = o->units.head; l; l = l->next) {
       Cea608Unit *u = l->data;
       last = MAX (last, u->not_before + (gint64) u->pairs->len + 2);
-      if (u->popon)
+      if (u->popon || u->paint_mark >= 0)
         last = MAX (last, MAX (u->start, u->end) + 4);
     }
   }

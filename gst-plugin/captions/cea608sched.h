@@ -25,6 +25,13 @@ typedef struct {
   gboolean popon;
   GstClockTime pts;             /* running time of its text, or NONE */
   gchar *text;
+  /* a pop-on caption after a painted one: RDC, EDM, RCL from exit_at,
+   * after the load and before the EOC, to erase the painted caption */
+  GArray *exit;
+  guint exit_pos;
+  gint64 exit_at;
+  /* a painted pop-on caption: the pair whose frame starts it (its EDM) */
+  gint paint_mark;
 } Cea608Unit;
 
 /* One caption channel: a sink pad's input and its queued bytes. */
@@ -47,6 +54,11 @@ typedef struct {
   gboolean rollup_on;           /* roll-up preamble sent and not erased */
   guint col;
   gboolean painted;             /* paint-on: a caption on screen */
+  /* pop-on: a caption painted because it could not be loaded in time is
+   * queued or on screen (until its erase is sent) */
+  gboolean painting;
+  gint64 paint_end;             /* its end frame */
+  gint64 paint_erase;           /* its EDM is due from this frame, or -1 */
 } Cea608Chan;
 
 /* What the scheduler tells its owner. shown: a text is on screen in frame

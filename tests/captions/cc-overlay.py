@@ -156,6 +156,9 @@ def main():
     ap.add_argument('--png')
     ap.add_argument('--at', type=float, default=2.0)
     ap.add_argument('--roundtrip', action='store_true')
+    ap.add_argument('--first-at-zero', action='store_true',
+                    help='pop-on: the first caption at 0 s (painted: it cannot be loaded '
+                    'before it), the next one right after it')
     ap.add_argument('--srt', help='--png: the cues of an SRT file')
     ap.add_argument('--size', default='1280x720', help='--png: the picture size')
     ap.add_argument('--pattern', default='smpte', help='--png: the videotestsrc pattern')
@@ -170,14 +173,18 @@ def main():
         size = tuple(int(x) for x in a.size.split('x'))
         run(a.mode, 'cdp' if a.cdp else 'cc_data', a.png, a.at, cues, size, a.pattern)
         return 0 if os.path.exists(a.png) else 1
+    if a.first_at_zero:
+        CUES[:] = [(0, 2000, 'Painted from the first frame on'),
+                   (2000, 3500, 'Then loaded and shown whole')]
     lit = run(a.mode, 'cdp' if a.cdp else 'cc_data')
     if not lit:
         print('no frames')
         return 1
     rc = 0
     fms = FPS_D * 1000 / FPS_N
-    popon = a.mode == 'pop-on'
-    for s, e, body in CUES:
+    for k, (s, e, body) in enumerate(CUES):
+        # a pop-on caption at 0 s is painted as it is sent
+        popon = a.mode == 'pop-on' and not (a.first_at_zero and k == 0)
         first, last = frame_index(s), frame_index(e)
         # pop-on: every frame from the caption's start to its end, but for
         # the frame each end may move by (the renderer's)
@@ -192,6 +199,7 @@ def main():
         if shown < need:
             rc = 1
     # outside every caption (and before the first): the plain black picture
+    popon = a.mode == 'pop-on'
     spans = [(frame_index(s) - 2, frame_index(e) + (1 if popon else 3) +
               (frame_index(5000) if a.mode == 'roll-up' else 0)) for s, e, _ in CUES]
     outside = [(pts, n) for pts, n in lit

@@ -604,6 +604,46 @@ drain_708 (GstHarness *h, gboolean cdp, GArray *pairs, GByteArray *dtvcc, guint 
   }
 }
 
+/* Pop-on, the first caption at 0 s: it cannot be loaded before it, so it
+ * is painted (RDC, EDM in frame 2, PAC, text); the next caption is loaded
+ * after it and, before its EOC at its start frame, RDC, EDM (the painted
+ * caption's end) and RCL. */
+GST_START_TEST (test_popon_first_painted)
+{
+  GstHarness *h = make ("mode=pop-on", NULL);
+  Out o;
+  gint rcl, rdc, eoc;
+  gchar *txt;
+
+  gst_harness_play (h);
+  push_text (h, "First", 0, 2000);
+  push_text (h, "Second", 2000, 1000);
+  gst_harness_push_event (h, gst_event_new_eos ());
+  o = drain (h, FPS_N, FPS_D, FALSE);
+  fail_unless_equals_uint64 (o.first_pts, 0);
+  fail_unless_equals_int (g_array_index (o.pairs, guint16, 0), 0x1429);
+  fail_unless_equals_int (g_array_index (o.pairs, guint16, 1), 0x1429);
+  fail_unless_equals_int (g_array_index (o.pairs, guint16, 2), 0x142c);
+  fail_unless_equals_int (g_array_index (o.pairs, guint16, 3), 0x142c);
+  fail_unless_equals_int (g_array_index (o.pairs, guint16, 4), 0x1460);
+  fail_unless_equals_int (g_array_index (o.pairs, guint16, 6), ('F' << 8) | 'i');
+  rcl = find (o.pairs, 0, 0x1420);
+  fail_unless (rcl > 6);
+  rdc = find (o.pairs, rcl, 0x1429);
+  eoc = find (o.pairs, rcl, 0x142f);
+  /* 2 s is frame 60 at 29.97 */
+  fail_unless_equals_int (eoc, 60);
+  fail_unless_equals_int (rdc, 54);
+  fail_unless_equals_int (g_array_index (o.pairs, guint16, 56), 0x142c);
+  fail_unless_equals_int (g_array_index (o.pairs, guint16, 58), 0x1420);
+  txt = basic_text (o.pairs);
+  fail_unless (strstr (txt, "First") && strstr (txt, "Second"), "%s", txt);
+  g_free (txt);
+  out_clear (&o);
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
 /* TRUE when the bytes of text are in a. */
 static gboolean
 has_bytes (GByteArray *a, const gchar *text)
@@ -677,6 +717,7 @@ cea608enc_suite (void)
   tcase_add_test (tc, test_errors);
   tcase_add_test (tc, test_characters_out);
   tcase_add_test (tc, test_cea708_output);
+  tcase_add_test (tc, test_popon_first_painted);
   return s;
 }
 
