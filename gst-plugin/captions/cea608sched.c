@@ -4,8 +4,12 @@
  * they may go in. Pop-on captions are loaded off screen from the frames
  * before their start (RCL, ENM, PACs, text) and shown by EOC at their
  * start frame, erased by EDM at their end frame (or replaced by the next
- * EOC); roll-up and paint-on text is sent from its start frame. A text
- * that would be later than max-delay is shortened by its last words.
+ * EOC); a pop-on caption that cannot be loaded before its start on an
+ * idle channel is painted instead (RDC, EDM in its start frame, PACs,
+ * text), and the pop-on caption after it erases it with RDC, EDM, RCL
+ * before its EOC; roll-up and paint-on text is sent from its start frame.
+ * A text that would be later than max-delay is shortened by its last
+ * words.
  */
 #include "cea608sched.h"
 #include "cea608.h"

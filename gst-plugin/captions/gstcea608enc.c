@@ -2,16 +2,19 @@
  *
  * The sink pad takes text/x-raw, format=utf8 buffers with PTS and
  * DURATION (whispersink's src and translate_src_%u pads, or any timed text
- * source); the src pad gives closedcaption/x-cea-608 (format=raw: the
- * field 1 byte pair of each frame, or format=s334-1a: one triplet per
- * field) at a frame rate, one buffer per video frame, frame after frame
- * without holes, so that ccconverter, cccombiner, qtmux and line21encoder
- * can take it.
+ * source); the src pad gives, by caps negotiation, closedcaption/x-cea-608
+ * (format=raw: the field 1 byte pair of each frame, or format=s334-1a: one
+ * triplet per field) or closedcaption/x-cea-708 (format=cc_data or cdp:
+ * the 608 pairs and a native 708 service per channel, cea608enc-output.c)
+ * at a frame rate, one buffer per video frame, frame after frame without
+ * holes, so that ccconverter, cccombiner, qtmux, line21encoder and
+ * cc708overlay can take it.
  *
  * Modes (47 CFR 79.101 (i), (j)(2)): pop-on (each caption loaded off
  * screen with RCL, ENM, PACs and text, shown with EOC at its start frame
  * and erased with EDM at its end frame; the output runs max-delay behind
- * the input so that a caption is loaded before it is due), roll-up (2 to 4
+ * the input so that a caption is loaded before it is due; one that cannot
+ * be, as at the stream's start, is painted), roll-up (2 to 4
  * rows, words shown as they are sent from their start frame, CR when a
  * row is full or the live transcript is final, EDM after roll-up-timeout
  * without text) and paint-on (RDC, PAC and text from the start frame, EDM
@@ -20,7 +23,7 @@
  * Channels: the always pad "sink" writes the channel of the `channel`
  * property (CC1, field 1, or CC3, field 2); the request pad "sink_cc3"
  * adds CC3 beside a CC1 "sink" (format=s334-1a then carries both fields,
- * field 1 first). Both inputs advance the output together: a frame goes
+ * field 1 first; in 708 CC3 is service 2). Both inputs advance the output together: a frame goes
  * out when every input has reached its time.
  *
  * Bandwidth: one byte pair per field per frame. Text that cannot be sent
