@@ -9,8 +9,11 @@
  * Invariants: every output buffer is one frame with PTS and DURATION,
  * frames follow each other without holes until a DISCONT (after a flush
  * or a state change), every byte has odd parity, s334-1a's field bytes are
- * 0x80/0x00, no GLib warning or critical (fatal here), no leak or memory
- * error under ASan.
+ * 0x80/0x00; with 708 caps (cc_data, cdp) each frame has the frame rate's
+ * cc_count triplets, 608 in the first two, whole DTVCC packets of services
+ * 1 and 2 and padding after them, a CDP's length and checksum right; no
+ * GLib warning or critical (fatal here), no leak or memory error under
+ * ASan.
  *
  *   cc-fuzz [--iterations N] [--seed S] [--steps N]
  */
@@ -28,9 +31,77 @@ typedef struct {
   guint64 buffers;
 } Check;
 
-static void
-check_output (GstHarness *h, Check *c, gboolean s334)
+typedef enum { OUT_RAW, OUT_S334, OUT_CC_DATA, OUT_CDP } OutKind;
+
+static gboolean
+odd (guint8 b)
 {
+  guint ones = 0;
+  for (guint k = 0; k < 8; k++)
+    ones += (b >> k) & 1;
+  return ones % 2 == 1;
+}
+
+/* A 708 frame: cc_data triplets (in a CDP when cdp). */
+static void
+check_708 (const guint8 *data, gsize size, gboolean cdp, guint cc_count)
+{
+  const guint8 *cc = data;
+  guint count = size / 3;
+
+  if (cdp) {
+    guint sum = 0;
+    g_assert_cmpuint (size, >=, 13);
+    g_assert_cmpuint (data[0], ==, 0x96);
+    g_assert_cmpuint (data[1], ==, 0x69);
+    g_assert_cmpuint (data[2], ==, size);
+    for (gsize i = 0; i < size; i++)
+      sum += data[i];
+    g_assert_cmpuint (sum & 0xff, ==, 0);
+    g_assert_cmpuint (data[7], ==, 0x72);
+    count = data[8] & 0x1f;
+    cc = data + 9;
+    g_assert_cmpuint (9 + 3 * count + 4, ==, size);
+    g_assert_cmpuint (cc[3 * count], ==, 0x74);
+  } else {
+    g_assert_cmpuint (size % 3, ==, 0);
+  }
+  g_assert_cmpuint (count, ==, cc_count);
+  g_assert_cmpuint (cc[0], ==, 0xfc);
+  g_assert_true (odd (cc[1]) && odd (cc[2]));
+  g_assert_cmpuint (cc[3] & 0xfb, ==, 0xf9);
+  for (guint i = 2; i < count; i++) {
+    guint8 pkt[128];
+    guint len = 0, want, j;
+    if (cc[3 * i] != 0xff) {
+      g_assert_cmpuint (cc[3 * i], ==, 0xfa);
+      continue;
+    }
+    want = (cc[3 * i + 1] & 0x3f) ? (cc[3 * i + 1] & 0x3f) * 2 : 128;
+    for (j = i; j < count && (j == i || cc[3 * j] == 0xfe) && len + 2 <= sizeof (pkt); j++) {
+      pkt[len++] = cc[3 * j + 1];
+      pkt[len++] = cc[3 * j + 2];
+    }
+    g_assert_cmpuint (len, ==, want);
+    /* service blocks of services 1 and 2, then null padding */
+    for (guint k = 1; k < len;) {
+      guint service = pkt[k] >> 5, block = pkt[k] & 0x1f;
+      if (pkt[k] == 0) {
+        g_assert_cmpuint (k, ==, len - 1);
+        break;
+      }
+      g_assert_true (service == 1 || service == 2);
+      g_assert_cmpuint (k + 1 + block, <=, len);
+      k += 1 + block;
+    }
+    i = j - 1;
+  }
+}
+
+static void
+check_output (GstHarness *h, Check *c, OutKind kind)
+{
+  gboolean s334 = kind == OUT_S334;
   GstBuffer *b;
 
   while ((b = gst_harness_try_pull (h))) {
@@ -52,6 +123,13 @@ check_output (GstHarness *h, Check *c, gboolean s334)
     c->buffers++;
 
     gst_buffer_map (b, &map, GST_MAP_READ);
+    if (kind == OUT_CC_DATA || kind == OUT_CDP) {
+      check_708 (map.data, map.size, kind == OUT_CDP,
+          (guint) ((600 * (guint64) c->fps_d + c->fps_n / 2) / c->fps_n));
+      gst_buffer_unmap (b, &map);
+      gst_buffer_unref (b);
+      continue;
+    }
     if (s334) {
       g_assert_true (map.size == 3 || map.size == 6);
       g_assert_cmpuint (map.data[0], ==, 0x80);
@@ -106,8 +184,12 @@ run_case (GRand *r, guint steps)
   static const gchar *modes[] = { "auto", "pop-on", "roll-up", "paint-on" };
   GstHarness *h = gst_harness_new ("cea608enc");
   guint rate = g_rand_int_range (r, 0, G_N_ELEMENTS (rates));
-  gboolean s334 = g_rand_boolean (r);
-  gboolean cc3 = s334 && g_rand_int_range (r, 0, 4) == 0;
+  static const gchar *formats[] = {
+    "closedcaption/x-cea-608, format=raw", "closedcaption/x-cea-608, format=s334-1a",
+    "closedcaption/x-cea-708, format=cc_data", "closedcaption/x-cea-708, format=cdp",
+  };
+  OutKind kind = (OutKind) g_rand_int_range (r, 0, 4);
+  gboolean cc3 = kind != OUT_RAW && g_rand_int_range (r, 0, 4) == 0;
   gchar *caps;
   Check c = { rates[rate][0], rates[rate][1], FALSE, 0, 0 };
   GstClockTime t = 0;
@@ -123,8 +205,7 @@ run_case (GRand *r, guint steps)
       "pop-on-rows", (guint) g_rand_int_range (r, 1, 5),
       "roll-up-timeout", (guint) g_rand_int_range (r, 0, 8000),
       "post-messages", g_rand_boolean (r), NULL);
-  caps = g_strdup_printf ("closedcaption/x-cea-608, format=%s, framerate=%d/%d",
-      s334 ? "s334-1a" : "raw", rates[rate][0], rates[rate][1]);
+  caps = g_strdup_printf ("%s, framerate=%d/%d", formats[kind], rates[rate][0], rates[rate][1]);
   gst_harness_set_sink_caps_str (h, caps);
   g_free (caps);
   gst_harness_set_src_caps_str (h, "text/x-raw, format=utf8");
@@ -193,11 +274,11 @@ run_case (GRand *r, guint steps)
         gst_harness_push (h, b);
       }
     }
-    check_output (h, &c, s334);
+    check_output (h, &c, kind);
   }
   if (!eos)
     gst_harness_push_event (h, gst_event_new_eos ());
-  check_output (h, &c, s334);
+  check_output (h, &c, kind);
   gst_harness_teardown (h);
 }
 

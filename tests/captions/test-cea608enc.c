@@ -2,7 +2,8 @@
  * PTS and DURATION and no holes, odd parity, padding on GAP, the control
  * code sequences of pop-on, roll-up and paint-on (47 CFR 79.101 (j)(2)),
  * codes twice in consecutive frames, the erase before EOS, the frame
- * rates, CC3 in field 2, the bandwidth rule and the error messages. */
+ * rates, CC3 in field 2, the bandwidth rule, the error messages and the
+ * 708 outputs (cc_data, cdp: the same 608 pairs and a native service). */
 #include <gst/gst.h>
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
@@ -476,6 +477,22 @@ GST_START_TEST (test_errors)
   gst_object_unref (bus);
   gst_harness_teardown (h);
 
+  /* CDP at a frame rate SMPTE 334-2 has no code for */
+  h = make (NULL, "closedcaption/x-cea-708, format=cdp, framerate=15/1");
+  bus = gst_bus_new ();
+  gst_element_set_bus (h->element, bus);
+  gst_harness_play (h);
+  b = gst_buffer_new_memdup ("x", 1);
+  GST_BUFFER_PTS (b) = 0;
+  GST_BUFFER_DURATION (b) = GST_SECOND;
+  fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_NOT_NEGOTIATED);
+  e = error_of (h, bus);
+  fail_unless (e && strstr (e, "format=cdp") && strstr (e, "15/1"), "%s", e);
+  g_free (e);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+
   /* a segment not in TIME */
   h = make (NULL, NULL);
   bus = gst_bus_new ();
@@ -521,6 +538,166 @@ GST_START_TEST (test_characters_out)
 }
 GST_END_TEST;
 
+/* Pulls every buffer of a 708 output (cc_data, or cdp when cdp): the 608
+ * pairs of cc_type 0 (field 1) and the DTVCC packets' bytes (their
+ * triplets, cc_type 3 then 2, each packet ended by cc_valid 0). */
+static void
+drain_708 (GstHarness *h, gboolean cdp, GArray *pairs, GByteArray *dtvcc, guint *packets)
+{
+  GstBuffer *b;
+
+  while ((b = gst_harness_try_pull (h))) {
+    GstMapInfo map;
+    const guint8 *cc;
+    guint count;
+    gst_buffer_map (b, &map, GST_MAP_READ);
+    cc = map.data;
+    count = map.size / 3;
+    if (cdp) {
+      guint sum = 0;
+      fail_unless (map.size >= 13 && map.data[0] == 0x96 && map.data[1] == 0x69);
+      fail_unless_equals_int (map.data[2], map.size);
+      for (guint i = 0; i < map.size; i++)
+        sum += map.data[i];
+      fail_unless_equals_int (sum & 0xff, 0);
+      fail_unless_equals_int (map.data[7], 0x72);
+      count = map.data[8] & 0x1f;
+      cc = map.data + 9;
+    } else {
+      fail_unless_equals_int (map.size % 3, 0);
+    }
+    /* 20 triplets a frame at 29.97, 608 in the first two */
+    fail_unless_equals_int (count, 20);
+    fail_unless_equals_int (cc[0], 0xfc);
+    {
+      guint16 p = (guint16) ((cc[1] & 0x7f) << 8 | (cc[2] & 0x7f));
+      g_array_append_val (pairs, p);
+    }
+    fail_unless_equals_int (cc[3] & 0xfb, 0xf9);
+    for (guint i = 2; i < count; i++) {
+      guint8 t = cc[3 * i];
+      if (t == 0xff) {
+        /* a packet: header (sequence, size code), then service blocks
+         * (service number, size); service 1's data is kept */
+        guint size = (cc[3 * i + 1] & 0x3f) * 2, j;
+        GByteArray *pkt = g_byte_array_new ();
+        (*packets)++;
+        for (j = i; j < count && (j == i || cc[3 * j] == 0xfe); j++)
+          g_byte_array_append (pkt, cc + 3 * j + 1, 2);
+        fail_unless_equals_int (pkt->len, size);
+        fail_unless (j == count || cc[3 * j] == 0xfa);
+        for (guint k = 1; k < size && pkt->data[k] != 0;) {
+          guint service = pkt->data[k] >> 5, len = pkt->data[k] & 0x1f;
+          fail_unless (k + 1 + len <= size);
+          if (service == 1)
+            g_byte_array_append (dtvcc, pkt->data + k + 1, len);
+          k += 1 + len;
+        }
+        g_byte_array_unref (pkt);
+        i = j - 1;
+      } else {
+        fail_unless_equals_int (t, 0xfa);
+      }
+    }
+    gst_buffer_unmap (b, &map);
+    gst_buffer_unref (b);
+  }
+}
+
+/* Pop-on, the first caption at 0 s: it cannot be loaded before it, so it
+ * is painted (RDC, EDM in frame 2, PAC, text); the next caption is loaded
+ * after it and, before its EOC at its start frame, RDC, EDM (the painted
+ * caption's end) and RCL. */
+GST_START_TEST (test_popon_first_painted)
+{
+  GstHarness *h = make ("mode=pop-on", NULL);
+  Out o;
+  gint rcl, rdc, eoc;
+  gchar *txt;
+
+  gst_harness_play (h);
+  push_text (h, "First", 0, 2000);
+  push_text (h, "Second", 2000, 1000);
+  gst_harness_push_event (h, gst_event_new_eos ());
+  o = drain (h, FPS_N, FPS_D, FALSE);
+  fail_unless_equals_uint64 (o.first_pts, 0);
+  fail_unless_equals_int (g_array_index (o.pairs, guint16, 0), 0x1429);
+  fail_unless_equals_int (g_array_index (o.pairs, guint16, 1), 0x1429);
+  fail_unless_equals_int (g_array_index (o.pairs, guint16, 2), 0x142c);
+  fail_unless_equals_int (g_array_index (o.pairs, guint16, 3), 0x142c);
+  fail_unless_equals_int (g_array_index (o.pairs, guint16, 4), 0x1460);
+  fail_unless_equals_int (g_array_index (o.pairs, guint16, 6), ('F' << 8) | 'i');
+  rcl = find (o.pairs, 0, 0x1420);
+  fail_unless (rcl > 6);
+  rdc = find (o.pairs, rcl, 0x1429);
+  eoc = find (o.pairs, rcl, 0x142f);
+  /* 2 s is frame 60 at 29.97 */
+  fail_unless_equals_int (eoc, 60);
+  fail_unless_equals_int (rdc, 54);
+  fail_unless_equals_int (g_array_index (o.pairs, guint16, 56), 0x142c);
+  fail_unless_equals_int (g_array_index (o.pairs, guint16, 58), 0x1420);
+  txt = basic_text (o.pairs);
+  fail_unless (strstr (txt, "First") && strstr (txt, "Second"), "%s", txt);
+  g_free (txt);
+  out_clear (&o);
+  gst_harness_teardown (h);
+}
+GST_END_TEST;
+
+/* TRUE when the bytes of text are in a. */
+static gboolean
+has_bytes (GByteArray *a, const gchar *text)
+{
+  gsize n = strlen (text);
+  for (gsize i = 0; i + n <= a->len; i++)
+    if (memcmp (a->data + i, text, n) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* Output by caps: closedcaption/x-cea-708 cc_data and cdp carry the same
+ * 608 pairs as format=raw, and a 708 service 1 with the caption's text,
+ * its windows defined and toggled. */
+GST_START_TEST (test_cea708_output)
+{
+  const gchar *caps[] = {
+    "closedcaption/x-cea-708, format=cc_data, framerate=30000/1001",
+    "closedcaption/x-cea-708, format=cdp, framerate=30000/1001",
+  };
+  GstHarness *h = make ("mode=pop-on", NULL);
+  Out raw;
+
+  gst_harness_play (h);
+  push_text (h, "Hello there", 1000, 2000);
+  gst_harness_push_event (h, gst_event_new_eos ());
+  raw = drain (h, FPS_N, FPS_D, FALSE);
+  gst_harness_teardown (h);
+
+  for (guint k = 0; k < G_N_ELEMENTS (caps); k++) {
+    GArray *pairs = g_array_new (FALSE, FALSE, sizeof (guint16));
+    GByteArray *dtvcc = g_byte_array_new ();
+    guint packets = 0;
+    h = make ("mode=pop-on", caps[k]);
+    gst_harness_play (h);
+    push_text (h, "Hello there", 1000, 2000);
+    gst_harness_push_event (h, gst_event_new_eos ());
+    drain_708 (h, k == 1, pairs, dtvcc, &packets);
+    fail_unless_equals_int (pairs->len, raw.pairs->len);
+    fail_unless (memcmp (pairs->data, raw.pairs->data, 2 * pairs->len) == 0,
+        "the 608 pairs in %s differ from format=raw", caps[k]);
+    fail_unless (packets > 0);
+    /* DefineWindow 0 and 1, the text, ToggleWindows 0 and 1 */
+    fail_unless (has_bytes (dtvcc, "Hello there"));
+    fail_unless (memchr (dtvcc->data, 0x98, dtvcc->len) && memchr (dtvcc->data, 0x99, dtvcc->len));
+    fail_unless (memchr (dtvcc->data, 0x8b, dtvcc->len) != NULL);
+    g_array_unref (pairs);
+    g_byte_array_unref (dtvcc);
+    gst_harness_teardown (h);
+  }
+  out_clear (&raw);
+}
+GST_END_TEST;
+
 static Suite *
 cea608enc_suite (void)
 {
@@ -539,6 +716,8 @@ cea608enc_suite (void)
   tcase_add_test (tc, test_bandwidth_rule);
   tcase_add_test (tc, test_errors);
   tcase_add_test (tc, test_characters_out);
+  tcase_add_test (tc, test_cea708_output);
+  tcase_add_test (tc, test_popon_first_painted);
   return s;
 }
 
