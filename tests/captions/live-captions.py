@@ -4,9 +4,11 @@ part of the suite; tests/captions/live-captions.sh runs it).
 
 A live appsrc plays a speech programme (a 16-kHz mono WAV, looped) in
 100-ms buffers at real time into whispersink (output=words, latency L),
-cea608enc (mode auto: roll-up for this live input) and ccconverter (708
-cc_data) into cccombiner beside a live 29.97-fps videotestsrc, then
-ccextractor (meta kept) and cc708overlay into a synced fakesink.
+cea608enc (mode auto: roll-up for this live input; native 708 cc_data, the
+608 pairs in its first triplets) into cccombiner beside a live 29.97-fps
+videotestsrc, then ccextractor (meta kept) and cc708overlay into a synced
+fakesink; cc708overlay renders the caption stream ccextractor takes off the
+frames (its cc_sink pad).
 
 Reported and checked:
   - caption data lost: the byte pairs cea608enc sent (a tee) against those
@@ -59,15 +61,17 @@ def main():
         'appsrc name=audio is-live=true format=time min-latency=%d '
         'caps="audio/x-raw,format=S16LE,rate=16000,channels=1,layout=interleaved" ! '
         'queue ! whispersink name=w %s latency=%d output=words ! '
-        'cea608enc name=enc post-messages=true ! tee name=t '
-        't. ! queue max-size-time=0 max-size-buffers=0 max-size-bytes=0 ! '
+        'cea608enc name=enc post-messages=true ! closedcaption/x-cea-708,format=cc_data ! tee name=t '
+        't. ! queue max-size-time=0 max-size-buffers=0 max-size-bytes=0 ! ccconverter ! closedcaption/x-cea-608,format=raw ! '
         'appsink name=encout sync=false async=false emit-signals=true '
-        't. ! queue max-size-time=0 max-size-buffers=0 max-size-bytes=0 ! ccconverter ! closedcaption/x-cea-708,format=cc_data ! comb.caption '
+        't. ! queue max-size-time=0 max-size-buffers=0 max-size-bytes=0 ! comb.caption '
         'videotestsrc name=vsrc is-live=true pattern=ball ! video/x-raw,width=320,height=240,'
         'framerate=30000/1001 ! queue ! cccombiner name=comb ! '
-        'ccextractor name=ex remove-caption-meta=false ! cc708overlay ! '
-        'fakesink name=vsink sync=true qos=true '
-        'ex.caption ! queue max-size-time=0 max-size-buffers=0 max-size-bytes=0 ! ccconverter ! closedcaption/x-cea-608,format=raw ! '
+        'ccextractor name=ex remove-caption-meta=false ! queue max-size-time=0 max-size-buffers=0 max-size-bytes=0 ! '
+        'cc708overlay name=ov ! fakesink name=vsink sync=true qos=true '
+        'ex.caption ! tee name=et '
+        'et. ! queue max-size-time=0 max-size-buffers=0 max-size-bytes=0 ! ov.cc_sink '
+        'et. ! queue max-size-time=0 max-size-buffers=0 max-size-bytes=0 ! ccconverter ! closedcaption/x-cea-608,format=raw ! '
         'appsink name=ccout sync=false async=false emit-signals=true'
         % (BUF_MS * Gst.MSECOND, model, a.latency))
     pipe = Gst.parse_launch(desc)
