@@ -22,7 +22,7 @@
  * pushed as soon as it is in (each piece's text after the text of all
  * pieces before it), the task waiting for it when that many pieces are out
  * or at a drain. Retries (another server, a back-off) are
- * the client's (gstwhisperremote.c): a piece is never given up but for a
+ * the client's (remote/gstwhisperremotefleet.c): a piece is never given up but for a
  * refusal (4xx: an error) or a flush. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

@@ -102,6 +102,16 @@ def main():
         def log_message(self, fmt, *a):
             pass
 
+        def setup(self):
+            # TLS: the handshake runs here, in the connection's own thread
+            # (bounded), not in accept() on the serving thread, where one
+            # stalled handshake would hold up every other connection.
+            if isinstance(self.request, ssl.SSLSocket):
+                self.request.settimeout(10)
+                self.request.do_handshake()
+                self.request.settimeout(None)
+            super().setup()
+
         def reply(self, status, obj):
             body = json.dumps(obj).encode()
             self.send_response(status)
@@ -135,12 +145,20 @@ def main():
                 stats["busy_s"] += time.monotonic() - t0
             self.reply(200, ans)
 
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
-    server.daemon_threads = True
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+
+        def handle_error(self, request, client_address):
+            # a client that refuses the certificate ends its handshake: expected
+            if not isinstance(sys.exc_info()[1], (ssl.SSLError, OSError)):
+                super().handle_error(request, client_address)
+
+    server = Server(("127.0.0.1", args.port), Handler)
     if args.tls_cert:
         tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         tls.load_cert_chain(args.tls_cert, args.tls_key)
-        server.socket = tls.wrap_socket(server.socket, server_side=True)
+        server.socket = tls.wrap_socket(server.socket, server_side=True,
+                                        do_handshake_on_connect=False)
     print(f"listening on {server.server_address[1]}", flush=True)
     server.serve_forever()
 
