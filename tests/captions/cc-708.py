@@ -43,12 +43,7 @@ def main():
     pipe = Gst.parse_launch(desc)
     for name, cues in (('en', en), ('de', de)):
         src = pipe.get_by_name(name)
-        for s, e, body in cues:
-            b = Gst.Buffer.new_wrapped(body.encode('utf-8'))
-            b.pts = s * Gst.MSECOND
-            b.duration = (e - s) * Gst.MSECOND
-            src.emit('push-buffer', b)
-        src.emit('end-of-stream')
+        cclib.push_cues(src, cues)
     pipe.set_state(Gst.State.PLAYING)
     m = pipe.get_bus().timed_pop_filtered(300 * Gst.SECOND,
                                           Gst.MessageType.EOS | Gst.MessageType.ERROR)

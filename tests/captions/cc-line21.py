@@ -39,12 +39,7 @@ def main():
             'appsink name=back sync=false' % (mode, nframes))
     pipe = Gst.parse_launch(desc)
     src = pipe.get_by_name('src')
-    for s, e, body in bufs:
-        b = Gst.Buffer.new_wrapped(body.encode('utf-8'))
-        b.pts = s * Gst.MSECOND
-        b.duration = (e - s) * Gst.MSECOND
-        src.emit('push-buffer', b)
-    src.emit('end-of-stream')
+    cclib.push_cues(src, bufs)
 
     got = {'direct': {}, 'back': {}}
 

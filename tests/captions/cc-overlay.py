@@ -28,6 +28,9 @@ import gi
 gi.require_version('Gst', '1.0')
 from gi.repository import Gst  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cclib  # noqa: E402
+
 W, H = 640, 360
 FPS_N, FPS_D = 30000, 1001
 # (start ms, end ms, text): the captions of the test
@@ -53,12 +56,7 @@ def run(mode, fmt, png=None, at_s=None, cues=None, size=(W, H), pattern='black')
             % (mode, fmt, pattern, nframes, w, h, FPS_N, FPS_D, 'RGB' if png else 'GRAY8'))
     pipe = Gst.parse_launch(desc)
     src = pipe.get_by_name('text')
-    for s, e, body in cues:
-        b = Gst.Buffer.new_wrapped(body.encode('utf-8'))
-        b.pts = s * Gst.MSECOND
-        b.duration = (e - s) * Gst.MSECOND
-        src.emit('push-buffer', b)
-    src.emit('end-of-stream')
+    cclib.push_cues(src, cues)
     sink = pipe.get_by_name('out')
     pipe.set_state(Gst.State.PLAYING)
     lit = []
@@ -98,12 +96,7 @@ def raw_bytes(mode, via_708):
         'cea608enc mode=%s ! %sclosedcaption/x-cea-608,format=raw,framerate=%d/%d ! '
         'appsink name=out sync=false' % (mode, conv, FPS_N, FPS_D))
     src = pipe.get_by_name('text')
-    for s, e, body in CUES:
-        b = Gst.Buffer.new_wrapped(body.encode('utf-8'))
-        b.pts = s * Gst.MSECOND
-        b.duration = (e - s) * Gst.MSECOND
-        src.emit('push-buffer', b)
-    src.emit('end-of-stream')
+    cclib.push_cues(src, CUES)
     sink = pipe.get_by_name('out')
     pipe.set_state(Gst.State.PLAYING)
     out = []
@@ -167,8 +160,6 @@ def main():
     if a.roundtrip:
         return roundtrip(a.mode)
     if a.png:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import cclib
         cues = cclib.parse_srt(a.srt) if a.srt else CUES
         size = tuple(int(x) for x in a.size.split('x'))
         run(a.mode, 'cdp' if a.cdp else 'cc_data', a.png, a.at, cues, size, a.pattern)

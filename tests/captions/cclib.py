@@ -55,6 +55,17 @@ def cue_buffers(cues, words=False):
     return bufs
 
 
+def push_cues(src, cues):
+    """Pushes (start ms, end ms, text) into appsrc SRC as timed UTF-8
+    buffers, then EOS."""
+    for s, e, body in cues:
+        b = Gst.Buffer.new_wrapped(body.encode('utf-8'))
+        b.pts = s * Gst.MSECOND
+        b.duration = (e - s) * Gst.MSECOND
+        src.emit('push-buffer', b)
+    src.emit('end-of-stream')
+
+
 def encode(bufs, out, mode='pop-on', fps='30000/1001', max_delay=3000, raw=None,
            enc_props=''):
     """Runs appsrc ! cea608enc ... into the MP4 out (or raw 608 bytes into
@@ -79,12 +90,7 @@ def encode(bufs, out, mode='pop-on', fps='30000/1001', max_delay=3000, raw=None,
                 % (enc, fps, nframes, fps, out))
     pipe = Gst.parse_launch(desc)
     src = pipe.get_by_name('src')
-    for s, e, body in bufs:
-        b = Gst.Buffer.new_wrapped(body.encode('utf-8'))
-        b.pts = s * Gst.MSECOND
-        b.duration = (e - s) * Gst.MSECOND
-        src.emit('push-buffer', b)
-    src.emit('end-of-stream')
+    push_cues(src, bufs)
 
     msgs, errors = [], []
     bus = pipe.get_bus()
