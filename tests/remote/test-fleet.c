@@ -38,6 +38,7 @@
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
+#include "remote-util.h"
 
 #define API_KEY "fleet-secret-key-0815"
 #define RATE 16000
@@ -105,35 +106,15 @@ typedef struct {
   guint port;
 } Server;
 
-static guint
-free_port (void)
-{
-  GSocket *s = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, 0, NULL);
-  GInetAddress *lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
-  GSocketAddress *a = g_inet_socket_address_new (lo, 0), *bound;
-  guint port;
-
-  g_assert (g_socket_bind (s, a, TRUE, NULL));
-  bound = g_socket_get_local_address (s, NULL);
-  port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
-  g_object_unref (bound);
-  g_object_unref (a);
-  g_object_unref (lo);
-  g_object_unref (s);
-  return port;
-}
-
 static gchar *tls_cert, *tls_key;     /* the next server speaks https */
 
 static gboolean
 start_server (Server *srv)
 {
   gchar *port, *service;
-  GDataInputStream *in;
-  gchar *line;
   const gchar *argv[12];
 
-  srv->port = free_port ();
+  srv->port = remote_free_port ();
   port = g_strdup_printf ("%u", srv->port);
   service = g_strdup_printf ("%g", opt_service);
   argv[0] = "python3";
@@ -150,20 +131,10 @@ start_server (Server *srv)
     argv[9] = tls_key;
     argv[10] = NULL;
   }
-  srv->proc = g_subprocess_newv (argv, G_SUBPROCESS_FLAGS_STDOUT_PIPE, NULL);
+  srv->proc = remote_start_helper (argv);
   g_free (port);
   g_free (service);
-  if (srv->proc == NULL)
-    return FALSE;
-  in = g_data_input_stream_new (g_subprocess_get_stdout_pipe (srv->proc));
-  line = g_data_input_stream_read_line (in, NULL, NULL, NULL);
-  g_object_unref (in);
-  if (line == NULL || !g_str_has_prefix (line, "listening on")) {
-    g_free (line);
-    return FALSE;
-  }
-  g_free (line);
-  return TRUE;
+  return srv->proc != NULL;
 }
 
 static void

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "remote-util.h"
 
 #define API_KEY "test-secret-key-4711"
 #define LIBRIVOX "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0870.wav"
@@ -48,54 +49,6 @@ want (const gchar *name)
 /* ------------------------------------------------------------------------ */
 /* Processes */
 
-static guint
-free_port (void)
-{
-  GSocket *s = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, 0, NULL);
-  GInetAddress *lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
-  GSocketAddress *a = g_inet_socket_address_new (lo, 0), *bound;
-  guint port;
-
-  g_assert (g_socket_bind (s, a, TRUE, NULL));
-  bound = g_socket_get_local_address (s, NULL);
-  port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
-  g_object_unref (bound);
-  g_object_unref (a);
-  g_object_unref (lo);
-  g_object_unref (s);
-  return port;
-}
-
-/* Starts a helper and waits for its "listening on" line. */
-static GSubprocess *
-start_helper (const gchar *const *argv, guint timeout_s)
-{
-  GError *err = NULL;
-  GSubprocess *p = g_subprocess_newv (argv, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &err);
-  GDataInputStream *in;
-  gchar *line;
-
-  if (p == NULL) {
-    g_printerr ("cannot start %s: %s\n", argv[1], err->message);
-    g_error_free (err);
-    return NULL;
-  }
-  (void) timeout_s;
-  in = g_data_input_stream_new (g_subprocess_get_stdout_pipe (p));
-  line = g_data_input_stream_read_line (in, NULL, NULL, NULL);
-  g_object_unref (in);
-  if (line == NULL || !g_str_has_prefix (line, "listening on")) {
-    g_printerr ("%s did not start (%s)\n", argv[1], line ? line : "no output");
-    g_free (line);
-    g_subprocess_force_exit (p);
-    g_subprocess_wait (p, NULL, NULL);
-    g_object_unref (p);
-    return NULL;
-  }
-  g_free (line);
-  return p;
-}
-
 static gboolean
 start_server (void)
 {
@@ -103,7 +56,7 @@ start_server (void)
   const gchar *argv[] = { python, server_py, "--model", model_dir, "--port", port,
     "--api-key", API_KEY, "--threads", "2", NULL };
 
-  server = start_helper (argv, 60);
+  server = remote_start_helper (argv);
   g_free (port);
   return server != NULL;
 }
@@ -124,7 +77,7 @@ start_proxy (void)
   gchar *up = g_strdup_printf ("%u", server_port), *port = g_strdup_printf ("%u", proxy_port);
   const gchar *argv[] = { python, proxy_py, "--upstream", up, "--port", port, NULL };
 
-  proxy = start_helper (argv, 10);
+  proxy = remote_start_helper (argv);
   g_free (up);
   g_free (port);
   return proxy != NULL;
@@ -769,8 +722,8 @@ main (int argc, char **argv)
   }
 
   session = soup_session_new ();
-  server_port = free_port ();
-  proxy_port = free_port ();
+  server_port = remote_free_port ();
+  proxy_port = remote_free_port ();
   if (!start_server () || !start_proxy ()) {
     g_print ("FAIL: the test server or proxy did not start\n");
     return 1;
