@@ -10,8 +10,10 @@
 # ($MODELS/base) with language-code=LANG unless --model is given. --net
 # runs the RTP/Opus variant of the English halves. For each half it prints
 # live-commit's table and RESULT line (live WER vs offline WER, p95 delay,
-# repeated words, text in pauses, warnings), then one summary line per
-# half. The whole output of each run goes to build/live-eval/logs/.
+# repeated words, text in pauses, warnings) and edges.py's errors of the
+# words after and before the pauses, then one summary line per half. The
+# whole output of each run (--verbose: every item, every imperfect clip)
+# goes to build/live-eval/logs/.
 # make-set.py makes the set first when it is missing or out of date
 # (a few seconds; --net: the English halves' length in real time).
 # Tune on dev only: held-out is for reporting.
@@ -53,8 +55,11 @@ summary=()
 for h in "${halves[@]}"; do
   log=$out/logs/$h-$lang$net-$latency.log
   echo "# $h-$lang$net, latency $latency: $log"
-  "$build/tests/element/live-commit" --paced --latency "$latency" ${rest[@]+"${rest[@]}"} \
-    --programme "$out/$h-$lang$net.wav" 2>&1 | tee "$log" || echo "run.sh: live-commit failed on $h-$lang$net (see $log)" >&2
+  "$build/tests/element/live-commit" --paced --verbose --latency "$latency" \
+    ${rest[@]+"${rest[@]}"} --programme "$out/$h-$lang$net.wav" > "$log" 2>&1 \
+    || echo "run.sh: live-commit failed on $h-$lang$net (see $log)" >&2
+  sed -n '/^# live-commit:/,$p' "$log"
+  python3 "$here/edges.py" "$log" "$out/$h-$lang$net.tsv" | tee -a "$log"
   summary+=("$h-$lang$net $(grep '^RESULT' "$log" || echo 'no RESULT line')")
 done
 printf '%s\n' "${summary[@]}"
