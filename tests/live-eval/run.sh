@@ -13,7 +13,9 @@
 # repeated words, text in pauses, warnings) and edges.py's errors of the
 # words after and before the pauses, then one summary line per half. The
 # whole output of each run (--verbose: every item, every imperfect clip)
-# goes to build/live-eval/logs/.
+# goes to build/live-eval/logs/. Both passes run with word-timestamps=true
+# (live input always has them): offline word buffers are otherwise spread
+# evenly over their segment and edges.py would put them in the wrong clip.
 # make-set.py makes the set first when it is missing or out of date
 # (a few seconds; --net: the English halves' length in real time).
 # Tune on dev only: held-out is for reporting.
@@ -56,6 +58,7 @@ for h in "${halves[@]}"; do
   log=$out/logs/$h-$lang$net-$latency.log
   echo "# $h-$lang$net, latency $latency: $log"
   "$build/tests/element/live-commit" --paced --verbose --latency "$latency" \
+    --set word-timestamps=true \
     ${rest[@]+"${rest[@]}"} --programme "$out/$h-$lang$net.wav" > "$log" 2>&1 \
     || echo "run.sh: live-commit failed on $h-$lang$net (see $log)" >&2
   sed -n '/^# live-commit:/,$p' "$log"
