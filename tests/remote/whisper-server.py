@@ -188,13 +188,17 @@ def main():
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            for i, data in enumerate(stream_events(answer, fields, bad)):
-                if i > 0:
-                    time.sleep(args.stream_delay)
-                event = f"data: {data}\n\n".encode()
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
-                self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
+            try:
+                for i, data in enumerate(stream_events(answer, fields, bad)):
+                    if i > 0:
+                        time.sleep(args.stream_delay)
+                    event = f"data: {data}\n\n".encode()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                # the client stopped reading (a bad event, a flush)
+                self.close_connection = True
 
         def do_GET(self):
             if self.path == "/health":
