@@ -109,8 +109,9 @@ whisper_cpu_int8_weight_rows_f32 (const WhisperCpuInt8Weight *w, int r0, int r1,
   for (int r = r0; r < r1; r++) {
     const int8_t *q = w->q + (size_t) r * w->cols_pad;
     float *d = dst + (size_t) (r - r0) * w->cols;
+    const float inverse = 1.0f / w->scale[r]; /* as whisper_tensor_rows_to_f32 () */
     for (int c = 0; c < w->cols; c++)
-      d[c] = (float) q[c] / w->scale[r];
+      d[c] = (float) q[c] * inverse;
   }
 }
 

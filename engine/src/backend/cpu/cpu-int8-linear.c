@@ -21,11 +21,13 @@ gboolean
 whisper_cpu_int8_takes (const WhisperBackendCpu *self, const WhisperWeight *w,
                         const WhisperTensor *t)
 {
-  if (t->type == WHISPER_DTYPE_I8)
-    return TRUE;
-  return self->int8_quantize && !w->keep_float &&
-         (t->type == WHISPER_DTYPE_F16 || t->type == WHISPER_DTYPE_F32 ||
-          t->type == WHISPER_DTYPE_BF16);
+  /* CTranslate2 runs its convolutions in floating point, on the
+   * dequantized kernel when the file stores it in int8 */
+  if (w->keep_float)
+    return FALSE;
+  return t->type == WHISPER_DTYPE_I8 ||
+         (self->int8_quantize && (t->type == WHISPER_DTYPE_F16 || t->type == WHISPER_DTYPE_F32 ||
+                                  t->type == WHISPER_DTYPE_BF16));
 }
 
 gboolean

@@ -65,7 +65,7 @@ void whisper_cpu_int8_weight_set_stored (WhisperCpuInt8Weight *w, int r, const i
                                          float scale);
 /* Row r quantized from float32 values with the rule above. */
 void whisper_cpu_int8_weight_set_f32 (WhisperCpuInt8Weight *w, int r, const float *x);
-/* dst[0 .. (r1 - r0) * cols) = rows [r0, r1) as float32 (stored / scale) */
+/* dst[0 .. (r1 - r0) * cols) = rows [r0, r1) as float32 (stored * (1 / scale)) */
 void whisper_cpu_int8_weight_rows_f32 (const WhisperCpuInt8Weight *w, int r0, int r1,
                                        float *dst);
 
