@@ -1,7 +1,8 @@
 /* test-cpu-int8.c: the CPU backend's int8 linears (cpu-int8.h) on seeded
  * random inputs.
  * - /cpu-int8/quantize: a row's stored values and scale with CTranslate2's
- *   rule, each value within half a step of the float one.
+ *   rule on every path this CPU has (ties to even), each value within half
+ *   a step of the float one.
  * - /cpu-int8/kernels: every kernel path this CPU has against 64-bit
  *   integer dot products: the same bits (the sums are exact), for tile
  *   edges in rows, input rows and columns, with and without accumulation.
@@ -30,31 +31,54 @@ rnd (GRand *r)
   return (float) g_rand_double_range (r, -1.0, 1.0);
 }
 
+/* one row on one path: CTranslate2's rule computed here in the plainest
+ * way (nearbyintf: round to nearest even) */
 static void
-test_quantize (void)
+check_quantize (WhisperCpuInt8Isa isa, const float *x, int cols)
 {
-  g_autoptr (GRand) r = g_rand_new_with_seed (11);
-  const int cols = 100, pad = whisper_cpu_int8_cols_pad (cols);
-  g_assert_cmpint (pad, ==, 128);
-  float x[100];
-  int8_t q[128];
+  const int pad = whisper_cpu_int8_cols_pad (cols);
+  g_autofree int8_t *q = g_new (int8_t, pad);
+  float amax = 0.0f;
   for (int c = 0; c < cols; c++)
-    x[c] = rnd (r) * 3.0f;
-  x[17] = -4.0f; /* the largest magnitude: stored -127 */
-  const float scale = whisper_cpu_int8_quantize_row (q, x, cols, pad);
-  g_assert_cmpfloat (scale, ==, 127.0f / 4.0f);
-  g_assert_cmpint (q[17], ==, -127);
+    amax = fmaxf (amax, fabsf (x[c]));
+  const float want_scale = 127.0f / (amax == 0.0f ? 127.0f : amax);
+  const float scale = whisper_cpu_int8_quantize_row (isa, q, x, cols, pad);
+  g_assert_cmpfloat (scale, ==, want_scale);
   for (int c = 0; c < cols; c++) {
-    g_assert_cmpint (q[c], ==, (int) nearbyintf (x[c] * scale));
+    if (q[c] != (int) nearbyintf (x[c] * scale))
+      g_error ("int8 %s: cols %d: q[%d] = %d for %.9g * %.9g, want %d",
+               whisper_cpu_int8_isa_name (isa), cols, c, q[c], x[c], scale,
+               (int) nearbyintf (x[c] * scale));
     g_assert_cmpfloat (fabs ((double) q[c] / scale - x[c]), <=, 0.5 / scale + 1e-6);
   }
   for (int c = cols; c < pad; c++)
     g_assert_cmpint (q[c], ==, 0);
-  /* a zero row: scale 1, zeros */
-  float z[100] = { 0 };
-  g_assert_cmpfloat (whisper_cpu_int8_quantize_row (q, z, cols, pad), ==, 1.0f);
-  for (int c = 0; c < pad; c++)
-    g_assert_cmpint (q[c], ==, 0);
+}
+
+static void
+test_quantize (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (11);
+  g_assert_cmpint (whisper_cpu_int8_cols_pad (100), ==, 128);
+  const int sizes[] = { 1, 7, 31, 33, 100, 384, 1536 };
+  for (int isa = 0; isa < WHISPER_CPU_INT8_N_ISA; isa++) {
+    if (!whisper_cpu_int8_isa_available (isa))
+      continue;
+    for (gsize s = 0; s < G_N_ELEMENTS (sizes); s++) {
+      g_autofree float *x = g_new (float, sizes[s]);
+      for (int c = 0; c < sizes[s]; c++)
+        x[c] = rnd (r) * 3.0f;
+      x[sizes[s] / 2] = -4.0f; /* the largest magnitude: stored -127 */
+      check_quantize (isa, x, sizes[s]);
+      /* amax 127, scale 1: halves are ties, rounded to even */
+      for (int c = 0; c < sizes[s]; c++)
+        x[c] = (float) g_rand_int_range (r, -127, 127) + 0.5f;
+      x[0] = 127.0f;
+      check_quantize (isa, x, sizes[s]);
+      memset (x, 0, sizes[s] * sizeof (float)); /* a zero row: scale 1, zeros */
+      check_quantize (isa, x, sizes[s]);
+    }
+  }
 }
 
 /* y[i, r] as every kernel must give it: the exact dot over (x_scale[i]
@@ -94,7 +118,7 @@ check_kernel (WhisperCpuInt8Isa isa, GRand *r, int rows, int cols, int n)
   for (int i = 0; i < n; i++) {
     for (int c = 0; c < cols; c++)
       x[c] = rnd (r);
-    xs[i] = whisper_cpu_int8_quantize_row (xq + (size_t) i * pad, x, cols, pad);
+    xs[i] = whisper_cpu_int8_quantize_row (isa, xq + (size_t) i * pad, x, cols, pad);
   }
   for (int acc = 0; acc < 2; acc++) {
     for (size_t k = 0; k < (size_t) n * rows; k++)

@@ -36,19 +36,115 @@ whisper_cpu_int8_cols_pad (int cols)
          WHISPER_CPU_INT8_COL_ALIGN;
 }
 
-float
-whisper_cpu_int8_quantize_row (int8_t *q, const float *x, int cols, int cols_pad)
+/* round to nearest even for |v| < 2^22 (here |v| <= 127.x), in the
+ * default rounding mode as vcvtps2dq rounds: the same integers as
+ * nearbyintf () without its library call */
+static inline float
+round_even (float v)
+{
+  return (v + 0x1.8p23f) - 0x1.8p23f;
+}
+
+static float
+row_amax_portable (const float *x, int cols)
 {
   float amax = 0.0f;
-  for (int c = 0; c < cols; c++)
-    amax = fmaxf (amax, fabsf (x[c]));
+  for (int c = 0; c < cols; c++) {
+    const float a = fabsf (x[c]);
+    amax = a > amax ? a : amax; /* NaN skipped */
+  }
+  return amax;
+}
+
+static void
+quantize_portable (int8_t *q, const float *x, int c0, int cols, float scale)
+{
+  for (int c = c0; c < cols; c++)
+    q[c] = (int8_t) CLAMP (round_even (x[c] * scale), -127.0f, 127.0f); /* never -128 */
+}
+
+/* the row's scale from its largest magnitude (model_spec.py's rule and
+ * floor: finite for tiny nonzero rows) */
+static float
+row_scale (float amax)
+{
   if (amax == 0.0f)
     amax = 127.0f;
-  /* keeps the scale finite for tiny nonzero rows (model_spec.py's floor) */
   amax = fmaxf (amax, 127.0f / G_MAXFLOAT);
-  const float scale = 127.0f / amax;
-  for (int c = 0; c < cols; c++)
-    q[c] = (int8_t) CLAMP (nearbyintf (x[c] * scale), -127.0f, 127.0f); /* never -128 */
+  return 127.0f / amax;
+}
+
+#ifdef INT8_X86
+__attribute__ ((target ("avx2"))) static float
+quantize_avx2 (int8_t *q, const float *x, int cols)
+{
+  const __m256 abs_mask = _mm256_castsi256_ps (_mm256_set1_epi32 (0x7fffffff));
+  __m256 m = _mm256_setzero_ps ();
+  int c = 0;
+  for (; c + 8 <= cols; c += 8) /* a NaN in the first operand gives the second */
+    m = _mm256_max_ps (_mm256_and_ps (_mm256_loadu_ps (x + c), abs_mask), m);
+  float lanes[8];
+  _mm256_storeu_ps (lanes, m);
+  float amax = MAX (row_amax_portable (lanes, 8), row_amax_portable (x + c, cols - c));
+  const float scale = row_scale (amax);
+  const __m256 vs = _mm256_set1_ps (scale);
+  const __m256i lo = _mm256_set1_epi32 (-127), hi = _mm256_set1_epi32 (127);
+  const __m256i order = _mm256_setr_epi32 (0, 4, 1, 5, 2, 6, 3, 7);
+  for (c = 0; c + 32 <= cols; c += 32) {
+    __m256i v[4];
+    for (int k = 0; k < 4; k++)
+      v[k] = _mm256_min_epi32 (_mm256_max_epi32 (_mm256_cvtps_epi32 (_mm256_mul_ps (
+                                   _mm256_loadu_ps (x + c + 8 * k), vs)), lo), hi);
+    const __m256i p = _mm256_packs_epi16 (_mm256_packs_epi32 (v[0], v[1]),
+                                          _mm256_packs_epi32 (v[2], v[3]));
+    _mm256_storeu_si256 ((__m256i *) (q + c), _mm256_permutevar8x32_epi32 (p, order));
+  }
+  quantize_portable (q, x, c, cols, scale);
+  return scale;
+}
+
+__attribute__ ((target ("avx512f"))) static float
+quantize_avx512 (int8_t *q, const float *x, int cols)
+{
+  __m512 m = _mm512_setzero_ps ();
+  int c = 0;
+  for (; c + 16 <= cols; c += 16)
+    m = _mm512_max_ps (_mm512_abs_ps (_mm512_loadu_ps (x + c)), m);
+  float lanes[16];
+  _mm512_storeu_ps (lanes, m);
+  float amax = MAX (row_amax_portable (lanes, 16), row_amax_portable (x + c, cols - c));
+  const float scale = row_scale (amax);
+  const __m512 vs = _mm512_set1_ps (scale);
+  const __m512i lo = _mm512_set1_epi32 (-127), hi = _mm512_set1_epi32 (127);
+  for (c = 0; c + 16 <= cols; c += 16) {
+    const __m512i v = _mm512_min_epi32 (
+        _mm512_max_epi32 (_mm512_cvtps_epi32 (_mm512_mul_ps (_mm512_loadu_ps (x + c), vs)), lo), hi);
+    _mm_storeu_si128 ((__m128i *) (q + c), _mm512_cvtsepi32_epi8 (v));
+  }
+  quantize_portable (q, x, c, cols, scale);
+  return scale;
+}
+#endif
+
+float
+whisper_cpu_int8_quantize_row (WhisperCpuInt8Isa isa, int8_t *q, const float *x, int cols,
+                               int cols_pad)
+{
+  float scale;
+  switch (isa) {
+#ifdef INT8_X86
+  case WHISPER_CPU_INT8_AVX2:
+  case WHISPER_CPU_INT8_AVXVNNI:
+    scale = quantize_avx2 (q, x, cols);
+    break;
+  case WHISPER_CPU_INT8_AVX512VNNI:
+    scale = quantize_avx512 (q, x, cols);
+    break;
+#endif
+  default:
+    scale = row_scale (row_amax_portable (x, cols));
+    quantize_portable (q, x, 0, cols, scale);
+  }
   memset (q + cols, 0, (size_t) (cols_pad - cols));
   return scale;
 }
@@ -98,7 +194,8 @@ whisper_cpu_int8_weight_set_stored (WhisperCpuInt8Weight *w, int r, const int8_t
 void
 whisper_cpu_int8_weight_set_f32 (WhisperCpuInt8Weight *w, int r, const float *x)
 {
-  w->scale[r] = whisper_cpu_int8_quantize_row (w->q + (size_t) r * w->cols_pad, x, w->cols,
+  w->scale[r] = whisper_cpu_int8_quantize_row (WHISPER_CPU_INT8_PORTABLE,
+                                               w->q + (size_t) r * w->cols_pad, x, w->cols,
                                                w->cols_pad);
   update_sum (w, r);
 }

@@ -109,7 +109,7 @@ int8_block_task (int task, int thread, gpointer data)
   float *scale = whisper_cpu_thread_scratch (job->self, thread, ni + q_floats);
   int8_t *xq = (int8_t *) (scale + ni);
   for (int i = 0; i < ni; i++)
-    scale[i] = whisper_cpu_int8_quantize_row (xq + (size_t) i * w->cols_pad,
+    scale[i] = whisper_cpu_int8_quantize_row (job->self->int8_isa, xq + (size_t) i * w->cols_pad,
                                               job->x + (size_t) (i0 + i) * job->x_stride,
                                               w->cols, w->cols_pad);
   float *y = job->y + (size_t) i0 * job->y_stride;
@@ -138,7 +138,7 @@ whisper_cpu_int8_linear (WhisperBackendCpu *self, float *y, int y_stride, const 
                                               sizeof (float), "int8 input scales");
   for (int i = 0; i < n; i++)
     self->int8_scale[i] = whisper_cpu_int8_quantize_row (
-        self->int8_x + (size_t) i * q->cols_pad, x + (size_t) i * x_stride, q->cols, q->cols_pad);
+        self->int8_isa, self->int8_x + (size_t) i * q->cols_pad, x + (size_t) i * x_stride, q->cols, q->cols_pad);
   /* one contiguous share of whole tiles per thread */
   const int per = (q->rows + threads - 1) / threads;
   job.per_task = MAX ((per + 3) / 4 * 4, 4);

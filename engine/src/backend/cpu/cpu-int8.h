@@ -70,8 +70,10 @@ void whisper_cpu_int8_weight_rows_f32 (const WhisperCpuInt8Weight *w, int r0, in
                                        float *dst);
 
 /* q[0 .. cols_pad) = x[0 .. cols) quantized with the rule above, zeros
- * after; returns the row's scale. */
-float whisper_cpu_int8_quantize_row (int8_t *q, const float *x, int cols, int cols_pad);
+ * after; returns the row's scale. Every path gives the same bytes
+ * (vcvtps2dq rounds to nearest even, as the portable code does). */
+float whisper_cpu_int8_quantize_row (WhisperCpuInt8Isa isa, int8_t *q, const float *x, int cols,
+                                     int cols_pad);
 
 /* y[i * y_stride + r] = (accumulate ? y[...] : 0) + dot (xq_i, w_r) /
  * (x_scale[i] * w->scale[r]) for i < n and r in [r0, r1); xq holds n
