@@ -139,9 +139,10 @@ whisper_cpu_int8_linear (WhisperBackendCpu *self, float *y, int y_stride, const 
   for (int i = 0; i < n; i++)
     self->int8_scale[i] = whisper_cpu_int8_quantize_row (
         self->int8_isa, self->int8_x + (size_t) i * q->cols_pad, x + (size_t) i * x_stride, q->cols, q->cols_pad);
-  /* one contiguous share of whole tiles per thread */
+  /* one contiguous share of whole panels per thread */
   const int per = (q->rows + threads - 1) / threads;
-  job.per_task = MAX ((per + 3) / 4 * 4, 4);
+  job.per_task = MAX ((per + WHISPER_CPU_INT8_PANEL - 1) / WHISPER_CPU_INT8_PANEL *
+                      WHISPER_CPU_INT8_PANEL, WHISPER_CPU_INT8_PANEL);
   whisper_thread_pool_run (self->pool, (q->rows + job.per_task - 1) / job.per_task,
                            int8_rows_task, &job);
 }
