@@ -14,10 +14,15 @@
  *   max_exact_rows rows; within 1e-6 above, where GELU splits differently); an int8
  *   tensor (a CTranslate2 int8 model's) kept as stored.
  * - /cpu-int8/env: WHISPER_CPU_INT8 naming no path is refused, naming it.
+ * - /cpu-int8/fast-fallback: without AVX-512 (WHISPER_CPU_NO_AVX512=1, as
+ *   meson runs it once), precision bfloat16 is refused with the reason and
+ *   precision fast makes an int8 engine on the default model.
  * Meson runs it once per path (WHISPER_CPU_INT8=...); a path this CPU
  * lacks skips (77). */
-#include "backend.h"
-#include "cpu-int8.h"
+#include "backend-cpu-private.h"
+#include "cpu-features.h"
+#include "whisper-engine-test-api.h"
+#include "whisper.h"
 #include "tensor.h"
 #include "whisper-error.h"
 
@@ -287,6 +292,35 @@ test_env (void)
     g_unsetenv ("WHISPER_CPU_INT8");
 }
 
+/* precision fast where oneDNN has no bfloat16 products (meson runs this
+ * with WHISPER_CPU_NO_AVX512=1, as on a CPU with AVX2 only): bfloat16 is
+ * refused with the reason, fast is int8 and transcribes. */
+static void
+test_fast_fallback (void)
+{
+  if (whisper_cpu_have_avx512 ()) {
+    g_test_skip ("AVX-512 is on: fast is bfloat16 here where oneDNN has it");
+    return;
+  }
+  g_autoptr (GError) error = NULL;
+  g_assert_null (whisper_backend_cpu_new (1, WHISPER_CPU_PRECISION_BF16, &error));
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "precision 'bfloat16'"));
+  g_clear_error (&error);
+  WhisperEngineOptions options;
+  whisper_engine_options_init (&options);
+  options.device = WHISPER_DEVICE_CPU;
+  options.precision = WHISPER_PRECISION_FAST;
+  options.n_threads = 2;
+  g_autoptr (WhisperEngine) engine = whisper_engine_new (&options, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (engine);
+  const WhisperBackendCpu *be = (const WhisperBackendCpu *) whisper_engine_get_backend (engine);
+  g_assert_cmpstr (be->parent.ops->name, ==, "cpu");
+  g_assert_true (be->int8_quantize);
+  g_assert_null (be->bf16);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -306,5 +340,6 @@ main (int argc, char **argv)
   g_test_add_func ("/cpu-int8/kernels", test_kernels);
   g_test_add_func ("/cpu-int8/backend", test_backend);
   g_test_add_func ("/cpu-int8/stored", test_stored);
+  g_test_add_func ("/cpu-int8/fast-fallback", test_fast_fallback);
   return g_test_run ();
 }
