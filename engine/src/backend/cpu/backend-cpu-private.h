@@ -6,6 +6,7 @@
 #include "cpu-amx-linear.h"
 #include "cpu-bf16-matmul.h"
 #include "cpu-kernels.h"
+#include "cpu-qblock.h"
 #include "cpu-sgemm.h"
 #include "aligned-memory.h"
 #include "thread-pool.h"
@@ -19,6 +20,10 @@ G_BEGIN_DECLS
 /* F16_PACKED: float16 in blocks of rows (cpu-gemv-packed.c), for every
  * float16 matrix whose shape allows it; F16 row-major for the others. */
 enum { WEIGHT_F32 = 0, WEIGHT_F16 = 1, WEIGHT_F16_PACKED = 2 };
+/* ggml's blocks as stored (backend-cpu-qblock.c): WEIGHT_QBLOCK plus the
+ * block type's WhisperDType */
+enum { WEIGHT_QBLOCK = 64 };
+#define WEIGHT_IS_QBLOCK(dtype) ((dtype) >= WEIGHT_QBLOCK)
 
 #define GEMM_BLOCK_COLS 64   /* output columns per sgemm task (few rows) */
 #define GEMM_MIN_ROWS 64     /* from this many input rows, split by rows */
@@ -57,6 +62,11 @@ typedef struct {
   /* q, k and v of the current many-query attention in bfloat16, head-major */
   uint16_t *attn_bf16;
   size_t attn_bf16_size;
+  /* ggml block weights: the kernel set chosen at creation, and the
+   * current call's input rows quantized (backend-cpu-qblock.c) */
+  const WhisperCpuQblockKernels *qblock;
+  void *qx;
+  size_t qx_size;
   /* cpu_ops, plus the float16 cross K/V ops in precision=fast */
   WhisperBackendOps ops;
 } WhisperBackendCpu;
@@ -76,6 +86,14 @@ void whisper_cpu_weight_rows_f32 (const WhisperWeight *w, int r0, int r1, float 
 void whisper_cpu_backend_linear (WhisperBackend *be, float *y, int y_stride, const float *x,
                                  int x_stride, const WhisperWeight *w, const float *bias, int n,
                                  WhisperLinearFlags flags);
+
+/* backend-cpu-qblock.c: weights in ggml's blocks (WEIGHT_QBLOCK) */
+gboolean whisper_cpu_qblock_weight_upload (WhisperWeight *w, const WhisperTensor *t,
+                                           GError **error);
+void whisper_cpu_qblock_rows_f32 (const WhisperWeight *w, int r0, int r1, float *dst);
+void whisper_cpu_qblock_linear (WhisperBackendCpu *self, float *y, int y_stride, const float *x,
+                                int x_stride, const WhisperWeight *w, const float *bias, int n,
+                                WhisperLinearFlags flags);
 
 /* backend-cpu-attention.c: WhisperBackendOps.attention, copy_rows,
  * half_kv_write, attention_half_kv, attention_probs */

@@ -38,6 +38,7 @@
  *   and value row read from memory once; causal ones query by query.
  */
 #include "backend-cpu-private.h"
+#include "qblock.h"
 
 #include <math.h>
 #include <string.h>
@@ -61,6 +62,7 @@ cpu_destroy (WhisperBackend *be)
   whisper_bf16_matmul_free (self->bf16);
   g_mutex_clear (&self->bf16_lock);
   whisper_aligned_free (self->attn_bf16);
+  whisper_aligned_free (self->qx);
   g_free (self);
 }
 
@@ -127,6 +129,8 @@ static gboolean
 cpu_weight_upload (WhisperBackend *be, WhisperWeight *w, const WhisperTensor *t, GError **error)
 {
   (void) be;
+  if (whisper_dtype_is_qblock (t->type)) /* kept as stored */
+    return whisper_cpu_qblock_weight_upload (w, t, error);
   const int rows = t->rows, cols = t->cols;
   const size_t n = whisper_tensor_n_elements (t);
   const uint16_t *half = NULL;
@@ -309,6 +313,10 @@ whisper_backend_cpu_new (int n_threads, gboolean fast, GError **error)
   self->scratch = g_new0 (float *, n_threads);
   self->scratch_size = g_new0 (size_t, n_threads);
   g_mutex_init (&self->bf16_lock);
+  if (!(self->qblock = whisper_cpu_qblock_select (error))) {
+    cpu_destroy (&self->parent);
+    return NULL;
+  }
   whisper_cpu_sgemm_init ();
   if (fast) {
     self->bf16 = whisper_bf16_matmul_new (n_threads, error);
