@@ -58,6 +58,7 @@ typedef struct {
   guint64 audio_filled;       /* sink side: silence put in holes (max-gap) */
   guint gaps_filled;          /* sink side: holes filled */
   guint64 audio_overlap;      /* sink side: received again, dropped */
+  guint64 remote_deltas;      /* task: server-stream text deltas read */
 } GstWhisperSinkStats;
 
 /* What the upstream streaming thread keeps (the state change or a flush

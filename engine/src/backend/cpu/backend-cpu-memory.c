@@ -33,6 +33,8 @@ whisper_cpu_weight_rows_f32 (const WhisperWeight *w, int r0, int r1, float *dst)
 {
   if (WEIGHT_IS_QBLOCK (w->dtype))
     whisper_cpu_qblock_rows_f32 (w, r0, r1, dst);
+  else if (w->dtype == WEIGHT_I8)
+    whisper_cpu_int8_weight_rows_f32 (w->data, r0, r1, dst);
   else if (w->dtype == WEIGHT_F16_PACKED)
     whisper_cpu_unpack_rows (dst, w->data, r0, r1, w->cols);
   else if (w->dtype == WEIGHT_F16)
