@@ -34,26 +34,29 @@ whisper_cpu_qblock_quantize_rows (float *d, float *s, int8_t *q, const float *x,
   }
 }
 
+/* Each block unpacked once for all the rows; each row's sum still takes
+ * the blocks in order. */
 static void
 dot_portable (WhisperDType type, const uint8_t *w, int n_blocks, const WhisperCpuQRows *x,
               int i0, int i1, float *out, size_t out_stride)
 {
   const gsize bytes = whisper_qblock_bytes (type);
   const int offset = whisper_qblock_offset (type);
-  for (int i = i0; i < i1; i++) {
-    const size_t first = (size_t) i * x->n_blocks;
-    float sum = 0.0f;
-    for (int b = 0; b < n_blocks; b++) {
-      guint8 code[32];
-      float dw, m;
-      whisper_qblock_unpack (type, w + b * bytes, code, &dw, &m);
-      const int8_t *q = x->q + (first + b) * 32;
+  for (int i = i0; i < i1; i++)
+    out[(size_t) (i - i0) * out_stride] = 0.0f;
+  for (int b = 0; b < n_blocks; b++) {
+    guint8 code[32];
+    float dw, m;
+    whisper_qblock_unpack (type, w + b * bytes, code, &dw, &m);
+    const float c = m - (float) offset * dw;
+    for (int i = i0; i < i1; i++) {
+      const size_t at = (size_t) i * x->n_blocks + b;
+      const int8_t *q = x->q + at * 32;
       int32_t dot = 0;
       for (int j = 0; j < 32; j++)
         dot += (int32_t) code[j] * q[j];
-      sum += dw * x->d[first + b] * (float) dot + (m - (float) offset * dw) * x->s[first + b];
+      out[(size_t) (i - i0) * out_stride] += dw * x->d[at] * (float) dot + c * x->s[at];
     }
-    out[(size_t) (i - i0) * out_stride] = sum;
   }
 }
 
