@@ -111,7 +111,6 @@ void whisper_cpu_int8_linear (WhisperBackendCpu *self, float *y, int y_stride, c
 /* backend-cpu-qblock.c: weights in ggml's blocks (WEIGHT_QBLOCK) */
 gboolean whisper_cpu_qblock_weight_upload (WhisperWeight *w, const WhisperTensor *t,
                                            GError **error);
-void whisper_cpu_qblock_rows_f32 (const WhisperWeight *w, int r0, int r1, float *dst);
 void whisper_cpu_qblock_linear (WhisperBackendCpu *self, float *y, int y_stride, const float *x,
                                 int x_stride, const WhisperWeight *w, const float *bias, int n,
                                 WhisperLinearFlags flags);

@@ -47,13 +47,6 @@ row_bytes (const WhisperWeight *w)
   return whisper_dtype_row_bytes (weight_qtype (w), w->cols);
 }
 
-void
-whisper_cpu_qblock_rows_f32 (const WhisperWeight *w, int r0, int r1, float *dst)
-{
-  whisper_qblock_dequantize (weight_qtype (w), (const uint8_t *) w->data + r0 * row_bytes (w),
-                             (gsize) (r1 - r0) * (w->cols / WHISPER_QBLOCK_VALUES), dst);
-}
-
 typedef struct {
   WhisperBackendCpu *self;
   float *y;
