@@ -7,9 +7,11 @@
  *   the weight rows split over the threads in one contiguous share each,
  *   each weight row read once for all the input rows;
  * - more rows (encoder, prompt passes): blocks of input rows, two per
- *   thread, each against every weight row.
- * Every output row has the bits of its one-row call (cpu-qblock.h), so
- * max_exact_rows holds as for the float16 kernels. */
+ *   thread, each against every weight row in register tiles of 4 weight
+ *   rows by 4 (AVX-512) or 2 (AVX2) input rows (the kernel set's gemm).
+ * Up to WHISPER_CPU_GEMV_MAX_ROWS rows, every output row has the bits of
+ * its one-row call (cpu-qblock.h), so max_exact_rows holds as for the
+ * float16 kernels. */
 #include "backend-cpu-private.h"
 #include "qblock.h"
 
@@ -104,12 +106,22 @@ weight_rows_task (int task, int thread, gpointer data)
   qlinear_block (job, thread, 0, job->n, r0, r1);
 }
 
+/* Many rows: the register tiles of the kernel set's gemm. */
 static void
 input_rows_task (int task, int thread, gpointer data)
 {
   QLinearJob *job = data;
+  const WhisperWeight *w = job->w;
   const int i0 = task * job->per_task, i1 = MIN (i0 + job->per_task, job->n);
-  qlinear_block (job, thread, i0, i1, 0, job->w->rows);
+  const WhisperCpuQRows x = { w->cols / WHISPER_QBLOCK_VALUES, job->qd, job->qs, job->qq };
+  float *scratch = whisper_cpu_thread_scratch (job->self, thread,
+                                               WHISPER_CPU_QBLOCK_GEMM_SCRATCH (x.n_blocks, i1 - i0));
+  job->self->qblock->gemm (weight_qtype (w), w->data, x.n_blocks, 0, w->rows, &x, i0, i1, job->y,
+                           job->y_stride, (job->flags & WHISPER_LINEAR_ACCUMULATE) != 0, scratch);
+  if (job->bias || (job->flags & WHISPER_LINEAR_GELU))
+    for (int i = i0; i < i1; i++)
+      whisper_cpu_bias_gelu (job->y + (size_t) i * job->y_stride, job->bias, w->rows,
+                             (job->flags & WHISPER_LINEAR_GELU) != 0);
 }
 
 void

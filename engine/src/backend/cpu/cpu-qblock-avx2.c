@@ -10,6 +10,9 @@
 #define QB_TARGET __attribute__ ((target ("avx2,fma,f16c")))
 #define QB_DOT(u, s) _mm256_madd_epi16 (_mm256_maddubs_epi16 ((u), (s)), _mm256_set1_epi16 (1))
 #define QB_SUFFIX avx2
+#define QB_TW 4
+#define QB_TX 2 /* 8 accumulators: AVX2 has 16 registers */
+#define QB_Q8_SIGNED 1
 
 /* byte j of the result: 0x10 where bit j of bits is set (each byte gets
  * byte j / 8 of bits, then tests its own bit) */
@@ -30,7 +33,7 @@ qb_fifth_avx2 (uint32_t bits)
 const WhisperCpuQblockKernels *
 whisper_cpu_qblock_avx2 (void)
 {
-  static const WhisperCpuQblockKernels kernels = { "avx2", qb_dot_avx2 };
+  static const WhisperCpuQblockKernels kernels = { "avx2", qb_dot_avx2, qb_gemm_avx2 };
   return &kernels;
 }
 #else

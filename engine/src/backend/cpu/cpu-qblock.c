@@ -60,10 +60,25 @@ dot_portable (WhisperDType type, const uint8_t *w, int n_blocks, const WhisperCp
   }
 }
 
+static void
+gemm_portable (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
+               const WhisperCpuQRows *x, int i0, int i1, float *y, size_t y_stride,
+               gboolean accumulate, float *scratch)
+{
+  const size_t stride = (size_t) n_blocks * whisper_qblock_bytes (type);
+  for (int r = r0; r < r1; r++) {
+    dot_portable (type, w + r * stride, n_blocks, x, i0, i1, scratch, 1);
+    for (int i = i0; i < i1; i++) {
+      float *out = y + (size_t) i * y_stride + r;
+      *out = (accumulate ? *out : 0.0f) + scratch[i - i0];
+    }
+  }
+}
+
 const WhisperCpuQblockKernels *
 whisper_cpu_qblock_portable (void)
 {
-  static const WhisperCpuQblockKernels kernels = { "portable", dot_portable };
+  static const WhisperCpuQblockKernels kernels = { "portable", dot_portable, gemm_portable };
   return &kernels;
 }
 

@@ -12,9 +12,10 @@
  * an unsigned-by-signed byte product summed in int32: one vpdpbusd on
  * AVX-512 VNNI, vpmaddubsw + vpmaddwd on AVX2 (for q8_0, whose codes
  * reach 255, AVX2 takes |w| and q with w's sign instead, which cannot
- * saturate). Each output row's sum runs over the blocks in order, the
- * same for any number of input rows, so a row has the bits of its
- * one-row call.
+ * saturate). In `dot` each output row's sum runs over the blocks in
+ * order, the same for any number of input rows, so a row has the bits of
+ * its one-row call; `gemm` (many rows) sums the minimum and offset terms
+ * apart.
  *
  * Kernel sets: portable C, AVX2 (AVX2 + FMA + F16C), AVX-512 (F, BW, VL
  * and VNNI). The best the CPU has is chosen when a backend is created;
@@ -45,9 +46,21 @@ typedef void (*WhisperCpuQblockDotFunc) (WhisperDType type, const uint8_t *w, in
                                          const WhisperCpuQRows *x, int i0, int i1, float *out,
                                          size_t out_stride);
 
+/* Many input rows: y[i * y_stride + r] = (accumulate ? that : 0) + the
+ * sum of weight row r (of the matrix w, n_blocks blocks a row) by input
+ * row i, for r in [r0, r1), i in [i0, i1), in register tiles (sums in
+ * another order than dot's). scratch holds
+ * WHISPER_CPU_QBLOCK_GEMM_SCRATCH (n_blocks, i1 - i0) floats. */
+typedef void (*WhisperCpuQblockGemmFunc) (WhisperDType type, const uint8_t *w, int n_blocks,
+                                          int r0, int r1, const WhisperCpuQRows *x, int i0,
+                                          int i1, float *y, size_t y_stride,
+                                          gboolean accumulate, float *scratch);
+#define WHISPER_CPU_QBLOCK_GEMM_SCRATCH(n_blocks, n_rows) (4 * (size_t) (n_blocks) + (n_rows))
+
 typedef struct {
   const char *name; /* "portable", "avx2", "avx512" */
   WhisperCpuQblockDotFunc dot;
+  WhisperCpuQblockGemmFunc gemm;
 } WhisperCpuQblockKernels;
 
 /* The kernel set WHISPER_CPU_QBLOCK names, else the best the CPU has;
