@@ -37,6 +37,7 @@
 #include "io/gstwhisperwords.h"
 #include <whisper/whisper.h>
 #include "settings/gstwhispersettings.h"
+#include "task/gstwhisperagree.h"
 #include "task/gstwhisperlive.h"
 #include "task/gstwhispertranslate.h"
 
@@ -124,6 +125,7 @@ struct _GstWhisperSink {
   GstWhisperOutput out;
   GstWhisperWords words;
   GstWhisperLive live;        /* live input, local engine: the commit policy */
+  GstWhisperAgree agree;      /* live input, server-stream: its commit policy */
   GstClockTime translate_duration;  /* the last call's translation (translate_src pads) */
   gboolean seen_segment;
   gboolean caps_queued;
