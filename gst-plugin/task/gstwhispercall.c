@@ -431,12 +431,12 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   const GstWhisperOutputMode output = s->output.output;
   GstWhisperWindow *w = &self->window;
   WhisperDecodeOptions opts;
-  WhisperStreamStats stats;
+  WhisperStreamStats before, stats;
   CallContext ctx = { 0, };
   g_autoptr (GArray) suppress = g_array_new (FALSE, FALSE, sizeof (gint32));
   g_autoptr (GError) err = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
-  GstClockTime call_duration;
+  GstClockTime call_duration, translate_duration = 0;
   gint64 call_start_us;
   gsize done = 0;
   gboolean ok;
@@ -472,6 +472,7 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   GST_DEBUG_OBJECT (self, "transcribing %" G_GSIZE_FORMAT " samples at %" GST_TIME_FORMAT
       "%s", region->n_samples, GST_TIME_ARGS (gst_whisper_window_time_at (w, w->seek)),
       carry_name (region->carry));
+  whisper_stream_get_stats (self->stream, &before);
   call_start_us = g_get_monotonic_time ();
   if (ctx.batched) {
     /* offline-mode=batched: the whole run in pieces at once (the words of
@@ -484,6 +485,7 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   call_duration = (GstClockTime) (g_get_monotonic_time () - call_start_us) * GST_USECOND;
   whisper_stream_set_token_callback (self->stream, NULL, NULL);
   whisper_stream_get_stats (self->stream, &stats);
+  gst_whisper_sink_count_encoder (self, &before, &stats);
   GST_OBJECT_LOCK (self);
   self->stats.windows_silent = stats.windows_silent;
   self->stats.windows_no_voice = stats.windows_no_voice;
@@ -499,34 +501,39 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
       ret = GST_FLOW_FLUSHING;
     }
   }
+  /* the translate_src pads: the same input again, task=translate, at
+   * once (their streams take this decode's encoder output) */
+  if (ok && ctx.flow == GST_FLOW_OK && gst_whisper_translate_any (self)) {
+    call_start_us = g_get_monotonic_time ();
+    ctx.flow = gst_whisper_translate_transcribe (self, in.pcm, in.n);
+    translate_duration = (GstClockTime) (g_get_monotonic_time () - call_start_us) * GST_USECOND;
+  }
   if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK) {
     if (region->carry == GST_WHISPER_CARRY_COMMIT)
       /* the next call waits for this one's translation too */
       done = gst_whisper_live_finish_call (self, &self->live, &self->out, &in,
-          ctx.segments, drain, call_duration + self->translate_duration,
+          ctx.segments, drain, call_duration + translate_duration,
           gst_util_uint64_scale_int (policy->chunk_samples, GST_SECOND, WHISPER_SAMPLE_RATE),
           self->out.budget, output, &ctx.flow);
     else
       done = finish_call (&ctx, region);
   }
-  /* the translate_src pads: the same audio again, task=translate */
+  /* the translate_src pads' text of it */
   if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK && gst_whisper_translate_any (self)) {
     GstWhisperTranslateCall tc = { 0, };
     tc.pcm = gst_whisper_window_data (w);
+    tc.in = &in;
     tc.call_start = ctx.start;
     tc.n_samples = region->n_samples;
     tc.done = done;
     tc.commit = region->carry == GST_WHISPER_CARRY_COMMIT;
     tc.drain = drain;
-    tc.call_duration = call_duration + self->translate_duration;
+    tc.call_duration = call_duration + translate_duration;
     tc.chunk = gst_util_uint64_scale_int (policy->chunk_samples, GST_SECOND,
         WHISPER_SAMPLE_RATE);
     tc.budget = self->out.budget;
     tc.output = output;
-    call_start_us = g_get_monotonic_time ();
     ctx.flow = gst_whisper_translate_decode (self, &tc);
-    self->translate_duration = (GstClockTime) (g_get_monotonic_time () - call_start_us)
-        * GST_USECOND;
   }
   if (ctx.flow != GST_FLOW_OK)
     ret = ctx.flow;

@@ -60,6 +60,8 @@ typedef struct {
   guint gaps_filled;          /* sink side: holes filled */
   guint64 audio_overlap;      /* sink side: received again, dropped */
   guint64 remote_deltas;      /* task: server-stream text deltas read */
+  guint64 encoder_passes;     /* task: encoder windows run, translations' included */
+  guint64 encoder_shared;     /* task: windows that took another stream's encoder output */
 } GstWhisperSinkStats;
 
 /* What the upstream streaming thread keeps (the state change or a flush
@@ -126,7 +128,6 @@ struct _GstWhisperSink {
   GstWhisperWords words;
   GstWhisperLive live;        /* live input, local engine: the commit policy */
   GstWhisperAgree agree;      /* live input, server-stream: its commit policy */
-  GstClockTime translate_duration;  /* the last call's translation (translate_src pads) */
   gboolean seen_segment;
   gboolean caps_queued;
   gchar *announced_language;   /* the language last tagged downstream (task) */
@@ -149,6 +150,19 @@ static inline GstClockTime
 gst_whisper_sink_samples_to_time (guint64 n)
 {
   return gst_util_uint64_scale_int (n, GST_SECOND, WHISPER_SAMPLE_RATE);
+}
+
+/* Adds a stream's encoder windows between two of its stats to the
+ * element's counters (takes the object lock). */
+static inline void
+gst_whisper_sink_count_encoder (GstWhisperSink *self, const WhisperStreamStats *before,
+    const WhisperStreamStats *after)
+{
+  const guint64 shared = after->encoder_shared - before->encoder_shared;
+  GST_OBJECT_LOCK (self);
+  self->stats.encoder_passes += after->windows - before->windows - shared;
+  self->stats.encoder_shared += shared;
+  GST_OBJECT_UNLOCK (self);
 }
 
 /* gstwhispersnapshot.c: the task's copy of the settings
