@@ -98,21 +98,13 @@ agreed_word (const GstWhisperAgree *a, GPtrArray *words, GArray *ends, guint i,
   return out;
 }
 
-guint
-gst_whisper_agree_update (GstWhisperAgree *a, const gchar *text, gboolean complete,
-    gboolean all, double seconds, GArray *out)
+/* Commits words [a->committed, n) of `words`; returns how many. */
+static guint
+commit_words (GstWhisperAgree *a, GPtrArray *words, GArray *ends, guint n, double seconds,
+    GArray *out)
 {
-  g_autoptr (GArray) ends = g_array_new (FALSE, FALSE, sizeof (gsize));
-  g_autoptr (GPtrArray) words = split_words (text, ends);
-  /* the last word of a partial answer may still grow */
-  guint usable = complete || words->len == 0 ? words->len : words->len - 1;
-  guint n = 0, i;
+  guint i;
 
-  if (all && complete)
-    n = usable;
-  else
-    while (n < usable && n < a->prev->len && same_word (words->pdata[n], a->prev->pdata[n]))
-      n++;
   for (i = a->committed; i < n; i++) {
     GstWhisperAgreedWord w = agreed_word (a, words, ends, i, seconds);
     g_array_append_val (out, w);
@@ -122,6 +114,32 @@ gst_whisper_agree_update (GstWhisperAgree *a, const gchar *text, gboolean comple
   i = n - a->committed;
   a->committed = n;
   return i;
+}
+
+guint
+gst_whisper_agree_update (GstWhisperAgree *a, const gchar *text, gboolean complete,
+    double seconds, GArray *out)
+{
+  g_autoptr (GArray) ends = g_array_new (FALSE, FALSE, sizeof (gsize));
+  g_autoptr (GPtrArray) words = split_words (text, ends);
+  /* the last word of a partial answer may still grow */
+  guint usable = complete || words->len == 0 ? words->len : words->len - 1;
+  guint n = 0;
+
+  while (n < usable && n < a->prev->len && same_word (words->pdata[n], a->prev->pdata[n]))
+    n++;
+  return commit_words (a, words, ends, n, seconds, out);
+}
+
+void
+gst_whisper_agree_finish (GstWhisperAgree *a, const gchar *text, double seconds, GArray *out,
+    GString *gone)
+{
+  g_autoptr (GArray) ends = g_array_new (FALSE, FALSE, sizeof (gsize));
+  g_autoptr (GPtrArray) words = split_words (text, ends);
+
+  commit_words (a, words, ends, words->len, seconds, out);
+  g_string_append (gone, text);
 }
 
 void

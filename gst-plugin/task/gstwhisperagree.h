@@ -13,7 +13,12 @@
  * compared as they arrive (its last word may still grow, so it waits for
  * the next delta or the end), so an agreed word is out before the answer
  * ends. When the window moves on (the answer is not carried: the carry
- * limit, or a drain) every word of that answer not out yet is committed.
+ * limit, or a drain) every word of that answer not out yet is committed,
+ * and the window moves to the end of the audio sent: the estimated times
+ * are too rough to cut elsewhere (a cut at the estimated start of the last
+ * word, which the end of the audio may have cut, read JFK's pauses wrong
+ * and sent words again), so a word across the cut may be read twice,
+ * half each time.
  *
  * Times are estimates: a word's place in the text, in characters, at the
  * previous answer's characters per second of audio (GST_WHISPER_AGREE_CPS
@@ -55,10 +60,15 @@ void gst_whisper_agree_begin (GstWhisperAgree *a, guint64 start);
 
 /* The answer so far (`text`; `complete`: all of it) of `seconds` of audio:
  * appends the words committed now to `out` (a GArray of
- * GstWhisperAgreedWord that the caller clears) and returns how many.
- * `all` commits every word of a complete answer (the window moves on). */
+ * GstWhisperAgreedWord that the caller clears) and returns how many. */
 guint gst_whisper_agree_update (GstWhisperAgree *a, const gchar *text, gboolean complete,
-    gboolean all, double seconds, GArray *out);
+    double seconds, GArray *out);
+
+/* A complete answer that is not carried (the window moves on past it):
+ * commits its words not out yet and appends its text to `gone` (the next
+ * request's prompt). */
+void gst_whisper_agree_finish (GstWhisperAgree *a, const gchar *text, double seconds,
+    GArray *out, GString *gone);
 
 /* A complete answer that is carried: the next answer is compared with it. */
 void gst_whisper_agree_keep (GstWhisperAgree *a, const gchar *text, double seconds);

@@ -606,15 +606,14 @@ push_agreed (CallContext *ctx, GArray *agreed)
 }
 
 /* server-stream: the words of the answer so far that the previous answer
- * agrees with, out now (`complete`: the whole answer; `all`: every word
- * of it, the window moves on). */
+ * agrees with, out now (`complete`: the whole answer). */
 static void
-commit_agreed (CallContext *ctx, const gchar *text, gboolean complete, gboolean all)
+commit_agreed (CallContext *ctx, const gchar *text, gboolean complete)
 {
   g_autoptr (GArray) agreed = g_array_new (FALSE, FALSE, sizeof (GstWhisperAgreedWord));
 
   g_array_set_clear_func (agreed, gst_whisper_agreed_word_clear);
-  if (gst_whisper_agree_update (&ctx->self->agree, text, complete, all,
+  if (gst_whisper_agree_update (&ctx->self->agree, text, complete,
           ctx->n_samples / (double) WHISPER_SAMPLE_RATE, agreed) > 0)
     push_agreed (ctx, agreed);
 }
@@ -635,7 +634,7 @@ on_remote_delta (const gchar *text, G_GNUC_UNUSED const gchar *delta, gpointer u
   ctx->self->stats.remote_deltas++;
   GST_OBJECT_UNLOCK (ctx->self);
   if (ctx->answer)
-    commit_agreed (ctx, text, FALSE, FALSE);
+    commit_agreed (ctx, text, FALSE);
   if (ctx->flow == GST_FLOW_OK && *shown != '\0') {
     item.text = shown;
     item.pts = start;
@@ -652,19 +651,25 @@ on_remote_delta (const gchar *text, G_GNUC_UNUSED const gchar *delta, gpointer u
   return ctx->flow == GST_FLOW_OK && !is_cancelled (ctx->self);
 }
 
-/* server-stream: after the answer, what agreement commits; how much of the
- * region is done (none while the answer is carried). */
+/* server-stream: after the answer, what agreement commits (gstwhisperagree.h);
+ * how much of the region is done (none while the answer is carried), and
+ * the text that leaves the window (`gone`). */
 static gsize
-finish_agreed (CallContext *ctx, const GstWhisperRegion *region)
+finish_agreed (CallContext *ctx, const GstWhisperRegion *region, GString *gone)
 {
-  gboolean carried = region->carry == GST_WHISPER_CARRY_LAST_SEGMENT;
+  const double seconds = region->n_samples / (double) WHISPER_SAMPLE_RATE;
+  g_autoptr (GArray) agreed = NULL;
 
-  commit_agreed (ctx, ctx->answer->str, TRUE, !carried);
-  if (!carried)
-    return region->n_samples;
-  gst_whisper_agree_keep (&ctx->self->agree, ctx->answer->str,
-      region->n_samples / (double) WHISPER_SAMPLE_RATE);
-  return 0;
+  if (region->carry == GST_WHISPER_CARRY_LAST_SEGMENT) {
+    commit_agreed (ctx, ctx->answer->str, TRUE);
+    gst_whisper_agree_keep (&ctx->self->agree, ctx->answer->str, seconds);
+    return 0;
+  }
+  agreed = g_array_new (FALSE, FALSE, sizeof (GstWhisperAgreedWord));
+  g_array_set_clear_func (agreed, gst_whisper_agreed_word_clear);
+  gst_whisper_agree_finish (&ctx->self->agree, ctx->answer->str, seconds, agreed, gone);
+  push_agreed (ctx, agreed);
+  return region->n_samples;
 }
 
 GstFlowReturn
@@ -766,8 +771,12 @@ gst_whisper_call_transcribe_remote (GstWhisperSink *self, const GstWhisperRegion
       ret = GST_FLOW_ERROR;
       break;
   }
-  if (res == GST_WHISPER_REMOTE_DONE && ctx.flow == GST_FLOW_OK) {
-    done = ctx.answer ? finish_agreed (&ctx, region) : finish_call (&ctx, region);
+  if (res == GST_WHISPER_REMOTE_DONE && ctx.flow == GST_FLOW_OK && ctx.answer) {
+    g_autoptr (GString) gone = g_string_new (NULL);
+    done = finish_agreed (&ctx, region, gone);
+    gst_whisper_remote_commit_text (self->remote, gone->str);
+  } else if (res == GST_WHISPER_REMOTE_DONE && ctx.flow == GST_FLOW_OK) {
+    done = finish_call (&ctx, region);
     gst_whisper_remote_commit (self->remote, done / (double) WHISPER_SAMPLE_RATE);
   }
   if (ret == GST_FLOW_OK && ctx.flow != GST_FLOW_OK)
