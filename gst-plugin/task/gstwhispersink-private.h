@@ -37,6 +37,7 @@
 #include "io/gstwhisperwords.h"
 #include <whisper/whisper.h>
 #include "settings/gstwhispersettings.h"
+#include "task/gstwhisperagree.h"
 #include "task/gstwhisperlive.h"
 #include "task/gstwhispertranslate.h"
 
@@ -126,6 +127,7 @@ struct _GstWhisperSink {
   GstWhisperOutput out;
   GstWhisperWords words;
   GstWhisperLive live;        /* live input, local engine: the commit policy */
+  GstWhisperAgree agree;      /* live input, server-stream: its commit policy */
   gboolean seen_segment;
   gboolean caps_queued;
   gchar *announced_language;   /* the language last tagged downstream (task) */
