@@ -38,6 +38,7 @@
 #include <whisper/whisper.h>
 #include "settings/gstwhispersettings.h"
 #include "task/gstwhisperlive.h"
+#include "task/gstwhisperoverload.h"
 #include "task/gstwhispertranslate.h"
 
 G_BEGIN_DECLS
@@ -125,6 +126,10 @@ struct _GstWhisperSink {
   GstWhisperOutput out;
   GstWhisperWords words;
   GstWhisperLive live;        /* live input, local engine: the commit policy */
+  GstWhisperOverload overload;  /* live input, local engine: the steps given up */
+  /* Test hook (GST_WHISPER_TEST_SLOW_CALLS=MS:N, read at init): the next
+   * slow_calls live calls take slow_ms longer. */
+  guint slow_ms, slow_calls;
   gboolean seen_segment;
   gboolean caps_queued;
   gchar *announced_language;   /* the language last tagged downstream (task) */
