@@ -82,9 +82,10 @@ static GOptionEntry entries[] = {
   { "device", 'd', 0, G_OPTION_ARG_STRING, &opt_device, "auto, cpu or cuda (default auto)", "DEV" },
   { "threads", 't', 0, G_OPTION_ARG_INT, &opt_threads, "CPU threads (default: every core)", "N" },
   { "precision", 0, 0, G_OPTION_ARG_STRING, &opt_precision,
-    "CPU matrix products: exact (float32, faster-whisper float32's tokens; default) or fast "
-    "(encoder and prompt passes in bfloat16 on oneDNN: AMX or AVX512-BF16; "
-    "with AMX, decode steps too)", "P" },
+    "CPU matrix products: exact (float32, faster-whisper float32's tokens; default), "
+    "int8 (weights quantized at load, as faster-whisper's int8), bfloat16 (encoder and "
+    "prompt passes in bfloat16 on oneDNN: AMX or AVX512-BF16; with AMX, decode steps too) "
+    "or fast (bfloat16 where the CPU has it, else int8)", "P" },
   { "encoder-context", 0, 0, G_OPTION_ARG_INT, &opt_max_encoder_length,
     "encoder frames per window, 1..1500 (default: the model's; shorter is faster)", "N" },
   { "channel", 'c', 0, G_OPTION_ARG_INT, &opt_channel,
@@ -287,9 +288,13 @@ parse_precision (const char *name, WhisperPrecision *precision, GError **error)
     *precision = WHISPER_PRECISION_EXACT;
   else if (g_str_equal (name, "fast"))
     *precision = WHISPER_PRECISION_FAST;
+  else if (g_str_equal (name, "int8"))
+    *precision = WHISPER_PRECISION_INT8;
+  else if (g_str_equal (name, "bfloat16"))
+    *precision = WHISPER_PRECISION_BFLOAT16;
   else {
     g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                 "--precision: '%s' is not one of exact, fast", name);
+                 "--precision: '%s' is not one of exact, int8, bfloat16, fast", name);
     return FALSE;
   }
   return TRUE;

@@ -225,6 +225,7 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
       self->stats.windows_silent = self->stats.windows_no_voice = self->stats.windows_no_speech = 0;
       self->stats.audio_filled = self->stats.audio_overlap = 0;
       self->stats.gaps_filled = 0;
+      self->stats.remote_deltas = 0;
       self->stats.encoder_passes = self->stats.encoder_shared = 0;
       self->sink.sanitize_warned_at = G_MAXUINT64;
       GST_OBJECT_UNLOCK (self);

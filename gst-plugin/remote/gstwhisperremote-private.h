@@ -2,8 +2,9 @@
  * (gstwhisperremoteclient.c, gstwhisperremoterequest.c,
  * gstwhisperremotetranscribe.c, gstwhisperremotefleet.c): the engine's
  * state and the functions that one file calls in another. They call one
- * way: transcribe and fleet -> request and client; request and client call
- * neither of the others. Not for users of gstwhisperremote.h. */
+ * way: transcribe and fleet -> stream, request and client; stream,
+ * request and client call none of the others. Not for users of
+ * gstwhisperremote.h. */
 #pragma once
 
 #include "remote/gstwhisperremote.h"
@@ -72,6 +73,10 @@ struct _GstWhisperRemote {
   gint64 down_since;
 };
 
+/* Bytes of a streamed answer, on the task's thread, as they arrive; FALSE
+ * stops the request (the answer is no good). */
+typedef gboolean (*RequestDataFunc) (const guint8 *data, gsize len, gpointer user_data);
+
 /* One request, from the task to the client thread and back. */
 typedef struct {
   GstWhisperRemote *remote;
@@ -80,7 +85,16 @@ typedef struct {
   GSource *timer;
   gboolean timed_out;
   GTlsCertificateFlags tls_errors;  /* why the server's certificate was refused */
+  /* Set: the body is read as it arrives and, when it is an event stream
+   * (text/event-stream), handed to data_func as it comes in. */
+  RequestDataFunc data_func;
+  gpointer data_user;
+  GInputStream *input;      /* client thread: the body being read */
+  gsize handed;             /* task: bytes of `arrived` given to data_func */
+  gboolean stopped;         /* task: data_func said stop */
   /* Results (under remote->lock until done). */
+  gboolean event_stream;    /* a 2xx answer of type text/event-stream */
+  GByteArray *arrived;      /* data_func: the body so far */
   gboolean done;
   guint status;
   gchar *reason;
@@ -91,8 +105,9 @@ typedef struct {
 /* gstwhisperremoteclient.c */
 
 /* Sends the request's message on the client's thread and waits for the
- * answer; FALSE when cancelled (the request is then cancelled and waited for
- * too). */
+ * answer (with q->data_func, handing an event stream's bytes to it as they
+ * arrive); FALSE when cancelled (the request is then cancelled and waited
+ * for too). */
 gboolean gst_whisper_remote_run_request (GstWhisperRemote *r, Request *q,
     GstWhisperRemoteCancelledFunc cancelled, gpointer user_data);
 void gst_whisper_remote_request_clear (Request *q);
@@ -121,5 +136,30 @@ gchar *gst_whisper_remote_server_message (GBytes *body);
 gboolean gst_whisper_remote_deliver (GstWhisperRemote *r, GBytes *body, double duration,
     const GstWhisperRemoteRequest *req, WhisperSegmentFunc segment_func,
     GstWhisperRemoteWordFunc word_func, gpointer user_data, GError **error);
+
+/* A text-only answer: one segment over the `duration` seconds sent (kept
+ * in r->sent as gst_whisper_remote_deliver () does). */
+void gst_whisper_remote_deliver_text (GstWhisperRemote *r, const gchar *text, double duration,
+    WhisperSegmentFunc segment_func, gpointer user_data);
+
+/* gstwhisperremotestream.c: a streamed answer (server-sent events in
+ * vLLM's transcription stream format) read as it arrives. */
+typedef struct _GstWhisperRemoteStream GstWhisperRemoteStream;
+
+/* `delta_func` (may be NULL) sees each text delta. */
+GstWhisperRemoteStream *gst_whisper_remote_stream_new (GstWhisperRemoteDeltaFunc delta_func,
+    gpointer user_data);
+void gst_whisper_remote_stream_free (GstWhisperRemoteStream *s);
+/* A RequestDataFunc (user_data: the stream): FALSE when the bytes are not
+ * a transcription stream or the delta function gave up. */
+gboolean gst_whisper_remote_stream_feed (const guint8 *data, gsize len, gpointer stream);
+/* After the last byte: the whole text (the stream keeps it), or NULL with
+ * *error saying what was wrong (not an event stream, a malformed event,
+ * the server's error, no `data: [DONE]`). */
+const gchar *gst_whisper_remote_stream_finish (GstWhisperRemoteStream *s, GError **error);
+/* Text deltas read so far. */
+guint gst_whisper_remote_stream_deltas (const GstWhisperRemoteStream *s);
+/* Whether the delta function gave the call up. */
+gboolean gst_whisper_remote_stream_given_up (const GstWhisperRemoteStream *s);
 
 G_END_DECLS

@@ -30,12 +30,28 @@
 
 G_BEGIN_DECLS
 
+/* A text delta of a streamed answer (server-stream), on the caller's
+ * thread as it arrives: the answer's text so far (`text`, of which `delta`
+ * is the end that just came); FALSE gives the call up. */
+typedef gboolean (*GstWhisperRemoteDeltaFunc) (const gchar *text, const gchar *delta,
+    gpointer user_data);
+
 /* Decoding asked of the server for one call. */
 typedef struct {
   const gchar *language;    /* ISO 639-1, or NULL */
   gboolean condition;       /* send the previous committed text as `prompt` */
   gdouble temperature;
   gboolean words;           /* also ask for word timestamps */
+  /* Ask for the answer as server-sent events (stream=true, as vLLM's
+   * /v1/audio/transcriptions streams: `data:` chunks of object
+   * "transcription.chunk" whose choices[0].delta.content are text deltas,
+   * then `data: [DONE]`). Such an answer has text only: it becomes one
+   * segment over the audio sent, with no words. `delta_func` sees each
+   * delta (NULL: none). An answer that is not an event stream is read as
+   * without it (a server that ignores stream=true). One-at-a-time calls
+   * only (gst_whisper_remote_transcribe). */
+  gboolean stream;
+  GstWhisperRemoteDeltaFunc delta_func;
 } GstWhisperRemoteRequest;
 
 typedef struct _GstWhisperRemote GstWhisperRemote;

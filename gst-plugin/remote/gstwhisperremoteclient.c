@@ -1,6 +1,7 @@
 /* gstwhisperremoteclient.c: the remote engine's HTTP client (see
  * gstwhisperremote.h): the SoupSession on its own thread, one request sent
- * there and waited for, the server's TLS certificate checks, server-url's
+ * there and waited for (its body read as it arrives when the task takes
+ * an event stream), the server's TLS certificate checks, server-url's
  * URLs and endpoints, the rule for the API key over plain http, and the
  * engine's setup and teardown. Calls no other file of remote/ but
  * gstwhisperremotehost.c. */
@@ -72,22 +73,21 @@ on_timeout (gpointer data)
 
   q->timed_out = TRUE;
   g_cancellable_cancel (q->cancellable);
-  return G_SOURCE_REMOVE;       /* on_read () drops the reference */
+  return G_SOURCE_REMOVE;       /* finish_request () drops the reference */
 }
 
+/* The request is over (client thread): its results for the task. */
 static void
-on_read (GObject *source, GAsyncResult *res, gpointer data)
+finish_request (Request *q, GBytes *body, GError *error)
 {
-  Request *q = data;
   GstWhisperRemote *r = q->remote;
-  GError *error = NULL;
-  GBytes *body = soup_session_send_and_read_finish (SOUP_SESSION (source), res, &error);
 
   if (q->timer) {
     g_source_destroy (q->timer);
     g_source_unref (q->timer);
     q->timer = NULL;
   }
+  g_clear_object (&q->input);
   g_mutex_lock (&r->lock);
   q->body = body;
   q->error = error;
@@ -97,6 +97,75 @@ on_read (GObject *source, GAsyncResult *res, gpointer data)
   q->done = TRUE;
   g_cond_broadcast (&r->cond);
   g_mutex_unlock (&r->lock);
+}
+
+static void
+on_read (GObject *source, GAsyncResult *res, gpointer data)
+{
+  GError *error = NULL;
+  GBytes *body = soup_session_send_and_read_finish (SOUP_SESSION (source), res, &error);
+
+  finish_request (data, body, error);
+}
+
+static void read_more (Request *q);
+
+/* A piece of a body read as it arrives: kept for the task, which is woken. */
+static void
+on_piece (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Request *q = data;
+  GstWhisperRemote *r = q->remote;
+  GError *error = NULL;
+  GBytes *piece = g_input_stream_read_bytes_finish (G_INPUT_STREAM (source), res, &error);
+
+  if (piece == NULL) {
+    finish_request (q, NULL, error);
+    return;
+  }
+  if (g_bytes_get_size (piece) == 0) {
+    g_bytes_unref (piece);
+    finish_request (q, g_bytes_new (q->arrived->data, q->arrived->len), NULL);
+    return;
+  }
+  g_mutex_lock (&r->lock);
+  g_byte_array_append (q->arrived, g_bytes_get_data (piece, NULL), g_bytes_get_size (piece));
+  g_cond_broadcast (&r->cond);
+  g_mutex_unlock (&r->lock);
+  g_bytes_unref (piece);
+  read_more (q);
+}
+
+static void
+read_more (Request *q)
+{
+  g_input_stream_read_bytes_async (q->input, 16384, G_PRIORITY_DEFAULT, q->cancellable,
+      on_piece, q);
+}
+
+/* The answer's headers are in: its body is read piece by piece. */
+static void
+on_sent (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Request *q = data;
+  GstWhisperRemote *r = q->remote;
+  GError *error = NULL;
+  const gchar *type;
+  guint status;
+
+  q->input = soup_session_send_finish (SOUP_SESSION (source), res, &error);
+  if (q->input == NULL) {
+    finish_request (q, NULL, error);
+    return;
+  }
+  status = soup_message_get_status (q->msg);
+  type = soup_message_headers_get_content_type (soup_message_get_response_headers (q->msg),
+      NULL);
+  g_mutex_lock (&r->lock);
+  q->event_stream = status >= 200 && status < 300 && type
+      && g_ascii_strcasecmp (type, "text/event-stream") == 0;
+  g_mutex_unlock (&r->lock);
+  read_more (q);
 }
 
 /* A certificate that did not check out: refused, and why is kept for the
@@ -155,8 +224,12 @@ start_request (gpointer data)
   q->timer = g_timeout_source_new (r->timeout_ms);
   g_source_set_callback (q->timer, on_timeout, q, NULL);
   g_source_attach (q->timer, r->context);
-  soup_session_send_and_read_async (r->session, q->msg, G_PRIORITY_DEFAULT, q->cancellable,
-      on_read, q);
+  if (q->data_func)
+    soup_session_send_async (r->session, q->msg, G_PRIORITY_DEFAULT, q->cancellable, on_sent,
+        q);
+  else
+    soup_session_send_and_read_async (r->session, q->msg, G_PRIORITY_DEFAULT, q->cancellable,
+        on_read, q);
   return G_SOURCE_REMOVE;
 }
 
@@ -392,6 +465,25 @@ gst_whisper_remote_is_down (const GstWhisperRemote *r)
   return r->failures > 0;
 }
 
+/* Hands what arrived of an event stream since the last time to data_func
+ * (lock held; dropped during the call). */
+static void
+hand_arrived (GstWhisperRemote *r, Request *q)
+{
+  while (q->data_func && q->event_stream && !q->stopped && q->arrived->len > q->handed) {
+    gsize from = q->handed, len = q->arrived->len - from;
+    guint8 *copy = g_memdup2 (q->arrived->data + from, len);
+    q->handed += len;
+    g_mutex_unlock (&r->lock);
+    if (!q->data_func (copy, len, q->data_user)) {
+      q->stopped = TRUE;
+      g_cancellable_cancel (q->cancellable);
+    }
+    g_free (copy);
+    g_mutex_lock (&r->lock);
+  }
+}
+
 /* Sends the message and waits for the answer; FALSE when cancelled (the
  * request is then cancelled and waited for too). */
 gboolean
@@ -402,10 +494,14 @@ gst_whisper_remote_run_request (GstWhisperRemote *r, Request *q,
 
   q->remote = r;
   q->cancellable = g_cancellable_new ();
+  if (q->data_func)
+    q->arrived = g_byte_array_new ();
   g_main_context_invoke (r->context, start_request, q);
   g_mutex_lock (&r->lock);
   while (!q->done) {
     g_cond_wait_until (&r->cond, &r->lock, g_get_monotonic_time () + POLL_US);
+    if (!was_cancelled)
+      hand_arrived (r, q);
     if (!q->done && !was_cancelled) {
       g_mutex_unlock (&r->lock);
       if (cancelled && cancelled (user_data)) {
@@ -415,6 +511,8 @@ gst_whisper_remote_run_request (GstWhisperRemote *r, Request *q,
       g_mutex_lock (&r->lock);
     }
   }
+  if (!was_cancelled && q->error == NULL)
+    hand_arrived (r, q);
   g_mutex_unlock (&r->lock);
   return !was_cancelled;
 }
@@ -424,6 +522,7 @@ gst_whisper_remote_request_clear (Request *q)
 {
   g_clear_object (&q->cancellable);
   g_clear_pointer (&q->body, g_bytes_unref);
+  g_clear_pointer (&q->arrived, g_byte_array_unref);
   g_clear_error (&q->error);
   g_free (q->reason);
 }

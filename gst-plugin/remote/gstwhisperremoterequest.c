@@ -3,7 +3,8 @@
  * (https://platform.openai.com/docs/api-reference/audio/createTranscription):
  * multipart/form-data with `file`, `model`, `language`, `prompt`,
  * `temperature`, `response_format=verbose_json` and
- * `timestamp_granularities[]`; the answer's `segments` (and `words`, at the
+ * `timestamp_granularities[]` (or, streamed, `response_format=json`,
+ * `stream=true` and `stream_include_usage=true`, as vLLM takes them); the answer's `segments` (and `words`, at the
  * top level as OpenAI puts them or inside each segment as whisper.cpp's
  * server does) carry times in seconds from the start of the file sent.
  * The request is made here (a WAV in a multipart message) and the answer
@@ -98,10 +99,18 @@ gst_whisper_remote_make_message (GstWhisperRemote *r, const gchar *url, GBytes *
     soup_multipart_append_form_string (mp, "prompt", prompt);
   g_ascii_dtostr (temperature, sizeof temperature, req->temperature);
   soup_multipart_append_form_string (mp, "temperature", temperature);
-  soup_multipart_append_form_string (mp, "response_format", "verbose_json");
-  soup_multipart_append_form_string (mp, "timestamp_granularities[]", "segment");
-  if (req->words)
-    soup_multipart_append_form_string (mp, "timestamp_granularities[]", "word");
+  if (req->stream) {
+    /* vLLM refuses verbose_json with stream=true: its deltas carry no
+     * times; stream_include_usage asks for its closing usage chunk */
+    soup_multipart_append_form_string (mp, "response_format", "json");
+    soup_multipart_append_form_string (mp, "stream", "true");
+    soup_multipart_append_form_string (mp, "stream_include_usage", "true");
+  } else {
+    soup_multipart_append_form_string (mp, "response_format", "verbose_json");
+    soup_multipart_append_form_string (mp, "timestamp_granularities[]", "segment");
+    if (req->words)
+      soup_multipart_append_form_string (mp, "timestamp_granularities[]", "word");
+  }
   msg = soup_message_new_from_multipart (url, mp);
   soup_multipart_free (mp);
   if (msg && r->api_key) {
@@ -213,6 +222,27 @@ collect_words (JsonArray *a, GArray *out)
     if (w.text && isfinite (w.start) && isfinite (w.end))
       g_array_append_val (out, w);
   }
+}
+
+/* A text-only answer (a streamed one): one segment over all of the audio. */
+void
+gst_whisper_remote_deliver_text (GstWhisperRemote *r, const gchar *text, double duration,
+    WhisperSegmentFunc segment_func, gpointer user_data)
+{
+  WhisperSegment *seg = g_new0 (WhisperSegment, 1);
+  SentSegment sent;
+
+  seg->start = 0.0;
+  seg->end = duration;
+  seg->text = g_strdup (text);
+  g_array_set_size (r->sent, 0);
+  sent.start = 0.0;
+  sent.text = g_strdup (text);
+  g_array_append_val (r->sent, sent);
+  if (segment_func)
+    segment_func (seg, user_data);
+  else
+    whisper_segment_free (seg);
 }
 
 /* Hands the answer to the callbacks; FALSE (with *error) when it is not a

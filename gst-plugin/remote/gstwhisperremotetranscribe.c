@@ -17,6 +17,27 @@
  * 223 tokens of it, about 900 bytes of English). */
 #define PROMPT_MAX_BYTES 900
 
+/* A 2xx answer to the callbacks: an event stream (`stream`, fed as it
+ * arrived) or a JSON body. */
+static gboolean
+take_answer (GstWhisperRemote *r, Request *q, GstWhisperRemoteStream *stream, double seconds,
+    const GstWhisperRemoteRequest *req, WhisperSegmentFunc segment_func,
+    GstWhisperRemoteWordFunc word_func, gpointer user_data, GError **error)
+{
+  const gchar *text;
+
+  if (!q->event_stream)
+    return gst_whisper_remote_deliver (r, q->body, seconds, req, segment_func, word_func,
+        user_data, error);
+  text = gst_whisper_remote_stream_finish (stream, error);
+  if (text == NULL)
+    return FALSE;
+  GST_DEBUG_OBJECT (r->element, "streamed answer: %u deltas",
+      gst_whisper_remote_stream_deltas (stream));
+  gst_whisper_remote_deliver_text (r, text, seconds, segment_func, user_data);
+  return TRUE;
+}
+
 /* One try. *retry: a failure worth trying again. */
 static GstWhisperRemoteResult
 try_once (GstWhisperRemote *r, const float *pcm, gsize n, const GstWhisperRemoteRequest *req,
@@ -24,6 +45,7 @@ try_once (GstWhisperRemote *r, const float *pcm, gsize n, const GstWhisperRemote
     GstWhisperRemoteCancelledFunc cancelled, gpointer user_data, GError **error)
 {
   Request q = { 0, };
+  GstWhisperRemoteStream *stream = NULL;
   GstWhisperRemoteResult result = GST_WHISPER_REMOTE_LATER;
   double seconds = n / (double) WHISPER_SAMPLE_RATE;
   gint64 t0 = g_get_monotonic_time ();
@@ -39,13 +61,25 @@ try_once (GstWhisperRemote *r, const float *pcm, gsize n, const GstWhisperRemote
         "server-url %s: cannot make a request to it", r->shown_url);
     return GST_WHISPER_REMOTE_FAILED;
   }
-  GST_DEBUG_OBJECT (r->element, "POST %.2f s of audio to %s", seconds, r->shown_url);
-  if (!gst_whisper_remote_run_request (r, &q, cancelled, user_data) && !q.timed_out) {
+  GST_DEBUG_OBJECT (r->element, "POST %.2f s of audio to %s%s", seconds, r->shown_url,
+      req->stream ? " (streamed answer)" : "");
+  if (req->stream) {
+    stream = gst_whisper_remote_stream_new (req->delta_func, user_data);
+    q.data_func = gst_whisper_remote_stream_feed;
+    q.data_user = stream;
+  }
+  if ((!gst_whisper_remote_run_request (r, &q, cancelled, user_data) && !q.timed_out)
+      || (stream && gst_whisper_remote_stream_given_up (stream))) {
     gst_whisper_remote_request_clear (&q);
+    gst_whisper_remote_stream_free (stream);
     return GST_WHISPER_REMOTE_CANCELLED;
   }
 
-  if (q.timed_out) {
+  if (q.stopped) {
+    /* the event stream went wrong: read no further */
+    take_answer (r, &q, stream, seconds, req, segment_func, word_func, user_data, &err);
+    g_propagate_prefixed_error (error, err, "HTTP %u, but ", q.status);
+  } else if (q.timed_out) {
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
         "no answer within server-timeout (%u ms)", r->timeout_ms);
   } else if (q.error && gst_whisper_remote_is_certificate_error (q.error, q.tls_errors)) {
@@ -54,8 +88,7 @@ try_once (GstWhisperRemote *r, const float *pcm, gsize n, const GstWhisperRemote
   } else if (q.error) {
     g_set_error (error, q.error->domain, q.error->code, "%s", q.error->message);
   } else if (q.status >= 200 && q.status < 300) {
-    if (gst_whisper_remote_deliver (r, q.body, seconds, req, segment_func, word_func, user_data,
-            &err)) {
+    if (take_answer (r, &q, stream, seconds, req, segment_func, word_func, user_data, &err)) {
       result = GST_WHISPER_REMOTE_DONE;
       GST_DEBUG_OBJECT (r->element, "answered in %.3f s",
           (g_get_monotonic_time () - t0) / 1e6);
@@ -75,6 +108,7 @@ try_once (GstWhisperRemote *r, const float *pcm, gsize n, const GstWhisperRemote
       result = GST_WHISPER_REMOTE_FAILED;
   }
   gst_whisper_remote_request_clear (&q);
+  gst_whisper_remote_stream_free (stream);
   return result;
 }
 

@@ -37,9 +37,13 @@ gst_whisper_precision_get_type (void)
     {GST_WHISPER_PRECISION_EXACT,
         "float32 products: faster-whisper float32's tokens", "exact"},
     {GST_WHISPER_PRECISION_FAST,
+        "the fastest this CPU has: bfloat16 where oneDNN has it, else int8", "fast"},
+    {GST_WHISPER_PRECISION_INT8,
+        "int8 weights (quantized at load) and products, as faster-whisper's int8", "int8"},
+    {GST_WHISPER_PRECISION_BFLOAT16,
         "encoder and prompt passes in bfloat16 on the CPU (AMX or AVX512-BF16, oneDNN); "
         "with AMX, decode steps too",
-        "fast"},
+        "bfloat16"},
     {0, NULL, NULL},
   };
 

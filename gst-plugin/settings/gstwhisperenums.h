@@ -18,6 +18,8 @@ typedef enum {
 typedef enum {
   GST_WHISPER_PRECISION_EXACT,
   GST_WHISPER_PRECISION_FAST,
+  GST_WHISPER_PRECISION_INT8,
+  GST_WHISPER_PRECISION_BFLOAT16,
 } GstWhisperPrecision;
 
 typedef enum {

@@ -74,21 +74,27 @@ gst_whisper_model_settings_install (GObjectClass *klass, guint first)
    * GstWhisperSink:precision:
    *
    * How the CPU engine computes its matrix products. `exact` (the default)
-   * computes in float32 and gives faster-whisper float32's tokens. `fast`
+   * computes in float32 and gives faster-whisper float32's tokens. `int8`
+   * quantizes the weights to int8 at load and each linear's input rows per
+   * call, with CTranslate2's rule (faster-whisper's compute_type "int8"):
+   * any CPU, AVX2 and VNNI kernels where present. `fast` is the fastest the
+   * CPU has: `bfloat16` where oneDNN has it, else `int8`; it never fails on
+   * x86-64. `bfloat16`
    * runs the encoder and the prompt passes in bfloat16 through oneDNN (AMX
    * tiles on Intel Sapphire Rapids and later, AVX512-BF16 on AMD Zen 4:
    * 2 to 4 times faster encoders), with float32 sums. On CPUs with AMX the
    * decode steps' linears run on the tiles too, with bfloat16 weights (up
    * to 64 rows a pass: the beams of many streams sharing the engine);
    * elsewhere decode steps stay as in `exact`. The text can differ from
-   * `exact`'s in places (docs/models.md, "Precision"). Needs a build with oneDNN and a CPU with AVX-512: going
+   * `exact`'s in places (docs/models.md, "Precision"). `bfloat16` needs a build with oneDNN and a CPU with AVX-512: going
    * to READY fails with an error saying which is missing. Elements share an
    * engine only with elements of the same precision. The CUDA engine has one
    * precision and ignores this.
    */
   g_object_class_install_property (klass, first + P_PRECISION,
       g_param_spec_enum ("precision", "Precision",
-          "CPU matrix products: exact (float32) or fast (bfloat16, oneDNN)",
+          "CPU matrix products: exact (float32), int8, bfloat16 (oneDNN) or fast "
+          "(bfloat16 where the CPU has it, else int8)",
           GST_TYPE_WHISPER_PRECISION, DEFAULT_PRECISION, rw | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (klass, first + P_THREADS,
       g_param_spec_int ("threads", "Threads",

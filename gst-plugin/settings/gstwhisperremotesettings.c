@@ -17,6 +17,7 @@ enum {
   P_SERVER_REQUESTS,
   P_SERVER_CA_FILE,
   P_SERVER_ALLOW_INSECURE_KEY,
+  P_SERVER_STREAM,
   N_PROPS
 };
 
@@ -179,6 +180,21 @@ gst_whisper_remote_settings_install (GObjectClass *klass, guint first)
       g_param_spec_boolean ("server-allow-insecure-key", "Allow an insecure key",
           "device=remote: send the API key over plain http to a host that is not this "
           "machine (with a warning)", FALSE, rw));
+  /**
+   * GstWhisperSink:server-stream:
+   *
+   * device=remote, live input: ask for the answer as server-sent events
+   * (form field stream=true, vLLM's transcription stream: text deltas, no
+   * timestamps) and read them as they arrive: each delta posts the call's
+   * text so far as an interim whisper-text message before the answer ends,
+   * and the whole text is then the call's one segment. A server that
+   * ignores stream=true and answers JSON works as without it. File input
+   * never streams (it needs the segments' timestamps).
+   */
+  g_object_class_install_property (klass, first + P_SERVER_STREAM,
+      g_param_spec_boolean ("server-stream", "Server stream",
+          "device=remote, live input: read the answer as server-sent text deltas as they "
+          "arrive (interim text before the answer ends; no timestamps)", FALSE, rw));
   return first + N_PROPS;
 }
 
@@ -217,6 +233,9 @@ gst_whisper_remote_settings_set (GstWhisperRemoteSettings *s, guint prop_id, gui
     case P_SERVER_ALLOW_INSECURE_KEY:
       s->allow_insecure_key = g_value_get_boolean (value);
       break;
+    case P_SERVER_STREAM:
+      s->stream = g_value_get_boolean (value);
+      break;
   }
   return TRUE;
 }
@@ -248,6 +267,9 @@ gst_whisper_remote_settings_get (const GstWhisperRemoteSettings *s, guint prop_i
       break;
     case P_SERVER_ALLOW_INSECURE_KEY:
       g_value_set_boolean (value, s->allow_insecure_key);
+      break;
+    case P_SERVER_STREAM:
+      g_value_set_boolean (value, s->stream);
       break;
     default:                   /* the API key is write only */
       break;

@@ -1,6 +1,7 @@
 /* gstwhisperremotesettings.h: whispersink's device=remote settings
  * (server-url, server-model, server-api-key, server-timeout,
- * server-queue, server-requests, server-ca-file, server-allow-insecure-key): the client (remote/gstwhisperremote.h) is made from them
+ * server-queue, server-requests, server-ca-file, server-allow-insecure-key,
+ * server-stream): the client (remote/gstwhisperremote.h) is made from them
  * at the change to READY, so they change in NULL and READY only.
  * A typed copy of the properties: set and read under the element's object
  * lock; no runtime state. */
@@ -31,6 +32,7 @@ typedef struct {
                                  system's; NULL: the system's */
   gboolean allow_insecure_key; /* the key may go over plain http to a host that
                                   is not this machine */
+  gboolean stream;            /* live: ask for server-sent text deltas (stream=true) */
 } GstWhisperRemoteSettings;
 
 void gst_whisper_remote_settings_init (GstWhisperRemoteSettings *s);

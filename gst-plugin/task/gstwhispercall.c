@@ -585,6 +585,36 @@ on_remote_word (GstWhisperWord *word, gpointer user_data)
   return ctx->flow == GST_FLOW_OK;
 }
 
+/* server-stream: the text so far of the answer being read, as a local
+ * live decode's words not committed yet: a whisper-text message with
+ * final=FALSE and granularity "interim", over the audio sent. */
+static gboolean
+on_remote_delta (const gchar *text, G_GNUC_UNUSED const gchar *delta, gpointer user_data)
+{
+  CallContext *ctx = user_data;
+  GstWhisperItem item = { 0, };
+  gchar *shown = g_strstrip (g_strdup (text));
+  GstClockTime start = call_time (ctx, 0.0);
+
+  GST_OBJECT_LOCK (ctx->self);
+  ctx->self->stats.remote_deltas++;
+  GST_OBJECT_UNLOCK (ctx->self);
+  if (ctx->flow == GST_FLOW_OK && *shown != '\0') {
+    item.text = shown;
+    item.pts = start;
+    item.duration = call_time (ctx, ctx->n_samples / (double) WHISPER_SAMPLE_RATE) - start;
+    item.avg_logprob = NAN;
+    item.no_speech_prob = NAN;
+    item.final = FALSE;
+    item.granularity = "interim";
+    item.decode_step = -1;
+    item.push = FALSE;
+    ctx->flow = gst_whisper_output_push_item (&ctx->self->out, &item);
+  }
+  g_free (shown);
+  return ctx->flow == GST_FLOW_OK && !is_cancelled (ctx->self);
+}
+
 GstFlowReturn
 gst_whisper_call_remote_piece (GstWhisperSink *self, GstWhisperRemoteJob *job,
     gsize n_samples)
@@ -653,6 +683,9 @@ gst_whisper_call_transcribe_remote (GstWhisperSink *self, const GstWhisperRegion
   req.condition = s->decoding.condition_on_previous_text;
   req.temperature = 0.0;
   req.words = output == GST_WHISPER_OUTPUT_WORDS;
+  /* server-stream: live calls only (file pieces need the segments' times) */
+  req.stream = s->remote.stream && policy->live;
+  req.delta_func = on_remote_delta;
   block = drain || (!policy->live
       && gst_whisper_window_pending (w) >= gst_whisper_remote_queue_samples (self->remote));
 

@@ -59,6 +59,7 @@ typedef struct {
   guint64 audio_filled;       /* sink side: silence put in holes (max-gap) */
   guint gaps_filled;          /* sink side: holes filled */
   guint64 audio_overlap;      /* sink side: received again, dropped */
+  guint64 remote_deltas;      /* task: server-stream text deltas read */
   guint64 encoder_passes;     /* task: encoder windows run, translations' included */
   guint64 encoder_shared;     /* task: windows that took another stream's encoder output */
 } GstWhisperSinkStats;

@@ -172,7 +172,7 @@ check_batched (WhisperDevice device, WhisperPrecision precision, int max_encoder
   /* beam search: three streams of five beams fill the CPU's 16 rows; the
    * CUDA module batches up to 8 rows, so two streams of three beams there;
    * precision=fast on AMX takes 64 rows, so four streams (20 rows) */
-  const gboolean fast = precision == WHISPER_PRECISION_FAST;
+  const gboolean fast = precision == WHISPER_PRECISION_BFLOAT16;
   const int n_jobs = cuda ? 2 : mode == MODE_BEAM && !fast ? 3 : 4;
   const int beam_size = cuda ? 3 : 5;
 
@@ -375,7 +375,7 @@ test_cpu_mixed (void)
 static void
 test_cpu_fast_beam (void)
 {
-  check_batched (WHISPER_DEVICE_CPU, WHISPER_PRECISION_FAST, 0, MODE_BEAM);
+  check_batched (WHISPER_DEVICE_CPU, WHISPER_PRECISION_BFLOAT16, 0, MODE_BEAM);
 }
 
 static void

@@ -1648,13 +1648,14 @@ test_real_hostile_ggml (void)
   patch_bytes (file, 4, big, sizeof big, saved_header);
   expect_failure (file, file, WHISPER_MODEL_ERROR_FORMAT, "more weights");
   patch_bytes (file, 4, saved_header, sizeof saved_header, NULL);
-  old = patch_u32 (file, 4 + 10 * 4, 8);
+  /* the block types are taken (each tensor's own type counts), k-quants not */
+  old = patch_u32 (file, 4 + 10 * 4, 12);
   expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED,
-                  "quantized ggml type q5_0 is not supported yet; use an f16 or f32 file");
-  patch_u32 (file, 4 + 10 * 4, 2008);
-  expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED, "q5_0");
-  patch_u32 (file, 4 + 10 * 4, 2);
-  expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED, "q4_0");
+                  "quantized ggml type q4_k is not supported; use an f16, f32, q4_0");
+  patch_u32 (file, 4 + 10 * 4, 2014);
+  expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED, "q6_k");
+  patch_u32 (file, 4 + 10 * 4, 5);
+  expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED, "ftype 5");
   patch_u32 (file, 4 + 10 * 4, 0xffffffff);
   expect_failure (file, file, WHISPER_MODEL_ERROR_FORMAT, "ftype");
   patch_u32 (file, 4 + 10 * 4, old);
@@ -1682,9 +1683,9 @@ test_real_hostile_ggml (void)
   old = patch_u32 (file, first.offset + 4, 0x7fffffff);
   expect_failure (file, file, WHISPER_MODEL_ERROR_FORMAT, "name");
   patch_u32 (file, first.offset + 4, old);
-  old = patch_u32 (file, first.offset + 8, 6);
+  old = patch_u32 (file, first.offset + 8, 13);
   expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED,
-                  "quantized ggml type q5_0 is not supported yet");
+                  "quantized ggml type q5_k is not supported");
   patch_u32 (file, first.offset + 8, 1234);
   expect_failure (file, file, WHISPER_MODEL_ERROR_FORMAT, "unknown ggml type");
   patch_u32 (file, first.offset + 8, 1); /* f16 instead of f32: sizes shift */

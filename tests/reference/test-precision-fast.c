@@ -171,7 +171,7 @@ main (int argc, char **argv)
   WhisperEngineOptions options;
   whisper_engine_options_init (&options);
   options.device = WHISPER_DEVICE_CPU;
-  options.precision = WHISPER_PRECISION_FAST;
+  options.precision = WHISPER_PRECISION_BFLOAT16;
   g_autoptr (GError) error = NULL;
   engine = whisper_engine_new (&options, &error);
   if (!engine && (g_error_matches (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING) ||

@@ -1,5 +1,6 @@
 /* remote-util.h: what the remote engine's tests share: a free port on
- * 127.0.0.1 and a helper server started and waited for. */
+ * 127.0.0.1, a helper server started and waited for, a WAV file's samples
+ * and the word error rate. */
 #pragma once
 
 #include <gio/gio.h>
@@ -11,3 +12,11 @@ guint remote_free_port (void);
  * "listening on" line; NULL, with the reason printed, when it does not
  * start (the process is then gone). */
 GSubprocess *remote_start_helper (const gchar *const *argv);
+
+/* The samples of a 16-bit WAV file: the contents of its data chunk (other
+ * chunks, such as jfk.wav's LIST, skipped); the file's bytes, to free. */
+gchar *remote_wav_samples (const gchar *path, gsize *offset, gsize *size);
+
+/* Word error rate of `hyp` against `ref` (Levenshtein on words, lower
+ * case, punctuation but apostrophes left out). */
+double remote_wer (const gchar *ref, const gchar *hyp);

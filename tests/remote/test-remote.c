@@ -99,56 +99,6 @@ set_fault (const gchar *mode, guint count, double delay)
   g_free (url);
 }
 
-/* ------------------------------------------------------------------------ */
-/* Words */
-
-static GPtrArray *
-words_of (const gchar *text)
-{
-  GPtrArray *words = g_ptr_array_new_with_free_func (g_free);
-  gchar *low = g_utf8_strdown (text, -1);
-  gchar **parts;
-  guint i;
-
-  for (gchar *p = low; *p; p++)
-    if (!g_ascii_isalnum (*p) && *p != '\'')
-      *p = ' ';
-  parts = g_strsplit (low, " ", -1);
-  for (i = 0; parts[i]; i++)
-    if (*parts[i])
-      g_ptr_array_add (words, g_strdup (parts[i]));
-  g_strfreev (parts);
-  g_free (low);
-  return words;
-}
-
-/* Word error rate of `hyp` against `ref` (Levenshtein on words). */
-static double
-wer (const gchar *ref, const gchar *hyp)
-{
-  GPtrArray *r = words_of (ref), *h = words_of (hyp);
-  guint n = r->len, m = h->len, i, j;
-  guint *d = g_new (guint, (n + 1) * (m + 1));
-  double e;
-
-  for (i = 0; i <= n; i++)
-    d[i * (m + 1)] = i;
-  for (j = 0; j <= m; j++)
-    d[j] = j;
-  for (i = 1; i <= n; i++)
-    for (j = 1; j <= m; j++) {
-      guint sub = d[(i - 1) * (m + 1) + j - 1]
-          + (strcmp (r->pdata[i - 1], h->pdata[j - 1]) != 0);
-      guint del = d[(i - 1) * (m + 1) + j] + 1, ins = d[i * (m + 1) + j - 1] + 1;
-      d[i * (m + 1) + j] = MIN (sub, MIN (del, ins));
-    }
-  e = n ? d[n * (m + 1) + m] / (double) n : (m ? 1.0 : 0.0);
-  g_free (d);
-  g_ptr_array_unref (r);
-  g_ptr_array_unref (h);
-  return e;
-}
-
 /* The server's own answer to the file, posted directly (no proxy). */
 static gchar *
 server_text (const gchar *path)
@@ -332,29 +282,6 @@ handle_message (Run *r, GstMessage *m)
   }
 }
 
-/* The samples of a 16-bit WAV file: the contents of its data chunk (other
- * chunks, such as jfk.wav's LIST, skipped). */
-static gchar *
-wav_samples (const gchar *path, gsize *offset, gsize *size)
-{
-  gchar *wav;
-  gsize len, off = 12;
-
-  g_assert (g_file_get_contents (path, &wav, &len, NULL));
-  g_assert (len >= 12 && memcmp (wav, "RIFF", 4) == 0 && memcmp (wav + 8, "WAVE", 4) == 0);
-  while (off + 8 <= len) {
-    guint32 n = GST_READ_UINT32_LE (wav + off + 4);
-    if (memcmp (wav + off, "data", 4) == 0) {
-      *offset = off + 8;
-      *size = MIN ((gsize) n, len - off - 8);
-      return wav;
-    }
-    off += 8 + n + (n & 1);
-  }
-  g_error ("%s has no data chunk", path);
-  return NULL;
-}
-
 typedef void (*DuringFunc) (double seconds, gpointer data);
 
 /* Live source: pushes the file's 16-kHz S16 samples in 100-ms buffers at
@@ -369,7 +296,7 @@ feed_live (GstElement *pipeline, GstAppSrc *src, const gchar *path, Run *r, Duri
   GstClockTime pts = 0;
   GstBus *bus = gst_element_get_bus (pipeline);
 
-  wav = wav_samples (path, &off, &size);
+  wav = remote_wav_samples (path, &off, &size);
   len = off + size;
   while (off < len) {
     gsize take = MIN (n, len - off);
@@ -506,7 +433,7 @@ srt_text (const gchar *srt)
 static void
 report (const gchar *name, Run *r, const gchar *ref, double max_wer, gboolean expect_eos)
 {
-  double e = ref ? wer (ref, r->text->str) : 0.0;
+  double e = ref ? remote_wer (ref, r->text->str) : 0.0;
   double hole = largest_hole (r, r->received);
 
   g_print ("%s: WER %.1f %%, %u unavailable, %u recovered, %u dropped, error %s, largest "
@@ -545,8 +472,8 @@ case_file (const gchar *name, const gchar *path, const gchar *extra)
   run_pipeline (desc, NULL, NULL, NULL, 120, &r);
   report (name, &r, ref, 0.0, TRUE);
   got = srt_text (srt);
-  CHECK (wer (ref, got) == 0.0, "%s: the SRT file says \"%s\", the server \"%s\"", name, got,
-      ref);
+  CHECK (remote_wer (ref, got) == 0.0, "%s: the SRT file says \"%s\", the server \"%s\"", name,
+      got, ref);
   CHECK (r.unavailable == 0 && r.dropped_warnings == 0, "%s: warnings without a fault", name);
   g_free (got);
   run_clear (&r);
@@ -630,7 +557,7 @@ bench (void)
   {
     GByteArray *b = g_byte_array_new ();
     guint8 h[44];
-    wav = wav_samples (jfk, &off, &size);
+    wav = remote_wav_samples (jfk, &off, &size);
     memcpy (h, "RIFF\0\0\0\0WAVEfmt \x10\0\0\0\x01\0\x01\0\x80\x3e\0\0\0\x7d\0\0"
         "\x02\0\x10\0data\0\0\0\0", 44);
     GST_WRITE_UINT32_LE (h + 40, (guint32) (6 * size));
@@ -676,7 +603,7 @@ bench (void)
         devices[d]);
     run_pipeline (desc, jfk, NULL, NULL, 120, &r);
     g_print ("BENCH live jfk.wav, latency 8000, %s: max-observed-delay %u ms, WER %.1f %%\n",
-        d == 0 ? "local cpu" : "remote", r.max_delay_ms, 100 * wer (ref, r.text->str));
+        d == 0 ? "local cpu" : "remote", r.max_delay_ms, 100 * remote_wer (ref, r.text->str));
     run_clear (&r);
     g_free (desc);
     g_free (ref);

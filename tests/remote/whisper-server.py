@@ -16,8 +16,23 @@ Decoding: faster-whisper's WhisperModel.transcribe with beam_size=1 (greedy,
 as this project's engine), the given temperature (no fallback), the prompt
 as initial_prompt, word_timestamps when words are asked for, no VAD.
 
+Streaming (form field stream=true) as vLLM's /v1/audio/transcriptions does
+it (https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html;
+vllm/entrypoints/openai/speech_to_text.py, _speech_to_text_stream_generator):
+Content-Type text/event-stream, one `data: {...}` event per text delta, an
+object "transcription.chunk" with choices[0].delta.content, the last delta's
+choice with finish_reason "stop" and stop_reason null, with
+stream_include_usage=true a chunk with no choices and `usage`, then
+`data: [DONE]`; verbose_json with stream=true is refused (400) as vLLM
+refuses it. The text is decoded first, then sent a word per delta,
+--stream-delay seconds apart (so that a client can see text before the
+end). --ignore-stream answers JSON as if stream were not asked (a server
+without streaming); --bad-stream N makes the first N streamed answers
+malformed (an event that is not JSON after two good ones).
+
 Usage: whisper-server.py --model DIR --port N [--api-key KEY] [--threads N]
-                         [--compute-type int8|float32|...]
+                         [--compute-type int8|float32|...] [--stream-delay S]
+                         [--ignore-stream] [--bad-stream N]
 Prints "listening on PORT" once the model is loaded.
 """
 
@@ -26,8 +41,10 @@ import email.parser
 import email.policy
 import io
 import json
+import re
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from faster_whisper import WhisperModel
@@ -49,10 +66,40 @@ def parse_multipart(content_type, body):
     return fields
 
 
+def field_text(fields, name, default=None):
+    v = fields.get(name)
+    return v[0][0].decode("utf-8") if v else default
+
+
+def wants_stream(fields, args):
+    """Whether the request asks for a streamed answer that this server gives."""
+    return (field_text(fields, "stream", "false").lower() == "true"
+            and not args.ignore_stream)
+
+
+def stream_events(answer, fields, bad):
+    """The data of each event of a streamed answer, as vLLM sends them."""
+    head = {"id": "trsc-test", "object": "transcription.chunk", "created": int(time.time()),
+            "model": field_text(fields, "model", "whisper-1")}
+    words = re.findall(r"\s*\S+", answer["text"]) or [""]
+    for i, w in enumerate(words):
+        if bad and i == 2:
+            yield "{not json"
+            break
+        choice = {"delta": {"content": w}}
+        if i == len(words) - 1:
+            choice.update(finish_reason="stop", stop_reason=None)
+        yield json.dumps(dict(head, choices=[choice]))
+    if field_text(fields, "stream_include_usage", "false").lower() == "true":
+        tokens = answer.get("n_tokens", 0)
+        yield json.dumps(dict(head, choices=[], usage={
+            "prompt_tokens": 1, "completion_tokens": tokens, "total_tokens": 1 + tokens}))
+    yield "[DONE]"
+
+
 def transcribe(model, lock, fields):
     def text(name, default=None):
-        v = fields.get(name)
-        return v[0][0].decode("utf-8") if v else default
+        return field_text(fields, name, default)
 
     if "file" not in fields:
         return 400, {"error": {"message": "no file in the request", "type": "invalid_request_error"}}
@@ -60,6 +107,9 @@ def transcribe(model, lock, fields):
     if fmt not in ("json", "text", "verbose_json"):
         return 400, {"error": {"message": f"unsupported response_format: {fmt}",
                                "type": "invalid_request_error"}}
+    if text("stream", "false").lower() == "true" and fmt == "verbose_json":
+        return 400, {"error": {"message": "verbose_json format doesn't support streaming case",
+                               "type": "BadRequestError"}}
     granularities = [v[0].decode() for v in fields.get("timestamp_granularities[]", [])]
     words = "word" in granularities and fmt == "verbose_json"
     try:
@@ -81,7 +131,7 @@ def transcribe(model, lock, fields):
                                    "type": "invalid_request_error"}}
     full = "".join(s.text for s in segments)
     if fmt != "verbose_json":
-        return 200, {"text": full}
+        return 200, {"text": full, "n_tokens": sum(len(s.tokens) for s in segments)}
     answer = {
         "task": "transcribe", "language": info.language, "duration": info.duration,
         "text": full,
@@ -105,7 +155,11 @@ def main():
     ap.add_argument("--api-key")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--compute-type", default="int8")
+    ap.add_argument("--stream-delay", type=float, default=0.05)
+    ap.add_argument("--ignore-stream", action="store_true")
+    ap.add_argument("--bad-stream", type=int, default=0)
     args = ap.parse_args()
+    bad_left = [args.bad_stream]
 
     model = WhisperModel(args.model, device="cpu", compute_type=args.compute_type,
                          cpu_threads=args.threads, local_files_only=True)
@@ -124,6 +178,27 @@ def main():
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+        def reply_stream(self, answer, fields):
+            """Server-sent events, chunked, a delta every --stream-delay s."""
+            with lock:
+                bad = bad_left[0] > 0
+                bad_left[0] -= bad
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            try:
+                for i, data in enumerate(stream_events(answer, fields, bad)):
+                    if i > 0:
+                        time.sleep(args.stream_delay)
+                    event = f"data: {data}\n\n".encode()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                # the client stopped reading (a bad event, a flush)
+                self.close_connection = True
 
         def do_GET(self):
             if self.path == "/health":
@@ -147,6 +222,10 @@ def main():
                 self.reply(400, {"error": {"message": str(e)}})
                 return
             status, obj = transcribe(model, lock, fields)
+            if status == 200 and wants_stream(fields, args):
+                self.reply_stream(obj, fields)
+                return
+            obj.pop("n_tokens", None)
             self.reply(status, obj)
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)

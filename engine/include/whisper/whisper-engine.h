@@ -32,14 +32,23 @@ typedef enum {
 
 /* How the CPU computes its matrix products.
  * EXACT: float32, token for token faster-whisper's float32 (the default).
- * FAST: the encoder and the prompt passes in bfloat16 (AMX or AVX512-BF16
- * through oneDNN; float32 sums); on CPUs with AMX the decode steps' linears
- * too (bfloat16 weights on the tiles), elsewhere decode steps as in EXACT;
- * the text may differ from EXACT's in places (README.md, "Precision"). The CUDA backend
- * has one precision and ignores this. */
+ * FAST: the fastest this CPU has: BFLOAT16 where oneDNN has bfloat16
+ * products for it, else INT8 (never an error on x86-64).
+ * INT8: the weights quantized to int8 at load and each linear's input rows
+ * per call, integer products, as faster-whisper's compute_type "int8"
+ * (any CPU; AVX2 and VNNI kernels where present).
+ * BFLOAT16: the encoder and the prompt passes in bfloat16 (AMX or
+ * AVX512-BF16 through oneDNN; float32 sums); on CPUs with AMX the decode
+ * steps' linears too (bfloat16 weights on the tiles), elsewhere decode
+ * steps as in EXACT; fails where oneDNN has no bfloat16 products.
+ * A CTranslate2 int8 model's weights stay int8 in every precision. The
+ * text may differ from EXACT's in places (README.md, "Precision"). The CUDA
+ * backend has one precision and ignores this. */
 typedef enum {
   WHISPER_PRECISION_EXACT,
   WHISPER_PRECISION_FAST,
+  WHISPER_PRECISION_INT8,
+  WHISPER_PRECISION_BFLOAT16,
 } WhisperPrecision;
 
 typedef struct {

@@ -25,7 +25,7 @@
 G_BEGIN_DECLS
 
 /* Bump when the table changes: the CUDA module checks it at load time. */
-#define WHISPER_BACKEND_ABI_VERSION 9
+#define WHISPER_BACKEND_ABI_VERSION 10
 
 typedef struct _WhisperBackend WhisperBackend;
 
@@ -38,6 +38,10 @@ typedef struct {
   int rows;
   int cols;
   int dtype; /* backend-private */
+  /* set by the caller before weight_upload: a convolution's kernel, which
+   * the CPU backend's precision int8 leaves in floating point (as
+   * CTranslate2's compute_type int8 does) */
+  gboolean keep_float;
 } WhisperWeight;
 
 typedef enum {
@@ -246,10 +250,20 @@ struct _WhisperBackend {
   int max_exact_rows;
 };
 
-/* fast: precision=fast, the encoder's and prompt passes' products in
- * bfloat16 on oneDNN (src/backend/cpu/cpu-bf16-matmul.h); fails when this build
- * or this CPU cannot. FALSE: float32 (exact). */
-WhisperBackend *whisper_backend_cpu_new (int n_threads, gboolean fast, GError **error);
+/* How the CPU backend computes its linears. EXACT: float32. BF16: the
+ * encoder's and prompt passes' products in bfloat16 on oneDNN
+ * (src/backend/cpu/cpu-bf16-matmul.h); creation fails when this build or
+ * this CPU cannot. INT8: every float weight quantized to int8 at load, the
+ * products in integers (src/backend/cpu/cpu-int8.h). A model's int8
+ * tensors stay int8 in all three. */
+typedef enum {
+  WHISPER_CPU_PRECISION_EXACT = 0,
+  WHISPER_CPU_PRECISION_BF16 = 1,
+  WHISPER_CPU_PRECISION_INT8 = 2,
+} WhisperCpuPrecision;
+
+WhisperBackend *whisper_backend_cpu_new (int n_threads, WhisperCpuPrecision precision,
+                                         GError **error);
 
 /* Loads the CUDA module (libwhisper-engine-cuda.so) and creates a backend on
  * GPU 0. Fails with a clear error when the module, the driver or a device is

@@ -166,13 +166,37 @@ build_logit_config (WhisperEngine *e)
   c->max_initial_timestamp_index = 50;
 }
 
+/* The CPU backend in the precision asked; FAST: bfloat16 where oneDNN
+ * has it for this CPU, else int8. */
+static WhisperBackend *
+create_cpu_backend (const WhisperEngineOptions *options, GError **error)
+{
+  switch (options->precision) {
+  case WHISPER_PRECISION_INT8:
+    return whisper_backend_cpu_new (options->n_threads, WHISPER_CPU_PRECISION_INT8, error);
+  case WHISPER_PRECISION_BFLOAT16:
+    return whisper_backend_cpu_new (options->n_threads, WHISPER_CPU_PRECISION_BF16, error);
+  case WHISPER_PRECISION_FAST: {
+    g_autoptr (GError) bf16_error = NULL;
+    WhisperBackend *be =
+        whisper_backend_cpu_new (options->n_threads, WHISPER_CPU_PRECISION_BF16, &bf16_error);
+    if (be)
+      return be;
+    g_debug ("precision fast: int8, as bfloat16 is not available (%s)", bf16_error->message);
+    return whisper_backend_cpu_new (options->n_threads, WHISPER_CPU_PRECISION_INT8, error);
+  }
+  case WHISPER_PRECISION_EXACT:
+  default:
+    return whisper_backend_cpu_new (options->n_threads, WHISPER_CPU_PRECISION_EXACT, error);
+  }
+}
+
 static WhisperBackend *
 create_backend (const WhisperEngineOptions *options, GError **error)
 {
   switch (options->device) {
   case WHISPER_DEVICE_CPU:
-    return whisper_backend_cpu_new (options->n_threads,
-                                    options->precision == WHISPER_PRECISION_FAST, error);
+    return create_cpu_backend (options, error);
   case WHISPER_DEVICE_CUDA: {
     g_autoptr (GError) cuda_error = NULL;
     WhisperBackend *be = whisper_backend_cuda_new (&cuda_error);
@@ -188,8 +212,7 @@ create_backend (const WhisperEngineOptions *options, GError **error)
     if (be)
       return be;
     g_debug ("device auto: using the CPU (%s)", cuda_error->message);
-    return whisper_backend_cpu_new (options->n_threads,
-                                    options->precision == WHISPER_PRECISION_FAST, error);
+    return create_cpu_backend (options, error);
   }
   }
 }
@@ -248,11 +271,11 @@ whisper_engine_new (const WhisperEngineOptions *options, GError **error)
                  "thread count %d is negative (0 means every core)", options->n_threads);
     return NULL;
   }
-  if (options->precision != WHISPER_PRECISION_EXACT &&
-      options->precision != WHISPER_PRECISION_FAST) {
+  if ((unsigned) options->precision > WHISPER_PRECISION_BFLOAT16) {
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING,
-                 "precision %d is neither exact (%d) nor fast (%d)", (int) options->precision,
-                 WHISPER_PRECISION_EXACT, WHISPER_PRECISION_FAST);
+                 "precision %d is not one of exact (%d), fast (%d), int8 (%d), bfloat16 (%d)",
+                 (int) options->precision, WHISPER_PRECISION_EXACT, WHISPER_PRECISION_FAST,
+                 WHISPER_PRECISION_INT8, WHISPER_PRECISION_BFLOAT16);
     return NULL;
   }
 

@@ -1,5 +1,6 @@
 /* whisper-model-ggml.c: loads a whisper.cpp ggml model file (the legacy
- * "lmgg" container, not GGUF), f32 or f16.
+ * "lmgg" container, not GGUF): f32, f16, and the block types q4_0, q4_1,
+ * q5_0, q5_1 and q8_0 (util/qblock.h), each tensor kept as stored.
  *
  * Layout: what whisper.cpp's converter writes,
  * https://github.com/ggml-org/whisper.cpp/blob/master/models/convert-pt-to-ggml.py
@@ -12,6 +13,7 @@
 #include "whisper-model.h"
 #include "whisper-model-walk.h"
 #include "half.h"
+#include "qblock.h"
 #include "whisper-vocab.h"
 
 #include <stdarg.h>
@@ -50,7 +52,7 @@ typedef struct {
   gsize size;
   gsize pos;
 
-  gsize weight_budget; /* elements the file can still hold */
+  gsize weight_budget; /* elements the file can still hold (2 per byte: q4_0 packs 32 in 18) */
   GHashTable *slots;   /* name -> GgmlSlot *, owns the slots */
   GPtrArray *slot_order;
   GPtrArray *targets;  /* GgmlTarget *, owned */
@@ -189,17 +191,19 @@ ggml_read_hparams (GgmlReader *r, GError **error)
                  "%s: invalid ftype %d", r->file, ftype);
     return FALSE;
   }
+  /* f32, f16, q4_0, q4_1, q4_1 with some f16, q8_0, q5_0, q5_1: the tensors'
+   * own types are checked one by one (ggml_check_type) */
   gint32 base_ftype = ftype % GGML_QNT_VERSION_FACTOR;
-  if (base_ftype != GGML_TYPE_F32 && base_ftype != GGML_TYPE_F16) {
+  if (base_ftype > 4 && (base_ftype < 7 || base_ftype > 9)) {
     const char *name = ggml_ftype_name (base_ftype);
     if (name != NULL)
       g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_UNSUPPORTED,
-                   "%s: quantized ggml type %s is not supported yet; use an f16 "
-                   "or f32 file", r->file, name);
+                   "%s: quantized ggml type %s is not supported; use an f16, f32, "
+                   "q4_0, q4_1, q5_0, q5_1 or q8_0 file", r->file, name);
     else
       g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_UNSUPPORTED,
-                   "%s: ggml ftype %d is not supported; use an f16 or f32 file",
-                   r->file, ftype);
+                   "%s: ggml ftype %d is not supported; use an f16, f32, q4_0, q4_1, "
+                   "q5_0, q5_1 or q8_0 file", r->file, ftype);
     return FALSE;
   }
   return TRUE;
@@ -458,14 +462,15 @@ format_ne (int n_dims, const gint64 *ne)
 static gboolean
 ggml_check_type (GgmlReader *r, const char *name, gint32 ttype, GError **error)
 {
-  if (ttype == GGML_TYPE_F32 || ttype == GGML_TYPE_F16)
+  WhisperDType block;
+  if (ttype == GGML_TYPE_F32 || ttype == GGML_TYPE_F16 || whisper_qblock_from_ggml (ttype, &block))
     return TRUE;
 
   const char *type_name = ggml_type_name (ttype);
   if (type_name != NULL && ttype != 30)
     g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_UNSUPPORTED,
-                 "%s: tensor '%s': quantized ggml type %s is not supported yet; "
-                 "use an f16 or f32 file", r->file, name, type_name);
+                 "%s: tensor '%s': quantized ggml type %s is not supported; use "
+                 "f16, f32, q4_0, q4_1, q5_0, q5_1 or q8_0", r->file, name, type_name);
   else if (type_name != NULL)
     g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_UNSUPPORTED,
                  "%s: tensor '%s': ggml type %s is not supported; use an f16 or "
@@ -494,10 +499,32 @@ ggml_check_shape (GgmlReader *r, const GgmlSlot *slot, int n_dims,
   return FALSE;
 }
 
+static WhisperDType
+ggml_whisper_dtype (gint32 ttype)
+{
+  WhisperDType block;
+  if (whisper_qblock_from_ggml (ttype, &block))
+    return block;
+  return ttype == GGML_TYPE_F32 ? WHISPER_DTYPE_F32 : WHISPER_DTYPE_F16;
+}
+
+/* Bytes of n elements of a record of type ttype (n: whole blocks). */
+static gsize
+ggml_bytes (gint32 ttype, gsize n)
+{
+  const WhisperDType type = ggml_whisper_dtype (ttype);
+  if (whisper_dtype_is_qblock (type))
+    return n / WHISPER_QBLOCK_VALUES * whisper_qblock_bytes (type);
+  return n * whisper_dtype_size (type);
+}
+
 static void
 ggml_convert (const guint8 *data, gint32 ttype, gsize n, float *out)
 {
-  if (ttype == GGML_TYPE_F32) {
+  const WhisperDType type = ggml_whisper_dtype (ttype);
+  if (whisper_dtype_is_qblock (type)) {
+    whisper_qblock_dequantize (type, data, n / WHISPER_QBLOCK_VALUES, out);
+  } else if (ttype == GGML_TYPE_F32) {
     for (gsize i = 0; i < n; i++) {
       guint32 bits = whisper_read_le32 (data + 4 * i);
       memcpy (&out[i], &bits, sizeof bits);
@@ -510,6 +537,39 @@ ggml_convert (const guint8 *data, gint32 ttype, gsize n, float *out)
       out[i] = whisper_half_to_float ((guint16) (data[2 * i] | data[2 * i + 1] << 8));
 #endif
   }
+}
+
+/* A block type's rows are whole blocks: ne[0] a multiple of 32. */
+static gboolean
+ggml_check_blocks_shape (GgmlReader *r, const char *name, gint32 ttype, gint64 ne0,
+                         GError **error)
+{
+  const WhisperDType type = ggml_whisper_dtype (ttype);
+  if (!whisper_dtype_is_qblock (type) || ne0 % WHISPER_QBLOCK_VALUES == 0)
+    return TRUE;
+  g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
+               "%s: tensor '%s' is %s with rows of %" G_GINT64_FORMAT " values, not a "
+               "multiple of the %d values of a block", r->file, name,
+               whisper_dtype_name (type), ne0, WHISPER_QBLOCK_VALUES);
+  return FALSE;
+}
+
+/* Every block's scale (and minimum) is a finite float16. */
+static gboolean
+ggml_check_blocks (GgmlReader *r, const char *name, gint32 ttype, const guint8 *data,
+                   gsize n_elements, GError **error)
+{
+  const WhisperDType type = ggml_whisper_dtype (ttype);
+  gsize bad;
+  if (!whisper_dtype_is_qblock (type) ||
+      whisper_qblock_check (type, data, n_elements / WHISPER_QBLOCK_VALUES, &bad))
+    return TRUE;
+  g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
+               "%s: tensor '%s' (%s): block %" G_GSIZE_FORMAT " (file offset %" G_GSIZE_FORMAT
+               ") has a scale that is not a finite float16: a corrupt block", r->file, name,
+               whisper_dtype_name (type), bad,
+               (gsize) (data - r->bytes) + bad * whisper_qblock_bytes (type));
+  return FALSE;
 }
 
 static gboolean
@@ -578,10 +638,11 @@ ggml_read_tensor (GgmlReader *r, GError **error)
   if (!ggml_check_shape (r, slot, n_dims, ne, error))
     return FALSE;
 
-  gsize element_size = ttype == GGML_TYPE_F32 ? 4 : 2;
-  const guint8 *data = ggml_take (r, n_elements * element_size, error,
+  if (!ggml_check_blocks_shape (r, printable, ttype, ne[0], error))
+    return FALSE;
+  const guint8 *data = ggml_take (r, ggml_bytes (ttype, n_elements), error,
                                   "tensor '%s'", printable);
-  if (data == NULL)
+  if (data == NULL || !ggml_check_blocks (r, printable, ttype, data, n_elements, error))
     return FALSE;
   slot->data = data;
   slot->ttype = ttype;
@@ -614,12 +675,6 @@ ggml_slot_elements (const GgmlSlot *slot)
   return (gsize) slot->ne[0] * MAX (slot->ne[1], 1) * MAX (slot->ne[2], 1);
 }
 
-static WhisperDType
-ggml_whisper_dtype (gint32 ttype)
-{
-  return ttype == GGML_TYPE_F32 ? WHISPER_DTYPE_F32 : WHISPER_DTYPE_F16;
-}
-
 /* Points each model tensor at its record in the mapped file when one record
  * fills it (on a little-endian host: the file's byte order). A fused tensor
  * gets a buffer of its records' common type (float32 if they differ), the
@@ -646,17 +701,19 @@ ggml_assemble (GgmlReader *r, GError **error)
       continue;
     }
 
-    const gsize size = whisper_dtype_size (type);
-    guint8 *buffer = whisper_model_alloc_bytes (r->model, n * size, error);
+    /* the parts fill whole rows, so whole blocks, in a block type */
+    const gint32 ttype = type == ggml_whisper_dtype (first->ttype) ? first->ttype : GGML_TYPE_F32;
+    guint8 *buffer = whisper_model_alloc_bytes (r->model, ggml_bytes (ttype, n), error);
     if (buffer == NULL)
       return FALSE;
-    memset (buffer, 0, n * size); /* +0 in float32 and float16 alike */
+    /* +0 in float32 and float16 alike, and d = 0 blocks (values 0 + 0) */
+    memset (buffer, 0, ggml_bytes (ttype, n));
     for (guint p = 0; p < target->parts->len; p++) {
       const GgmlSlot *slot = g_ptr_array_index (target->parts, p);
       const gsize count = ggml_slot_elements (slot);
       g_assert (slot->offset + count <= n);
       if (ggml_whisper_dtype (slot->ttype) == type && G_BYTE_ORDER == G_LITTLE_ENDIAN)
-        memcpy (buffer + slot->offset * size, slot->data, count * size);
+        memcpy (buffer + ggml_bytes (ttype, slot->offset), slot->data, ggml_bytes (ttype, count));
       else
         ggml_convert (slot->data, slot->ttype, count, (float *) buffer + slot->offset);
     }
@@ -697,7 +754,7 @@ whisper_model_load_ggml (const char *file, GError **error)
   }
   r->bytes = (const guint8 *) g_mapped_file_get_contents (r->mapped);
   r->size = g_mapped_file_get_length (r->mapped);
-  r->weight_budget = r->size;
+  r->weight_budget = 2 * r->size;
   r->slots = g_hash_table_new (g_str_hash, g_str_equal);
   r->slot_order = g_ptr_array_new_with_free_func ((GDestroyNotify) ggml_slot_free);
   r->targets = g_ptr_array_new_with_free_func ((GDestroyNotify) ggml_target_free);

@@ -99,7 +99,7 @@ whisper_model_release_tensor (const WhisperModel *model, const WhisperTensor *t)
   const guint8 *first = t->data;
   if (first < base || first >= base + size)
     return; /* a loader's own buffer */
-  const gsize bytes = whisper_tensor_n_elements (t) * whisper_dtype_size (t->type);
+  const gsize bytes = whisper_tensor_bytes (t);
   /* only whole pages inside the tensor: its neighbours may not be copied yet */
   const gsize page = (gsize) sysconf (_SC_PAGESIZE);
   const guintptr start = ((guintptr) first + page - 1) / page * page;

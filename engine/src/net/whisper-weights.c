@@ -105,6 +105,7 @@ whisper_device_weights_new (WhisperBackend *be, const WhisperModel *model, int n
   w->decoder_layers = g_new0 (WhisperDeviceLayer, n_decoder_layers);
 
   const WhisperEncoderWeights *enc = &model->encoder;
+  w->conv1.keep_float = w->conv2.keep_float = TRUE;
   upload_matrix (&up, &w->conv1, &enc->conv1_weight);
   upload_matrix (&up, &w->conv2, &enc->conv2_weight);
   w->conv1_bias = upload_vector (&up, &enc->conv1_bias, 1);

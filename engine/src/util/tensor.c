@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "half.h"
+#include "qblock.h"
 
 gsize
 whisper_dtype_size (WhisperDType type)
@@ -14,8 +15,21 @@ whisper_dtype_size (WhisperDType type)
   case WHISPER_DTYPE_BF16:
   case WHISPER_DTYPE_I16: return 2;
   case WHISPER_DTYPE_I8: return 1;
+  case WHISPER_DTYPE_Q4_0:
+  case WHISPER_DTYPE_Q4_1:
+  case WHISPER_DTYPE_Q5_0:
+  case WHISPER_DTYPE_Q5_1:
+  case WHISPER_DTYPE_Q8_0: return 0;
   }
   g_return_val_if_reached (0);
+}
+
+gsize
+whisper_dtype_row_bytes (WhisperDType type, int cols)
+{
+  if (whisper_dtype_is_qblock (type))
+    return (gsize) cols / WHISPER_QBLOCK_VALUES * whisper_qblock_bytes (type);
+  return (gsize) cols * whisper_dtype_size (type);
 }
 
 const char *
@@ -27,6 +41,11 @@ whisper_dtype_name (WhisperDType type)
   case WHISPER_DTYPE_BF16: return "bfloat16";
   case WHISPER_DTYPE_I8: return "int8";
   case WHISPER_DTYPE_I16: return "int16";
+  case WHISPER_DTYPE_Q4_0: return "q4_0";
+  case WHISPER_DTYPE_Q4_1: return "q4_1";
+  case WHISPER_DTYPE_Q5_0: return "q5_0";
+  case WHISPER_DTYPE_Q5_1: return "q5_1";
+  case WHISPER_DTYPE_Q8_0: return "q8_0";
   }
   g_return_val_if_reached ("unknown");
 }
@@ -45,8 +64,9 @@ whisper_tensor_rows_to_f32 (const WhisperTensor *t, int r0, int r1, float *dst)
 {
   g_return_if_fail (r0 >= 0 && r0 <= r1 && r1 <= t->rows);
   const gsize cols = (gsize) t->cols;
-  const gsize first = (gsize) r0 * cols, n = (gsize) (r1 - r0) * cols;
-  const guint8 *base = (const guint8 *) t->data + first * whisper_dtype_size (t->type);
+  const gsize n = (gsize) (r1 - r0) * cols;
+  const guint8 *base = (const guint8 *) t->data + (gsize) r0 * whisper_dtype_row_bytes (t->type,
+                                                                                      t->cols);
 
   switch (t->type) {
   case WHISPER_DTYPE_F32:
@@ -81,6 +101,13 @@ whisper_tensor_rows_to_f32 (const WhisperTensor *t, int r0, int r1, float *dst)
     }
     return;
   }
+  case WHISPER_DTYPE_Q4_0:
+  case WHISPER_DTYPE_Q4_1:
+  case WHISPER_DTYPE_Q5_0:
+  case WHISPER_DTYPE_Q5_1:
+  case WHISPER_DTYPE_Q8_0:
+    whisper_qblock_dequantize (t->type, base, n / WHISPER_QBLOCK_VALUES, dst);
+    return;
   }
   g_return_if_reached ();
 }

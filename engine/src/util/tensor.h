@@ -9,7 +9,9 @@
  * Quantized types follow CTranslate2's convention
  * (https://github.com/OpenNMT/CTranslate2/blob/master/docs/quantization.md):
  * stored = round(value * scale), so value = stored / scale, with one scale
- * per row for int8 and one for the whole tensor for int16. */
+ * per row for int8 and one for the whole tensor for int16. whisper.cpp's
+ * block types (q4_0 ... q8_0, util/qblock.h) carry their scales inside the
+ * data, a block of 32 values at a time along each row. */
 #pragma once
 
 #include <glib.h>
@@ -23,6 +25,12 @@ typedef enum {
   WHISPER_DTYPE_BF16,
   WHISPER_DTYPE_I8,   /* one scale per row */
   WHISPER_DTYPE_I16,  /* one scale for the whole tensor */
+  /* ggml blocks (qblock.h): cols a multiple of 32, no scales array */
+  WHISPER_DTYPE_Q4_0,
+  WHISPER_DTYPE_Q4_1,
+  WHISPER_DTYPE_Q5_0,
+  WHISPER_DTYPE_Q5_1,
+  WHISPER_DTYPE_Q8_0,
 } WhisperDType;
 
 /* rows x cols elements, row-major (a vector has rows == 1). `data` is in the
@@ -36,8 +44,11 @@ typedef struct {
   int cols;
 } WhisperTensor;
 
-/* Bytes of one element of `type`. */
+/* Bytes of one element of `type`; 0 for the block types, whose elements
+ * share their block's bytes (use whisper_dtype_row_bytes). */
 gsize whisper_dtype_size (WhisperDType type);
+/* Bytes of a row of `cols` elements of `type` (any type). */
+gsize whisper_dtype_row_bytes (WhisperDType type, int cols);
 /* "float32", "float16", ... */
 const char *whisper_dtype_name (WhisperDType type);
 
@@ -45,6 +56,12 @@ static inline gsize
 whisper_tensor_n_elements (const WhisperTensor *t)
 {
   return (gsize) t->rows * (gsize) t->cols;
+}
+
+static inline gsize
+whisper_tensor_bytes (const WhisperTensor *t)
+{
+  return (gsize) t->rows * whisper_dtype_row_bytes (t->type, t->cols);
 }
 
 static inline gboolean

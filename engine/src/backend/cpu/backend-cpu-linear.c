@@ -274,6 +274,10 @@ whisper_cpu_backend_linear (WhisperBackend *be, float *y, int y_stride, const fl
                             WhisperLinearFlags flags)
 {
   WhisperBackendCpu *self = (WhisperBackendCpu *) be;
+  if (w->dtype == WEIGHT_I8) {
+    whisper_cpu_int8_linear (self, y, y_stride, x, x_stride, w, bias, n, flags);
+    return;
+  }
   LinearJob job = { self, y, y_stride, x, x_stride, w, bias, n, flags, 0, NULL, NULL, NULL };
   const gboolean amx = self->amx && n <= WHISPER_CPU_AMX_MAX_ROWS;
   if (amx && linear_amx (self, &job))

@@ -31,7 +31,9 @@ whisper_cpu_thread_scratch (WhisperBackendCpu *self, int thread, size_t n)
 void
 whisper_cpu_weight_rows_f32 (const WhisperWeight *w, int r0, int r1, float *dst)
 {
-  if (w->dtype == WEIGHT_F16_PACKED)
+  if (w->dtype == WEIGHT_I8)
+    whisper_cpu_int8_weight_rows_f32 (w->data, r0, r1, dst);
+  else if (w->dtype == WEIGHT_F16_PACKED)
     whisper_cpu_unpack_rows (dst, w->data, r0, r1, w->cols);
   else if (w->dtype == WEIGHT_F16)
     whisper_half_to_float_n (dst, (const uint16_t *) w->data + (size_t) r0 * w->cols,

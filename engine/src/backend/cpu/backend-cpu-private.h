@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "cpu-amx-linear.h"
 #include "cpu-bf16-matmul.h"
+#include "cpu-int8.h"
 #include "cpu-kernels.h"
 #include "cpu-sgemm.h"
 #include "aligned-memory.h"
@@ -17,8 +18,9 @@
 G_BEGIN_DECLS
 
 /* F16_PACKED: float16 in blocks of rows (cpu-gemv-packed.c), for every
- * float16 matrix whose shape allows it; F16 row-major for the others. */
-enum { WEIGHT_F32 = 0, WEIGHT_F16 = 1, WEIGHT_F16_PACKED = 2 };
+ * float16 matrix whose shape allows it; F16 row-major for the others.
+ * I8: a WhisperCpuInt8Weight (cpu-int8.h, cpu-int8-linear.c). */
+enum { WEIGHT_F32 = 0, WEIGHT_F16 = 1, WEIGHT_F16_PACKED = 2, WEIGHT_I8 = 3 };
 
 #define GEMM_BLOCK_COLS 64   /* output columns per sgemm task (few rows) */
 #define GEMM_MIN_ROWS 64     /* from this many input rows, split by rows */
@@ -57,6 +59,15 @@ typedef struct {
   /* q, k and v of the current many-query attention in bfloat16, head-major */
   uint16_t *attn_bf16;
   size_t attn_bf16_size;
+  /* int8 linears (cpu-int8-linear.c): the kernel path chosen at creation;
+   * int8_quantize: precision=int8, float weights quantized at load;
+   * int8_x, int8_scale: the current few-row call's quantized input rows */
+  WhisperCpuInt8Isa int8_isa;
+  gboolean int8_quantize;
+  int8_t *int8_x;
+  size_t int8_x_size;
+  float *int8_scale;
+  size_t int8_scale_size;
   /* cpu_ops, plus the float16 cross K/V ops in precision=fast */
   WhisperBackendOps ops;
 } WhisperBackendCpu;
@@ -76,6 +87,17 @@ void whisper_cpu_weight_rows_f32 (const WhisperWeight *w, int r0, int r1, float 
 void whisper_cpu_backend_linear (WhisperBackend *be, float *y, int y_stride, const float *x,
                                  int x_stride, const WhisperWeight *w, const float *bias, int n,
                                  WhisperLinearFlags flags);
+
+/* cpu-int8-linear.c: whether the int8 weights take tensor t for w (an int8
+ * tensor, or a float one with precision=int8 unless w->keep_float), the
+ * upload, and linear on a WEIGHT_I8 weight. */
+gboolean whisper_cpu_int8_takes (const WhisperBackendCpu *self, const WhisperWeight *w,
+                                 const WhisperTensor *t);
+gboolean whisper_cpu_int8_weight_upload (WhisperBackendCpu *self, WhisperWeight *w,
+                                         const WhisperTensor *t, GError **error);
+void whisper_cpu_int8_linear (WhisperBackendCpu *self, float *y, int y_stride, const float *x,
+                              int x_stride, const WhisperWeight *w, const float *bias, int n,
+                              WhisperLinearFlags flags);
 
 /* backend-cpu-attention.c: WhisperBackendOps.attention, copy_rows,
  * half_kv_write, attention_half_kv, attention_probs */

@@ -29,6 +29,8 @@
  *   bfloat16 (cpu-amx-linear.c), output rows split over the threads in
  *   whole groups; every row keeps its one-row bits, so max_exact_rows is
  *   64 there. Many-row linears go to oneDNN as above.
+ * - int8 weights (a CTranslate2 int8 model, or precision=int8): input
+ *   rows quantized per call, integer products (cpu-int8-linear.c).
  * - attention: per (head, block of queries): scores = q k^T (sgemm),
  *   softmax, out = scores v (sgemm); the score block stays in cache and the
  *   full score matrix is never stored. Decode steps (up to
@@ -58,6 +60,8 @@ cpu_destroy (WhisperBackend *be)
   if (self->amx_weights)
     g_hash_table_destroy (self->amx_weights);
   whisper_aligned_free (self->amx_x);
+  whisper_aligned_free (self->int8_x);
+  whisper_aligned_free (self->int8_scale);
   whisper_bf16_matmul_free (self->bf16);
   g_mutex_clear (&self->bf16_lock);
   whisper_aligned_free (self->attn_bf16);
@@ -121,14 +125,16 @@ cpu_sync (WhisperBackend *be)
 /* Float16 rows packed in blocks (one sequential stream per matrix-vector
  * task) where the shape allows, float16 row-major otherwise: a float16
  * tensor as it is stored, a float32 one when every value is exactly a half.
- * Float32 for everything else (bfloat16 and the quantized types are widened
- * once, here). */
+ * Int8 (cpu-int8-linear.c) for an int8 tensor, and for every float one
+ * with precision=int8 but the convolutions' (w->keep_float). Float32 for everything else (bfloat16 and int16 are
+ * widened once, here). */
 static gboolean
 cpu_weight_upload (WhisperBackend *be, WhisperWeight *w, const WhisperTensor *t, GError **error)
 {
-  (void) be;
   const int rows = t->rows, cols = t->cols;
   const size_t n = whisper_tensor_n_elements (t);
+  if (whisper_cpu_int8_takes ((WhisperBackendCpu *) be, w, t))
+    return whisper_cpu_int8_weight_upload ((WhisperBackendCpu *) be, w, t, error);
   const uint16_t *half = NULL;
   uint16_t *owned = NULL; /* a float16 copy this call made */
 
@@ -290,7 +296,7 @@ static const WhisperBackendOps cpu_ops = {
 };
 
 WhisperBackend *
-whisper_backend_cpu_new (int n_threads, gboolean fast, GError **error)
+whisper_backend_cpu_new (int n_threads, WhisperCpuPrecision precision, GError **error)
 {
   if (n_threads < 0) {
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING,
@@ -310,7 +316,16 @@ whisper_backend_cpu_new (int n_threads, gboolean fast, GError **error)
   self->scratch_size = g_new0 (size_t, n_threads);
   g_mutex_init (&self->bf16_lock);
   whisper_cpu_sgemm_init ();
-  if (fast) {
+  /* int8 weights may come from the model in any precision */
+  if (!whisper_cpu_int8_isa_choose (&self->int8_isa, error)) {
+    cpu_destroy (&self->parent);
+    return NULL;
+  }
+  self->int8_quantize = precision == WHISPER_CPU_PRECISION_INT8;
+  g_debug ("cpu backend: int8 products on the %s kernels%s",
+           whisper_cpu_int8_isa_name (self->int8_isa),
+           self->int8_quantize ? ", float weights quantized at load (precision int8)" : "");
+  if (precision == WHISPER_CPU_PRECISION_BF16) {
     self->bf16 = whisper_bf16_matmul_new (n_threads, error);
     if (!self->bf16) {
       cpu_destroy (&self->parent);
