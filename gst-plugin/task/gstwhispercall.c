@@ -423,6 +423,15 @@ call_options (GstWhisperSink *self, const GstWhisperRegion *region,
       && (ctx->batched || (opts->word_timestamps && opts->beam_size != 1));
 }
 
+/* Whether the call's audio is decoded again for translate_src pads (not
+ * while the overload ladder skips them: they get GAPs). */
+static gboolean
+translating (GstWhisperSink *self)
+{
+  return gst_whisper_translate_any (self)
+      && !gst_whisper_overload_skips_translation (&self->overload);
+}
+
 GstFlowReturn
 gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
     const GstWhisperWindowPolicy *policy, gboolean drain)
@@ -441,6 +450,9 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   gsize done = 0;
   gboolean ok;
   GstWhisperLiveInput in = { 0, };
+  /* the new audio the call takes (the overload ladder's measure) */
+  const guint64 covered = w->seek + region->n_samples
+      - MIN (w->seek + region->n_samples, MAX (w->given, w->seek));
 
   if (is_cancelled (self))
     return GST_FLOW_FLUSHING;
@@ -482,6 +494,10 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   } else {
     ok = whisper_stream_transcribe (self->stream, in.pcm, in.n, on_segment, &ctx, NULL, &err);
   }
+  if (region->carry == GST_WHISPER_CARRY_COMMIT && self->slow_calls > 0) {
+    self->slow_calls--;         /* test hook: a slow engine */
+    g_usleep ((gulong) self->slow_ms * 1000);
+  }
   call_duration = (GstClockTime) (g_get_monotonic_time () - call_start_us) * GST_USECOND;
   whisper_stream_set_token_callback (self->stream, NULL, NULL);
   whisper_stream_get_stats (self->stream, &stats);
@@ -503,11 +519,16 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   }
   /* the translate_src pads: the same input again, task=translate, at
    * once (their streams take this decode's encoder output) */
-  if (ok && ctx.flow == GST_FLOW_OK && gst_whisper_translate_any (self)) {
+  if (ok && ctx.flow == GST_FLOW_OK && translating (self)) {
     call_start_us = g_get_monotonic_time ();
     ctx.flow = gst_whisper_translate_transcribe (self, in.pcm, in.n);
     translate_duration = (GstClockTime) (g_get_monotonic_time () - call_start_us) * GST_USECOND;
   }
+  if (region->carry == GST_WHISPER_CARRY_COMMIT)
+    gst_whisper_overload_observe (&self->overload, GST_ELEMENT (self),
+        call_duration + translate_duration, gst_whisper_sink_samples_to_time (covered),
+        gst_whisper_window_end (w) + gst_whisper_queue_samples (&self->queue)
+        >= w->seek + region->n_samples + policy->chunk_samples);
   if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK) {
     if (region->carry == GST_WHISPER_CARRY_COMMIT)
       /* the next call waits for this one's translation too */
@@ -519,7 +540,7 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
       done = finish_call (&ctx, region);
   }
   /* the translate_src pads' text of it */
-  if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK && gst_whisper_translate_any (self)) {
+  if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK && translating (self)) {
     GstWhisperTranslateCall tc = { 0, };
     tc.pcm = gst_whisper_window_data (w);
     tc.in = &in;
