@@ -26,6 +26,11 @@ English) with:
   fw-int8      faster-whisper, CPU, compute_type int8
   whispercpp   whisper.cpp through pywhispercpp, with the ggml f16 file that
                tools/ct2-to-ggml.py converts from the same CTranslate2 model
+  ours-q8_0, ours-q5_0
+               whisper-transcribe on that f16 file quantized by
+               tools/ggml-quantize.py (blocks kept, integer kernels),
+               compared with whisper.cpp on the same file:
+  whispercpp-q8_0, whispercpp-q5_0
 
 The peers run in worker processes of this same script (--worker KIND), one per
 contender and audio file: the worker loads the model once (timed on its own),
@@ -72,14 +77,16 @@ SAMPLE_RATE = 16000
 PYWHISPERCPP_PIN = "1.5.1"
 FASTER_WHISPER_PIN = "1.2.1"
 ALL_CONTENDERS = ["ours-cli", "ours-fast", "ours-int8", "ours-gst", "fw-float32", "fw-int8",
-                  "whispercpp"]
+                  "whispercpp", "ours-q8_0", "ours-q5_0", "whispercpp-q8_0", "whispercpp-q5_0"]
 # ours with another --precision, compared with faster-whisper int8 and float32
 OURS_PRECISION = {"ours-fast": "fast", "ours-int8": "int8"}
 # --cap-avx2: the environment of each side
 CAP_AVX2_PEERS = {"CT2_FORCE_CPU_ISA": "AVX2"}
 CAP_AVX2_OURS = {"ONEDNN_MAX_CPU_ISA": "AVX2", "WHISPER_CPU_NO_AVX512": "1",
                  "WHISPER_CPU_INT8": "avx2"}
-PEERS = ["fw-float32", "fw-int8", "whispercpp"]
+PEERS = ["fw-float32", "fw-int8", "whispercpp", "whispercpp-q8_0", "whispercpp-q5_0"]
+# ggml block types: ours and whisper.cpp on the same quantized file
+OURS_QUANT = {"ours-q8_0": "whispercpp-q8_0", "ours-q5_0": "whispercpp-q5_0"}
 # --vad: ours with the reference's rules (faster-whisper's tokens), without
 # and with the VAD filter, against faster-whisper float32 without and with
 # vad_filter=True
@@ -95,6 +102,10 @@ LABEL = {
     "fw-float32": "faster-whisper float32",
     "fw-int8": "faster-whisper int8",
     "whispercpp": "whisper.cpp f16 (pywhispercpp)",
+    "ours-q8_0": "ours: whisper-transcribe, ggml q8_0",
+    "ours-q5_0": "ours: whisper-transcribe, ggml q5_0",
+    "whispercpp-q8_0": "whisper.cpp q8_0 (pywhispercpp)",
+    "whispercpp-q5_0": "whisper.cpp q5_0 (pywhispercpp)",
 }
 
 
@@ -267,7 +278,7 @@ def worker_main(args):
                     without_timestamps=False, word_timestamps=False)
                 texts = [s.text for s in segments]  # the generator runs to completion
                 return " ".join(t.strip() for t in texts), {}
-        elif kind == "whispercpp":
+        elif kind.startswith("whispercpp"):
             import importlib.metadata
             import _pywhispercpp as pw
             from pywhispercpp.model import Model
@@ -584,6 +595,34 @@ def parse_whispercpp_timings(text):
     return out
 
 
+def make_ggml_files(args, contenders, tmp, notes, log):
+    """The ggml files of the contenders that read one: the model converted to
+    f16 (tools/ct2-to-ggml.py), quantized by tools/ggml-quantize.py for the
+    block-type rows. Contenders whose file cannot be made are dropped."""
+    wanted = [c for c in contenders if c.startswith("whispercpp") or c in OURS_QUANT]
+    if not wanted:
+        return {}
+    f16 = Path(tmp) / "model-f16.bin"
+    log(f"converting {args.model} to {f16} (tools/ct2-to-ggml.py)")
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "ct2-to-ggml.py"), args.model, str(f16)],
+                       capture_output=True, text=True)
+    files = {}
+    for c in wanted:
+        kind = c.split("-")[-1] if "-" in c else "f16"
+        path = Path(tmp) / f"model-{kind}.bin"
+        if r.returncode == 0 and kind != "f16" and not path.exists():
+            q = subprocess.run([sys.executable, str(ROOT / "tools" / "ggml-quantize.py"), str(f16),
+                                str(path), kind], capture_output=True, text=True)
+            if q.returncode != 0:
+                notes.append(f"{kind}: ggml-quantize.py failed: " + q.stderr.strip()[-300:])
+        if r.returncode != 0 or not path.exists():
+            notes.append(f"{c} dropped: " + (r.stderr.strip()[-300:] or "no ggml file"))
+            contenders.remove(c)
+            continue
+        files[c] = path
+    return files
+
+
 def bench_file(audio, contenders, args, cli, ggml, tmp, log):
     """Runs warm-up + args.runs rounds, interleaved. Returns per-contender results."""
     res = {c: {"runs": [], "texts": [], "note": None} for c in contenders}
@@ -593,7 +632,8 @@ def bench_file(audio, contenders, args, cli, ggml, tmp, log):
         if c in PEERS or c in VAD_PEERS:
             log(f"  {c}: loading model in a worker process")
             try:
-                workers[c] = Worker(c, audio["npy"], args, ggml, Path(tmp) / f"{c}-{audio['name']}.log")
+                workers[c] = Worker(c, audio["npy"], args, (ggml or {}).get(c),
+                                    Path(tmp) / f"{c}-{audio['name']}.log")
                 res[c]["hello"] = workers[c].hello
             except WorkerError as e:
                 res[c]["note"] = f"failed: {str(e).strip().splitlines()[-1]}"
@@ -615,6 +655,8 @@ def bench_file(audio, contenders, args, cli, ggml, tmp, log):
                     elif c in OURS_PRECISION:
                         r = run_ours_cli(cli, audio["wav"], args,
                                          ["--precision", OURS_PRECISION[c]])
+                    elif c in OURS_QUANT:  # the last --model wins
+                        r = run_ours_cli(cli, audio["wav"], args, ["--model", str(ggml[c])])
                     elif c in VAD_OURS:
                         r = run_ours_cli(cli, audio["wav"], args, VAD_OURS[c])
                     elif c == "ours-gst":
@@ -711,11 +753,11 @@ def summarize(audio, res, contenders):
                          fmt_s(statistics.median(walls)), fmt_s(min(walls)), fmt_s(max(walls)),
                          "—", "(incl.)", f"{rss / 1024:.0f}", "", "", "same run as above"])
             continue
-        if c in OURS_PRECISION:
+        if c in OURS_PRECISION or c in OURS_QUANT:
             trs = [x["stats"]["transcribe_s"] for x in runs]
             st = runs[0]["stats"]
             vs = []
-            for peer in ("fw-int8", "fw-float32"):
+            for peer in ((OURS_QUANT[c],) if c in OURS_QUANT else ("fw-int8", "fw-float32")):
                 pr = res.get(peer, {}).get("runs", [])
                 if pr:
                     pw = [x["wall_s"] for x in pr]
@@ -745,7 +787,7 @@ def summarize(audio, res, contenders):
         rss_s = f"{rss / 1024:.0f}" if rss else "—"
         if rss and base:
             rss_s += f" ({base / 1024:.0f} before load)"
-        if c == "whispercpp":
+        if c.startswith("whispercpp"):
             tm = [parse_whispercpp_timings(x.get("whispercpp_timings", "")) for x in runs]
 
             def per(key):
@@ -884,16 +926,7 @@ def main():
     busy0, own0, wall0 = cpu_busy_seconds(), own_cpu_seconds(), time.monotonic()
     try:
         # the same weights for whisper.cpp
-        ggml = None
-        if "whispercpp" in contenders:
-            ggml = Path(tmp) / "model-f16.bin"
-            log(f"converting {args.model} to {ggml} (tools/ct2-to-ggml.py)")
-            r = subprocess.run([sys.executable, str(ROOT / "tools" / "ct2-to-ggml.py"), args.model, str(ggml)],
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                notes.append("whisper.cpp: ct2-to-ggml.py failed: " + r.stderr.strip()[-300:])
-                contenders.remove("whispercpp")
-                ggml = None
+        ggml = make_ggml_files(args, contenders, tmp, notes, log)
         if "ours-gst" in contenders:
             why = gst_available(args.build_dir, tmp)
             if why:
@@ -930,7 +963,8 @@ def main():
             for c in PEERS:
                 versions.update(a.get(c, {}).get("hello", {}).get("versions", {}))
         sysinfo = next((a[c]["hello"].get("system_info") for a in results.values()
-                        for c in ["whispercpp"] if a.get(c, {}).get("hello")), None)
+                        for c in PEERS if c.startswith("whispercpp") and a.get(c, {}).get("hello")),
+                       None)
         try:
             commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                                     capture_output=True, text=True).stdout.strip() or "unknown"
@@ -965,7 +999,8 @@ def main():
             f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')}; OMP_WAIT_POLICY for the peers: "
             f"{(args.omp_wait_policy or os.environ.get('OMP_WAIT_POLICY') or '(unset: library default)')}",
             f"- model: {args.model} (CTranslate2 float16) for ours and faster-whisper; whisper.cpp reads "
-            f"the same weights converted by tools/ct2-to-ggml.py to ggml f16",
+            f"the same weights converted by tools/ct2-to-ggml.py to ggml f16; the q8_0/q5_0 rows "
+            f"(ours and whisper.cpp) read that file quantized by tools/ggml-quantize.py",
             (f"- decoding for all: greedy (beam 1, best_of 1), " if args.beam_size == 1 else
              f"- decoding for all: beam search (beam {args.beam_size}, patience 1, length penalty 1), ")
             + f"temperature 0 without fallback, "
