@@ -8,14 +8,19 @@ gchar **
 wer_words (const gchar *text)
 {
   GString *s = g_string_new (NULL);
+  g_autofree gchar *lower = g_utf8_strdown (text, -1);
   gchar **raw;
   GPtrArray *out = g_ptr_array_new ();
   const gchar *p;
   guint i;
 
-  for (p = text; *p; p++) {
-    gchar ch = g_ascii_tolower (*p);
-    g_string_append_c (s, g_ascii_isalnum (ch) || ch == '\'' ? ch : ' ');
+  /* letters of any script ("fährt" is one word), not only ASCII */
+  for (p = lower; *p; p = g_utf8_next_char (p)) {
+    gunichar ch = g_utf8_get_char (p);
+    if (g_unichar_isalnum (ch) || ch == '\'')
+      g_string_append_unichar (s, ch);
+    else
+      g_string_append_c (s, ' ');
   }
   raw = g_strsplit (s->str, " ", -1);
   for (i = 0; raw[i]; i++)

@@ -7,8 +7,9 @@
 
 G_BEGIN_DECLS
 
-/* The words of `text` for scoring: lower-cased, every character other than
- * an ASCII letter, digit or apostrophe a separator, empty words dropped.
+/* The words of `text` (UTF-8) for scoring: lower-cased, every character
+ * other than a letter or digit (any script) or an ASCII apostrophe a
+ * separator, empty words dropped.
  * NULL-terminated; free with g_strfreev (). */
 gchar **wer_words (const gchar *text);
 

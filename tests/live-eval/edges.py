@@ -8,7 +8,7 @@ LOG is the output of `live-commit --verbose --programme PROGRAMME.wav`
 (its "every item in commit order" list) go to the clip whose span, widened
 by 0.5 s, holds their midpoint (as live-commit.c's clip_at ()); each clip's
 words are aligned with its reference (edit distance, wer-util.c's words:
-lower-cased, letters, digits and apostrophes) and every reference word
+lower-cased, letters and digits of any script, apostrophes) and every reference word
 marked right or wrong (a substitution or a deletion; an insertion counts
 against the reference word after it, or the last). Printed per pass: the
 error rate of the FIRST and the LAST reference word of the clips (the words
@@ -23,7 +23,7 @@ MARGIN = 0.5
 
 
 def words(text):
-    return [w for w in re.split(r"[^a-z0-9']+", text.lower()) if w]
+    return [w for w in re.split(r"(?:[^\w']|_)+", text.lower()) if w]
 
 
 def items_of(log, name):
