@@ -60,6 +60,7 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstharness.h>
 #include <float.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -976,6 +977,9 @@ main (int argc, char **argv)
   GstClockTime length;
   gint rc = 0;
 
+  /* the texts print as UTF-8 where the terminal takes it (in the C
+   * locale g_print () wrote "f?hrt"); numbers keep the C locale's "." */
+  setlocale (LC_CTYPE, "");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_add_group (ctx, gst_init_get_option_group ());
   if (!g_option_context_parse (ctx, &argc, &argv, &err) || argc != (o.made ? 1 : 3)
