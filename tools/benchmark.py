@@ -3,7 +3,7 @@
 
 Usage (from the repository root; tools/benchmark.sh installs the peers first):
 
-    python3 tools/benchmark.py [--threads N] [--runs R] [--quick] [--markdown FILE]
+    python3 tools/benchmark.py [--threads N] [--runs R] [--quick] [--cap-avx2] [--markdown FILE]
 
 In one run, on the same machine, it transcribes the same PCM with the same
 weights, the same thread count and the same decoding settings (greedy,
@@ -15,8 +15,11 @@ English) with:
                as the peers' workers do before their timed runs, then once
                more; its own --stats give that second transcription's time
                and its parts)
-  ours-fast    the same with --precision fast (bfloat16 products on oneDNN),
-               compared with faster-whisper int8 and float32
+  ours-fast    the same with --precision fast (bfloat16 products on oneDNN
+               where the CPU has them, else int8), compared with faster-whisper
+               int8 and float32
+  ours-int8    the same with --precision int8 (int8 weights and products, as
+               faster-whisper's compute_type int8), compared likewise
   ours-gst     gst-launch-1.0 ... ! whispersink ! fakesink (a new process each
                run), when build/gst-plugin/libgstwhisper.so exists and works
   fw-float32   faster-whisper (CTranslate2), CPU, compute_type float32
@@ -44,6 +47,11 @@ what libsndfile gives our CLI for that WAV) to the in-process peers. Files:
 jfk.wav (11 s) and a long recording (>= 10 min by default) assembled from the
 real speech at hand with 1 to 2 s of very low noise between clips.
 
+--cap-avx2 caps every contender at AVX2, as on a CPU without AVX-512:
+CT2_FORCE_CPU_ISA=AVX2 for faster-whisper, ONEDNN_MAX_CPU_ISA=AVX2,
+WHISPER_CPU_NO_AVX512=1 and WHISPER_CPU_INT8=avx2 for ours (so ours-fast is
+int8 there), GGML has no such switch (whisper.cpp runs as built).
+
 No timing is ever asserted: the script reports, it does not judge.
 """
 
@@ -68,8 +76,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_RATE = 16000
 PYWHISPERCPP_PIN = "1.5.1"
 FASTER_WHISPER_PIN = "1.2.1"
-ALL_CONTENDERS = ["ours-cli", "ours-fast", "ours-gst", "fw-float32", "fw-int8", "whispercpp",
-                  "ours-q8_0", "ours-q5_0", "whispercpp-q8_0", "whispercpp-q5_0"]
+ALL_CONTENDERS = ["ours-cli", "ours-fast", "ours-int8", "ours-gst", "fw-float32", "fw-int8",
+                  "whispercpp", "ours-q8_0", "ours-q5_0", "whispercpp-q8_0", "whispercpp-q5_0"]
+# ours with another --precision, compared with faster-whisper int8 and float32
+OURS_PRECISION = {"ours-fast": "fast", "ours-int8": "int8"}
+# --cap-avx2: the environment of each side
+CAP_AVX2_PEERS = {"CT2_FORCE_CPU_ISA": "AVX2"}
+CAP_AVX2_OURS = {"ONEDNN_MAX_CPU_ISA": "AVX2", "WHISPER_CPU_NO_AVX512": "1",
+                 "WHISPER_CPU_INT8": "avx2"}
 PEERS = ["fw-float32", "fw-int8", "whispercpp", "whispercpp-q8_0", "whispercpp-q5_0"]
 # ggml block types: ours and whisper.cpp on the same quantized file
 OURS_QUANT = {"ours-q8_0": "whispercpp-q8_0", "ours-q5_0": "whispercpp-q5_0"}
@@ -83,6 +97,7 @@ VAD_CONTENDERS = ["ours-ref", "ours-ref-vad", "fw-float32", "fw-float32-vad"]
 LABEL = {
     "ours-cli": "ours: whisper-transcribe",
     "ours-fast": "ours: whisper-transcribe --precision fast",
+    "ours-int8": "ours: whisper-transcribe --precision int8",
     "ours-gst": "ours: gst-launch whispersink",
     "fw-float32": "faster-whisper float32",
     "fw-int8": "faster-whisper int8",
@@ -364,6 +379,8 @@ class Worker:
                "--pcm", str(pcm_npy), "--model", args.model, "--ggml", str(ggml or ""),
                "--threads", str(args.threads), "--beam-size", str(args.beam_size)]
         env = dict(os.environ)
+        if args.cap_avx2:
+            env.update(CAP_AVX2_PEERS)
         if args.omp_wait_policy:
             env["OMP_WAIT_POLICY"] = args.omp_wait_policy.upper()
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -425,7 +442,8 @@ def run_ours_cli(cli, wav, args, extra=()):
     cmd = [str(cli), "--model", args.model, "--threads", str(args.threads), "--device", "cpu",
            "--format", "json", "--stats", "--warmup", "1", "--beam-size", str(args.beam_size),
            "--temperature", "0", "--language", "en", *extra, str(wav)]
-    rc, wall, rss, out, err = run_process(cmd)
+    env = dict(os.environ, **CAP_AVX2_OURS) if args.cap_avx2 else None
+    rc, wall, rss, out, err = run_process(cmd, env)
     if rc != 0:
         raise RuntimeError(f"whisper-transcribe exited {rc}: {err.strip()[-1500:]}")
     segments = json.loads(out)["segments"]
@@ -634,8 +652,9 @@ def bench_file(audio, contenders, args, cli, ggml, tmp, log):
                 try:
                     if c == "ours-cli":
                         r = run_ours_cli(cli, audio["wav"], args)
-                    elif c == "ours-fast":
-                        r = run_ours_cli(cli, audio["wav"], args, ["--precision", "fast"])
+                    elif c in OURS_PRECISION:
+                        r = run_ours_cli(cli, audio["wav"], args,
+                                         ["--precision", OURS_PRECISION[c]])
                     elif c in OURS_QUANT:  # the last --model wins
                         r = run_ours_cli(cli, audio["wav"], args, ["--model", str(ggml[c])])
                     elif c in VAD_OURS:
@@ -734,7 +753,7 @@ def summarize(audio, res, contenders):
                          fmt_s(statistics.median(walls)), fmt_s(min(walls)), fmt_s(max(walls)),
                          "—", "(incl.)", f"{rss / 1024:.0f}", "", "", "same run as above"])
             continue
-        if c == "ours-fast" or c in OURS_QUANT:
+        if c in OURS_PRECISION or c in OURS_QUANT:
             trs = [x["stats"]["transcribe_s"] for x in runs]
             st = runs[0]["stats"]
             vs = []
@@ -816,6 +835,10 @@ def main():
                     help="beam size for every contender (default 1: greedy); temperature 0, "
                          "no fallback either way")
     ap.add_argument("--quick", action="store_true", help="smoke test: 1 run, jfk.wav only")
+    ap.add_argument("--cap-avx2", action="store_true",
+                    help="cap ours and faster-whisper at AVX2 (a CPU without AVX-512): "
+                         "CT2_FORCE_CPU_ISA=AVX2; ONEDNN_MAX_CPU_ISA=AVX2, WHISPER_CPU_NO_AVX512=1, "
+                         "WHISPER_CPU_INT8=avx2")
     ap.add_argument("--shared-data", default=str(ROOT.parent / "shared" / "data"),
                     help="folder with jfk.wav etc. (default: ../shared/data from the repo root)")
     ap.add_argument("--model", default=None, help="CTranslate2 model directory (default: the installed tiny.en)")
@@ -968,6 +991,9 @@ def main():
                f"(and niced ones {100 * niced:.0f} %) " if others is not None else "")
             + (f"({(wall1 - wall0) / 60:.1f} min)")
             + ("" if quiet else " — **the machine was busy: timings are noisy**"),
+            ("- ISA capped at AVX2 (--cap-avx2): CT2_FORCE_CPU_ISA=AVX2 for faster-whisper; "
+             "ONEDNN_MAX_CPU_ISA=AVX2, WHISPER_CPU_NO_AVX512=1, WHISPER_CPU_INT8=avx2 for ours"
+             if args.cap_avx2 else "- ISA: each contender's own choice for this CPU"),
             f"- threads: {args.threads} for every contender; runs: {args.runs} timed after 1 untimed "
             f"warm-up per contender and file, interleaved round-robin; OPENBLAS_CORETYPE="
             f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')}; OMP_WAIT_POLICY for the peers: "

@@ -226,6 +226,7 @@ gst_whisper_sink_change_state (GstElement *element, GstStateChange transition)
       self->stats.audio_filled = self->stats.audio_overlap = 0;
       self->stats.gaps_filled = 0;
       self->stats.remote_deltas = 0;
+      self->stats.encoder_passes = self->stats.encoder_shared = 0;
       self->sink.sanitize_warned_at = G_MAXUINT64;
       GST_OBJECT_UNLOCK (self);
       break;

@@ -116,6 +116,8 @@ get_stats (GstWhisperSink *self)
       "gaps-filled", G_TYPE_UINT, st->gaps_filled,
       "audio-overlap", G_TYPE_UINT64, gst_whisper_sink_samples_to_time (st->audio_overlap),
       "remote-deltas", G_TYPE_UINT64, st->remote_deltas,
+      "encoder-passes", G_TYPE_UINT64, st->encoder_passes,
+      "encoder-shared", G_TYPE_UINT64, st->encoder_shared,
       "engine-users", G_TYPE_UINT,
       self->engine ? gst_whisper_shared_users (&gst_whisper_engines, self->engine) : 0,
       "vad-users", G_TYPE_UINT,

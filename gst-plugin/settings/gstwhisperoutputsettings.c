@@ -77,6 +77,11 @@ gst_whisper_output_settings_install (GObjectClass *klass, guint first)
    * `audio-overlap` (guint64, ns of input dropped because it overlapped
    * what was received already). The silence is transcribed like audio: at
    * EOS, received + filled - overlap = transcribed + dropped.
+   * `encoder-passes` (guint64): encoder windows run, the translate_src
+   * pads' included; `encoder-shared` (guint64): windows of the
+   * translate_src pads that took the transcript's encoder output instead
+   * of a pass of their own (one pass per live call with any number of
+   * pads).
    * `engine-users` (guint) is how many elements share this element's
    * engine now (engine-group; 0 before READY and with device=remote); it
    * is not reset. `vad-users` (guint): elements sharing this element's
@@ -89,7 +94,8 @@ gst_whisper_output_settings_install (GObjectClass *klass, guint first)
           "audio-dropped (ns), text-dropped and output-queued (items), "
           "samples-non-finite and samples-clipped (F32 samples fixed), windows-silent, "
           "windows-no-voice and windows-no-speech (engine windows skipped), audio-filled, "
-          "gaps-filled and audio-overlap (max-gap), engine-users (elements sharing the engine), "
+          "gaps-filled and audio-overlap (max-gap), encoder-passes and encoder-shared "
+          "(encoder windows run, and taken from the transcript by translations), engine-users (elements sharing the engine), "
           "vad-users (elements sharing the voice activity detector)",
           GST_TYPE_STRUCTURE, ro));
   return first + N_PROPS;

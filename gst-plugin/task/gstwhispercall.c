@@ -5,7 +5,9 @@
  * segments) becomes output items (io/gstwhisperoutput.c,
  * io/gstwhisperwords.c), live through the commit policy
  * (gstwhisperlive.c), and the translate_src pads decode the same audio
- * again (gstwhispertranslate.c). */
+ * again (gstwhispertranslate.c). device=remote with server-stream, live:
+ * the answer's text deltas are interim messages as they arrive and its
+ * words are committed by agreement (gstwhisperagree.h). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -39,6 +41,8 @@ typedef struct {
   GPtrArray *segments;       /* CARRY_COMMIT: the call's segments, for the commit policy */
   gboolean batched;          /* offline-mode=batched: no token events */
   gboolean words_from_segments; /* output=words timed by the segments' word timestamps */
+  GString *answer;           /* server-stream: the answer's text, for the agreement
+                                (gstwhisperagree.h); NULL: its segments go out */
   GstFlowReturn flow;
 } CallContext;
 
@@ -244,6 +248,12 @@ on_segment (WhisperSegment *segment, gpointer user_data)
 {
   CallContext *ctx = user_data;
 
+  if (ctx->answer) {
+    /* server-stream: text only, committed by agreement */
+    g_string_append (ctx->answer, segment->text ? segment->text : "");
+    whisper_segment_free (segment);
+    return TRUE;
+  }
   announce_language (ctx->self, segment->language);
 
   if (ctx->words_from_segments) {
@@ -351,6 +361,31 @@ call_context_init (CallContext *ctx, GstWhisperSink *self, const GstWhisperRegio
   ctx->flow = GST_FLOW_OK;
 }
 
+/* WHISPER_LIVE_CALL_DURATION_MS: the duration every live call counts as
+ * for the deadline instead of its measured one (unset, empty or not a
+ * number from 0 to 60000: measured). For paced measurements
+ * (tests/element/live-commit.c --paced): the deadline counts a call's
+ * duration, so on a loaded machine every word was committed at first
+ * sight and the text depended on the load. Read once. */
+static GstClockTime
+nominal_call_duration (void)
+{
+  static gsize once = 0;
+  static GstClockTime nominal = GST_CLOCK_TIME_NONE;
+
+  if (g_once_init_enter (&once)) {
+    const gchar *env = g_getenv ("WHISPER_LIVE_CALL_DURATION_MS");
+    guint64 ms;
+    if (env && *env && g_ascii_string_to_unsigned (env, 10, 0, 60000, &ms, NULL))
+      nominal = ms * GST_MSECOND;
+    else if (env && *env)
+      g_warning ("WHISPER_LIVE_CALL_DURATION_MS=%s: not a number of ms from 0 to 60000, "
+          "ignored (calls count as measured)", env);
+    g_once_init_leave (&once, 1);
+  }
+  return nominal;
+}
+
 /* The options of one engine call: the task's copy of the settings, group
  * by group, and what the call's kind asks (batched, a carried segment, the
  * commit policy). Sets what `ctx` learns from them. */
@@ -413,6 +448,15 @@ call_options (GstWhisperSink *self, const GstWhisperRegion *region,
       && (ctx->batched || (opts->word_timestamps && opts->beam_size != 1));
 }
 
+/* Whether the call's audio is decoded again for translate_src pads (not
+ * while the overload ladder skips them: they get GAPs). */
+static gboolean
+translating (GstWhisperSink *self)
+{
+  return gst_whisper_translate_any (self)
+      && !gst_whisper_overload_skips_translation (&self->overload);
+}
+
 GstFlowReturn
 gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
     const GstWhisperWindowPolicy *policy, gboolean drain)
@@ -421,16 +465,19 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   const GstWhisperOutputMode output = s->output.output;
   GstWhisperWindow *w = &self->window;
   WhisperDecodeOptions opts;
-  WhisperStreamStats stats;
+  WhisperStreamStats before, stats;
   CallContext ctx = { 0, };
   g_autoptr (GArray) suppress = g_array_new (FALSE, FALSE, sizeof (gint32));
   g_autoptr (GError) err = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
-  GstClockTime call_duration;
+  GstClockTime call_duration, translate_duration = 0;
   gint64 call_start_us;
   gsize done = 0;
   gboolean ok;
   GstWhisperLiveInput in = { 0, };
+  /* the new audio the call takes (the overload ladder's measure) */
+  const guint64 covered = w->seek + region->n_samples
+      - MIN (w->seek + region->n_samples, MAX (w->given, w->seek));
 
   if (is_cancelled (self))
     return GST_FLOW_FLUSHING;
@@ -462,6 +509,7 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   GST_DEBUG_OBJECT (self, "transcribing %" G_GSIZE_FORMAT " samples at %" GST_TIME_FORMAT
       "%s", region->n_samples, GST_TIME_ARGS (gst_whisper_window_time_at (w, w->seek)),
       carry_name (region->carry));
+  whisper_stream_get_stats (self->stream, &before);
   call_start_us = g_get_monotonic_time ();
   if (ctx.batched) {
     /* offline-mode=batched: the whole run in pieces at once (the words of
@@ -471,9 +519,17 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   } else {
     ok = whisper_stream_transcribe (self->stream, in.pcm, in.n, on_segment, &ctx, NULL, &err);
   }
+  if (region->carry == GST_WHISPER_CARRY_COMMIT && self->slow_calls > 0) {
+    self->slow_calls--;         /* test hook: a slow engine */
+    g_usleep ((gulong) self->slow_ms * 1000);
+  }
   call_duration = (GstClockTime) (g_get_monotonic_time () - call_start_us) * GST_USECOND;
+  if (region->carry == GST_WHISPER_CARRY_COMMIT
+      && GST_CLOCK_TIME_IS_VALID (nominal_call_duration ()))
+    call_duration = nominal_call_duration ();
   whisper_stream_set_token_callback (self->stream, NULL, NULL);
   whisper_stream_get_stats (self->stream, &stats);
+  gst_whisper_sink_count_encoder (self, &before, &stats);
   GST_OBJECT_LOCK (self);
   self->stats.windows_silent = stats.windows_silent;
   self->stats.windows_no_voice = stats.windows_no_voice;
@@ -489,34 +545,44 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
       ret = GST_FLOW_FLUSHING;
     }
   }
+  /* the translate_src pads: the same input again, task=translate, at
+   * once (their streams take this decode's encoder output) */
+  if (ok && ctx.flow == GST_FLOW_OK && translating (self)) {
+    call_start_us = g_get_monotonic_time ();
+    ctx.flow = gst_whisper_translate_transcribe (self, in.pcm, in.n);
+    translate_duration = (GstClockTime) (g_get_monotonic_time () - call_start_us) * GST_USECOND;
+  }
+  if (region->carry == GST_WHISPER_CARRY_COMMIT)
+    gst_whisper_overload_observe (&self->overload, GST_ELEMENT (self),
+        call_duration + translate_duration, gst_whisper_sink_samples_to_time (covered),
+        gst_whisper_window_end (w) + gst_whisper_queue_samples (&self->queue)
+        >= w->seek + region->n_samples + policy->chunk_samples);
   if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK) {
     if (region->carry == GST_WHISPER_CARRY_COMMIT)
       /* the next call waits for this one's translation too */
       done = gst_whisper_live_finish_call (self, &self->live, &self->out, &in,
-          ctx.segments, drain, call_duration + self->translate_duration,
+          ctx.segments, drain, call_duration + translate_duration,
           gst_util_uint64_scale_int (policy->chunk_samples, GST_SECOND, WHISPER_SAMPLE_RATE),
           self->out.budget, output, &ctx.flow);
     else
       done = finish_call (&ctx, region);
   }
-  /* the translate_src pads: the same audio again, task=translate */
-  if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK && gst_whisper_translate_any (self)) {
+  /* the translate_src pads' text of it */
+  if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK && translating (self)) {
     GstWhisperTranslateCall tc = { 0, };
     tc.pcm = gst_whisper_window_data (w);
+    tc.in = &in;
     tc.call_start = ctx.start;
     tc.n_samples = region->n_samples;
     tc.done = done;
     tc.commit = region->carry == GST_WHISPER_CARRY_COMMIT;
     tc.drain = drain;
-    tc.call_duration = call_duration + self->translate_duration;
+    tc.call_duration = call_duration + translate_duration;
     tc.chunk = gst_util_uint64_scale_int (policy->chunk_samples, GST_SECOND,
         WHISPER_SAMPLE_RATE);
     tc.budget = self->out.budget;
     tc.output = output;
-    call_start_us = g_get_monotonic_time ();
     ctx.flow = gst_whisper_translate_decode (self, &tc);
-    self->translate_duration = (GstClockTime) (g_get_monotonic_time () - call_start_us)
-        * GST_USECOND;
   }
   if (ctx.flow != GST_FLOW_OK)
     ret = ctx.flow;
@@ -557,9 +623,54 @@ on_remote_word (GstWhisperWord *word, gpointer user_data)
   return ctx->flow == GST_FLOW_OK;
 }
 
+/* server-stream: committed words (gstwhisperagree.h) go out: a buffer per
+ * word (output=words) or per run of words, final. */
+static void
+push_agreed (CallContext *ctx, GArray *agreed)
+{
+  GstWhisperItem item = { 0, };
+  GString *run = g_string_new (NULL);
+  guint i;
+
+  item.avg_logprob = NAN;
+  item.no_speech_prob = NAN;
+  item.final = TRUE;
+  item.decode_step = -1;
+  item.push = TRUE;
+  for (i = 0; i < agreed->len && ctx->flow == GST_FLOW_OK; i++) {
+    GstWhisperAgreedWord *w = &g_array_index (agreed, GstWhisperAgreedWord, i);
+    GstWhisperAgreedWord *first = &g_array_index (agreed, GstWhisperAgreedWord, 0);
+    g_string_append_printf (run, "%s%s", run->len ? " " : "", w->text);
+    if (ctx->output != GST_WHISPER_OUTPUT_WORDS && i + 1 < agreed->len)
+      continue;
+    item.text = run->str;
+    item.pts = call_time (ctx, ctx->output == GST_WHISPER_OUTPUT_WORDS ? w->start
+        : first->start);
+    item.duration = MAX (call_time (ctx, w->end), item.pts + GST_MSECOND) - item.pts;
+    item.granularity = ctx->output == GST_WHISPER_OUTPUT_WORDS ? "word" : "segment";
+    ctx->flow = gst_whisper_output_push_item (&ctx->self->out, &item);
+    g_string_truncate (run, 0);
+  }
+  g_string_free (run, TRUE);
+}
+
+/* server-stream: the words of the answer so far that the previous answer
+ * agrees with, out now (`complete`: the whole answer). */
+static void
+commit_agreed (CallContext *ctx, const gchar *text, gboolean complete)
+{
+  g_autoptr (GArray) agreed = g_array_new (FALSE, FALSE, sizeof (GstWhisperAgreedWord));
+
+  g_array_set_clear_func (agreed, gst_whisper_agreed_word_clear);
+  if (gst_whisper_agree_update (&ctx->self->agree, text, complete,
+          ctx->n_samples / (double) WHISPER_SAMPLE_RATE, agreed) > 0)
+    push_agreed (ctx, agreed);
+}
+
 /* server-stream: the text so far of the answer being read, as a local
  * live decode's words not committed yet: a whisper-text message with
- * final=FALSE and granularity "interim", over the audio sent. */
+ * final=FALSE and granularity "interim", over the audio sent; the words
+ * the previous answer agrees with are committed at once. */
 static gboolean
 on_remote_delta (const gchar *text, G_GNUC_UNUSED const gchar *delta, gpointer user_data)
 {
@@ -571,6 +682,8 @@ on_remote_delta (const gchar *text, G_GNUC_UNUSED const gchar *delta, gpointer u
   GST_OBJECT_LOCK (ctx->self);
   ctx->self->stats.remote_deltas++;
   GST_OBJECT_UNLOCK (ctx->self);
+  if (ctx->answer)
+    commit_agreed (ctx, text, FALSE);
   if (ctx->flow == GST_FLOW_OK && *shown != '\0') {
     item.text = shown;
     item.pts = start;
@@ -585,6 +698,27 @@ on_remote_delta (const gchar *text, G_GNUC_UNUSED const gchar *delta, gpointer u
   }
   g_free (shown);
   return ctx->flow == GST_FLOW_OK && !is_cancelled (ctx->self);
+}
+
+/* server-stream: after the answer, what agreement commits (gstwhisperagree.h);
+ * how much of the region is done (none while the answer is carried), and
+ * the text that leaves the window (`gone`). */
+static gsize
+finish_agreed (CallContext *ctx, const GstWhisperRegion *region, GString *gone)
+{
+  const double seconds = region->n_samples / (double) WHISPER_SAMPLE_RATE;
+  g_autoptr (GArray) agreed = NULL;
+
+  if (region->carry == GST_WHISPER_CARRY_LAST_SEGMENT) {
+    commit_agreed (ctx, ctx->answer->str, TRUE);
+    gst_whisper_agree_keep (&ctx->self->agree, ctx->answer->str, seconds);
+    return 0;
+  }
+  agreed = g_array_new (FALSE, FALSE, sizeof (GstWhisperAgreedWord));
+  g_array_set_clear_func (agreed, gst_whisper_agreed_word_clear);
+  gst_whisper_agree_finish (&ctx->self->agree, ctx->answer->str, seconds, agreed, gone);
+  push_agreed (ctx, agreed);
+  return region->n_samples;
 }
 
 GstFlowReturn
@@ -658,6 +792,10 @@ gst_whisper_call_transcribe_remote (GstWhisperSink *self, const GstWhisperRegion
   /* server-stream: live calls only (file pieces need the segments' times) */
   req.stream = s->remote.stream && policy->live;
   req.delta_func = on_remote_delta;
+  if (req.stream) {
+    ctx.answer = g_string_new (NULL);
+    gst_whisper_agree_begin (&self->agree, w->seek);
+  }
   block = drain || (!policy->live
       && gst_whisper_window_pending (w) >= gst_whisper_remote_queue_samples (self->remote));
 
@@ -682,7 +820,11 @@ gst_whisper_call_transcribe_remote (GstWhisperSink *self, const GstWhisperRegion
       ret = GST_FLOW_ERROR;
       break;
   }
-  if (res == GST_WHISPER_REMOTE_DONE && ctx.flow == GST_FLOW_OK) {
+  if (res == GST_WHISPER_REMOTE_DONE && ctx.flow == GST_FLOW_OK && ctx.answer) {
+    g_autoptr (GString) gone = g_string_new (NULL);
+    done = finish_agreed (&ctx, region, gone);
+    gst_whisper_remote_commit_text (self->remote, gone->str);
+  } else if (res == GST_WHISPER_REMOTE_DONE && ctx.flow == GST_FLOW_OK) {
     done = finish_call (&ctx, region);
     gst_whisper_remote_commit (self->remote, done / (double) WHISPER_SAMPLE_RATE);
   }
@@ -691,6 +833,8 @@ gst_whisper_call_transcribe_remote (GstWhisperSink *self, const GstWhisperRegion
   drop_words (&ctx);
   g_array_unref (ctx.held_words);
   g_clear_pointer (&ctx.held, whisper_segment_free);
+  if (ctx.answer)
+    g_string_free (ctx.answer, TRUE);
   if (ret != GST_FLOW_OK || *later)
     return ret;
 

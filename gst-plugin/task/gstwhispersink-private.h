@@ -37,7 +37,9 @@
 #include "io/gstwhisperwords.h"
 #include <whisper/whisper.h>
 #include "settings/gstwhispersettings.h"
+#include "task/gstwhisperagree.h"
 #include "task/gstwhisperlive.h"
+#include "task/gstwhisperoverload.h"
 #include "task/gstwhispertranslate.h"
 
 G_BEGIN_DECLS
@@ -59,6 +61,8 @@ typedef struct {
   guint gaps_filled;          /* sink side: holes filled */
   guint64 audio_overlap;      /* sink side: received again, dropped */
   guint64 remote_deltas;      /* task: server-stream text deltas read */
+  guint64 encoder_passes;     /* task: encoder windows run, translations' included */
+  guint64 encoder_shared;     /* task: windows that took another stream's encoder output */
 } GstWhisperSinkStats;
 
 /* What the upstream streaming thread keeps (the state change or a flush
@@ -124,7 +128,11 @@ struct _GstWhisperSink {
   GstWhisperOutput out;
   GstWhisperWords words;
   GstWhisperLive live;        /* live input, local engine: the commit policy */
-  GstClockTime translate_duration;  /* the last call's translation (translate_src pads) */
+  GstWhisperAgree agree;      /* live input, server-stream: its commit policy */
+  GstWhisperOverload overload;  /* live input, local engine: the steps given up */
+  /* Test hook (GST_WHISPER_TEST_SLOW_CALLS=MS:N, read at init): the next
+   * slow_calls live calls take slow_ms longer. */
+  guint slow_ms, slow_calls;
   gboolean seen_segment;
   gboolean caps_queued;
   gchar *announced_language;   /* the language last tagged downstream (task) */
@@ -147,6 +155,19 @@ static inline GstClockTime
 gst_whisper_sink_samples_to_time (guint64 n)
 {
   return gst_util_uint64_scale_int (n, GST_SECOND, WHISPER_SAMPLE_RATE);
+}
+
+/* Adds a stream's encoder windows between two of its stats to the
+ * element's counters (takes the object lock). */
+static inline void
+gst_whisper_sink_count_encoder (GstWhisperSink *self, const WhisperStreamStats *before,
+    const WhisperStreamStats *after)
+{
+  const guint64 shared = after->encoder_shared - before->encoder_shared;
+  GST_OBJECT_LOCK (self);
+  self->stats.encoder_passes += after->windows - before->windows - shared;
+  self->stats.encoder_shared += shared;
+  GST_OBJECT_UNLOCK (self);
 }
 
 /* gstwhispersnapshot.c: the task's copy of the settings

@@ -51,7 +51,9 @@ typedef struct {
   GstWhisperOutput out;
   GstWhisperSrcLane src;
   GstWhisperLive live;
-  WhisperStream *stream;      /* READY->PAUSED .. PAUSED->READY */
+  WhisperStream *stream;      /* READY->PAUSED .. PAUSED->READY; shares the
+                                 encoder output of the element's stream */
+  GPtrArray *segments;        /* the call's translation, from transcribe to decode */
   gboolean tagged;            /* the language tag went out after the segment */
 } Lane;
 
@@ -157,6 +159,7 @@ static void
 lane_free (Lane *lane)
 {
   g_clear_pointer (&lane->stream, whisper_stream_free);
+  g_clear_pointer (&lane->segments, g_ptr_array_unref);
   gst_whisper_live_clear (&lane->live);
   gst_whisper_out_queue_clear (&lane->outq);
   g_free (lane);
@@ -212,6 +215,9 @@ lane_open (GstWhisperSink *self, Lane *lane)
             GST_PAD_NAME (lane->pad), err ? err->message : "unknown error"), (NULL));
   return FALSE;
 }
+  /* decoded right after the element's stream, on the same audio: one
+   * encoder pass for both */
+  whisper_stream_set_share_encoder (lane->stream, TRUE);
   return TRUE;
 }
 
@@ -596,36 +602,54 @@ gst_whisper_translate_prepare (GstWhisperSink *self, const WhisperDecodeOptions 
 }
 
 GstFlowReturn
+gst_whisper_translate_transcribe (GstWhisperSink *self, const float *pcm, gsize n_samples)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  LANES_LOCK (self);
+
+  FOR_EACH_LANE (self, lane) {
+    g_autoptr (GError) err = NULL;
+    WhisperStreamStats before, after;
+
+    g_clear_pointer (&lane->segments, g_ptr_array_unref);
+    if (!lane->stream || ret != GST_FLOW_OK)
+      continue;
+    lane->segments = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
+    whisper_stream_get_stats (lane->stream, &before);
+    if (!whisper_stream_transcribe (lane->stream, pcm, n_samples, collect_segment,
+            lane->segments, NULL, &err)) {
+      g_clear_pointer (&lane->segments, g_ptr_array_unref);
+      if (g_error_matches (err, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_CANCELLED)) {
+        ret = GST_FLOW_FLUSHING;
+        continue;
+      }
+      GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("Translation failed: %s",
+              err ? err->message : "unknown error"), ("pad %s", GST_PAD_NAME (lane->pad)));
+      ret = GST_FLOW_ERROR;
+      continue;
+    }
+    whisper_stream_get_stats (lane->stream, &after);
+    gst_whisper_sink_count_encoder (self, &before, &after);
+  }
+  LANES_UNLOCK (self);
+  return ret;
+}
+
+GstFlowReturn
 gst_whisper_translate_decode (GstWhisperSink *self, const GstWhisperTranslateCall *call)
 {
   GstFlowReturn ret = GST_FLOW_OK;
   LANES_LOCK (self);
 
   FOR_EACH_LANE (self, lane) {
-    g_autoptr (GPtrArray) segments = NULL;
-    g_autoptr (GError) err = NULL;
+    g_autoptr (GPtrArray) segments = g_steal_pointer (&lane->segments);
 
-    if (!lane->stream || ret != GST_FLOW_OK)
+    if (!segments || ret != GST_FLOW_OK)
       continue;
-    segments = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
-    if (!whisper_stream_transcribe (lane->stream, call->pcm, call->n_samples,
-            collect_segment, segments, NULL, &err)) {
-      if (g_error_matches (err, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_CANCELLED)) {
-        LANES_UNLOCK (self);
-        return GST_FLOW_FLUSHING;
-      }
-      GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("Translation failed: %s",
-              err ? err->message : "unknown error"), ("pad %s", GST_PAD_NAME (lane->pad)));
-      LANES_UNLOCK (self);
-      return GST_FLOW_ERROR;
-    }
     if (call->commit) {
-      /* the buffer alone, without context (the lane keeps none) */
-      const GstWhisperLiveInput in = { call->pcm, call->n_samples, call->call_start,
-        call->call_start, call->pcm, call->call_start, call->n_samples
-      };
-      gst_whisper_live_finish_call (self, &lane->live, &lane->out, &in, segments, call->drain,
-          call->call_duration, call->chunk, call->budget, call->output, &ret);
+      /* the same input as the element's stream (its context included) */
+      gst_whisper_live_finish_call (self, &lane->live, &lane->out, call->in, segments,
+          call->drain, call->call_duration, call->chunk, call->budget, call->output, &ret);
       /* the src pad's buffer decides what the next call sees */
       gst_whisper_commit_trim (&lane->live.commit, call->call_start + call->done);
     } else {

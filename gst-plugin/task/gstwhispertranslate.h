@@ -52,10 +52,14 @@ void gst_whisper_translate_push_event (GstWhisperSink *self, GstEvent *event);
 void gst_whisper_translate_push_eos (GstWhisperSink *self);
 
 /* One engine call of the src pad's, decoded again with task=translate for
- * the pads (gst_whisper_translate_prepare () first): the same audio (`pcm`,
- * n_samples from run index call_start) and carry; `done` is how much of it the src pad's call
- * transcribed (the pads output the segments that start before it). Live
- * (commit) calls commit the translation by the same policy. */
+ * the pads: gst_whisper_translate_prepare () before the call, then
+ * gst_whisper_translate_transcribe () right after the src pad's decode on
+ * the same input (the pads' streams take its encoder output: no encoder
+ * pass of their own), then gst_whisper_translate_decode () once the src
+ * pad's call knows `done`, how much of its audio (`pcm`, n_samples from
+ * run index call_start) it transcribed (the pads output the segments that
+ * start before it). Live (commit) calls commit the translation by the
+ * same policy, on the src pad's input `in` (its context included). */
 /* Before the call (inference task): the pads' streams get the options
  * (task=translate) and, live, their prompts from the task's copy of the
  * settings. Takes the translate lock (the pads change under it and then
@@ -63,8 +67,15 @@ void gst_whisper_translate_push_eos (GstWhisperSink *self);
 void gst_whisper_translate_prepare (GstWhisperSink *self, const WhisperDecodeOptions *options,
     gboolean commit, GstWhisperOutputMode output);
 
+/* Every pad's translation of the call's input (`pcm`: the src pad's, the
+ * same samples), kept for gst_whisper_translate_decode; the encoder passes
+ * are counted in the element's stats. */
+GstFlowReturn gst_whisper_translate_transcribe (GstWhisperSink *self, const float *pcm,
+    gsize n_samples);
+
 typedef struct {
   const float *pcm;
+  const GstWhisperLiveInput *in;
   guint64 call_start;
   gsize n_samples;
   gsize done;

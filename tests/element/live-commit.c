@@ -3,13 +3,15 @@
  *   live-commit [--minutes M] [--latency MS] [--model PATH] [--set PROP=VALUE]...
  *               [--output words|segments] [--playback | --paced]
  *               [--live-only | --offline-only] [--seed N] [--verbose]
- *               SHARED_DATA_DIR LIBRIVOX_DIR
+ *               SHARED_DATA_DIR LIBRIVOX_DIR | --programme FILE.wav
  *
  * The programme: real speech with published transcripts (jfk.wav, the left
  * channel of stereo_diarization.wav, the LibriVox clips of LIBRIVOX_DIR's
  * `transcription` file in file order), each clip followed by 1.0-2.0 s
  * (seeded random) of white noise at about -70 dBFS (N(0, 3e-4) floats),
- * looped until at least M minutes (10) of audio.
+ * looped until at least M minutes (10) of audio. --programme instead: a
+ * programme made beforehand, FILE.wav and its manifest FILE.tsv
+ * (tests/live-eval/make-set.py; programme_load_made ()).
  *
  * Live pass:
  *   appsrc (live, 100-ms F32LE buffers, each pushed when its capture would
@@ -28,7 +30,10 @@
  * the end of the audio pushed when the item came out, held (as fakesink
  * sync=true holds the items after it) until the item before it was
  * rendered at its PTS + latency + the upstream's 100 ms. The delays leave
- * out the calls' own duration (about 0.2 s for tiny.en here).
+ * out the calls' own duration (about 0.2 s for tiny.en here). The
+ * element's deadline counts every call as --call-ms (250) long
+ * (WHISPER_LIVE_CALL_DURATION_MS, unless set): counted as measured, on a
+ * loaded machine every word was committed at first sight.
  * Offline pass: the same samples through a non-live appsrc (block=true, as
  * fast as the element takes them) ! whispersink ! fakesink, the same model
  * and --set properties.
@@ -93,6 +98,8 @@ typedef struct {
   gchar *output;
   gboolean playback, paced, live_only, offline_only, verbose;
   gint seed;
+  gchar *made;
+  gint call_ms;
 } Options;
 
 /* One pass (live or offline) and what it collected. */
@@ -938,7 +945,7 @@ run_paced_pass (Pass *ps, const Options *o, const Programme *p)
 int
 main (int argc, char **argv)
 {
-  Options o = { 10.0, 8000, NULL, NULL, NULL, FALSE, FALSE, FALSE, FALSE, FALSE, 1 };
+  Options o = { 10.0, 8000, NULL, NULL, NULL, FALSE, FALSE, FALSE, FALSE, FALSE, 1, NULL, 250 };
   GOptionEntry entries[] = {
     {"minutes", 'M', 0, G_OPTION_ARG_DOUBLE, &o.minutes,
         "Minutes of programme at least (10)", "M"},
@@ -956,6 +963,10 @@ main (int argc, char **argv)
     {"offline-only", 0, 0, G_OPTION_ARG_NONE, &o.offline_only, "No live pass", NULL},
     {"seed", 0, 0, G_OPTION_ARG_INT, &o.seed, "Seed of the noise gaps (1)", "N"},
     {"verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose, "Print every item", NULL},
+    {"call-ms", 0, 0, G_OPTION_ARG_INT, &o.call_ms,
+        "--paced: each call counts as this long for the deadline (250)", "MS"},
+    {"programme", 0, 0, G_OPTION_ARG_FILENAME, &o.made,
+        "A programme made beforehand (and FILE.tsv)", "FILE.wav"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("SHARED_DATA_DIR LIBRIVOX_DIR");
@@ -967,11 +978,12 @@ main (int argc, char **argv)
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_add_group (ctx, gst_init_get_option_group ());
-  if (!g_option_context_parse (ctx, &argc, &argv, &err) || argc != 3
+  if (!g_option_context_parse (ctx, &argc, &argv, &err) || argc != (o.made ? 1 : 3)
       || (o.live_only && o.offline_only) || (o.paced && o.playback) || o.minutes <= 0) {
     g_printerr ("usage: live-commit [--minutes M] [--latency MS] [--model PATH] "
         "[--set PROP=VALUE]... [--output words|segments] [--playback|--paced] "
-        "[--live-only|--offline-only] [--seed N] [--verbose] SHARED_DATA_DIR LIBRIVOX_DIR\n");
+        "[--live-only|--offline-only] [--seed N] [--verbose] "
+        "SHARED_DATA_DIR LIBRIVOX_DIR | --programme FILE.wav\n");
     return 2;
   }
   if (!o.output)
@@ -980,12 +992,16 @@ main (int argc, char **argv)
     g_printerr ("--output: words or segments\n");
     return 2;
   }
-  p.clips = g_ptr_array_new_with_free_func (programme_clip_free);
-  if (!programme_load_clips (p.clips, argv[1], argv[2], &err)) {
+  if (!o.made)
+    p.clips = g_ptr_array_new_with_free_func (programme_clip_free);
+  if (o.made ? !programme_load_made (&p, o.made, &err)
+      : !programme_load_clips (p.clips, argv[1], argv[2], &err)) {
     g_printerr ("%s\n", err->message);
+    programme_clear (&p);
     return 2;
   }
-  programme_build (&p, o.minutes, o.seed, 0);
+  if (!o.made)
+    programme_build (&p, o.minutes, o.seed, 0);
   length = sample_time (p.n);
   g_print ("# programme: %.1f s, %u clip instances of %u clips\n", secs (length),
       p.spans->len, p.clips->len);
@@ -993,7 +1009,10 @@ main (int argc, char **argv)
   live.live = TRUE;
   if (!o.offline_only) {
     if (o.paced) {
-      g_print ("# live pass (paced, audio time)\n");
+      g_autofree gchar *ms = g_strdup_printf ("%d", o.call_ms);
+      g_setenv ("WHISPER_LIVE_CALL_DURATION_MS", ms, FALSE);
+      g_print ("# live pass (paced, audio time, calls counted as %s ms)\n",
+          g_getenv ("WHISPER_LIVE_CALL_DURATION_MS"));
       rc = run_paced_pass (&live, &o, &p);
     } else {
       g_print ("# live pass (real time, about %.0f s)\n", secs (length));
@@ -1013,6 +1032,7 @@ main (int argc, char **argv)
   programme_clear (&p);
   g_free (o.model);
   g_free (o.output);
+  g_free (o.made);
   g_strfreev (o.sets);
   return rc;
 }

@@ -130,6 +130,61 @@ programme_load_clips (GPtrArray *clips, const gchar *data_dir, const gchar *libr
   return load_librivox (clips, librivox_dir, error);
 }
 
+/* One manifest line into a clip of `p` and its instance; FALSE (with the
+ * reason) on a malformed line or a span outside the samples. */
+static gboolean
+made_line (Programme *p, const gchar *tsv, guint lineno, const gchar *line, GError **error)
+{
+  g_auto (GStrv) f = g_strsplit (line, "\t", 5);
+  guint64 start = 0, end = 0;
+  ClipSpan sp;
+  Clip *c;
+
+  if (g_strv_length (f) != 5 || !g_ascii_string_to_unsigned (f[2], 10, 0, p->n, &start, NULL)
+      || !g_ascii_string_to_unsigned (f[3], 10, 0, p->n, &end, NULL) || end <= start) {
+    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s:%u: not \"name\tvoice\tstart\t"
+        "end\ttext\" with 0 <= start < end <= %" G_GSIZE_FORMAT " samples", tsv, lineno, p->n);
+    return FALSE;
+  }
+  c = g_new0 (Clip, 1);
+  c->name = g_strdup (f[0]);
+  c->text = g_strdup (f[4]);
+  c->n = end - start;
+  sp.clip = p->clips->len;
+  sp.start = start;
+  sp.end = end;
+  g_ptr_array_add (p->clips, c);
+  g_array_append_val (p->spans, sp);
+  return TRUE;
+}
+
+gboolean
+programme_load_made (Programme *p, const gchar *wav, GError **error)
+{
+  g_autofree gchar *stem = g_str_has_suffix (wav, ".wav")
+      ? g_strndup (wav, strlen (wav) - 4) : g_strdup (wav);
+  g_autofree gchar *tsv = g_strconcat (stem, ".tsv", NULL);
+  g_autofree gchar *contents = NULL;
+  g_auto (GStrv) lines = NULL;
+  guint i;
+
+  if (!g_file_get_contents (tsv, &contents, NULL, error))
+    return FALSE;
+  if (!(p->pcm = whisper_audio_load_file (wav, -1, &p->n, error)))
+    return FALSE;
+  p->clips = g_ptr_array_new_with_free_func (programme_clip_free);
+  p->spans = g_array_new (FALSE, FALSE, sizeof (ClipSpan));
+  lines = g_strsplit (contents, "\n", -1);
+  for (i = 0; lines[i]; i++)
+    if (*lines[i] && !made_line (p, tsv, i + 1, lines[i], error))
+      return FALSE;
+  if (p->spans->len == 0) {
+    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: no clips", tsv);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 /* A standard normal deviate (Box-Muller). */
 static double
 gaussian (GRand *r)

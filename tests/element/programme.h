@@ -42,6 +42,12 @@ gboolean programme_load_clips (GPtrArray *clips, const gchar *data_dir,
                                const gchar *librivox_dir, GError **error);
 void programme_clip_free (gpointer clip);
 
+/* A programme made beforehand (tests/live-eval/make-set.py): the samples of
+ * `wav` and, from the manifest beside it (`wav` with .tsv for .wav), one
+ * clip and one clip instance per line "name\tvoice\tstart\tend\ttext"
+ * (samples, end exclusive). The clips hold no samples of their own. */
+gboolean programme_load_made (Programme *p, const gchar *wav, GError **error);
+
 /* Every clip in turn from clip `first_clip`, each followed by 1.0-2.0 s of
  * quiet white noise (seeded with `seed`), until the programme holds at
  * least `minutes` of audio. p->clips must be loaded. */

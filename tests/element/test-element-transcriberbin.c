@@ -14,7 +14,9 @@
  *    bin goes on in passthrough.
  * And the translation pads themselves: live jfk.wav (paced) gives English
  * text on the src pad and on translate_src_0 (tiny.en is English-only: its
- * translation is the transcript). */
+ * translation is the transcript), with one encoder pass per call: the
+ * pad's decode takes the transcript's encoder output (stats
+ * encoder-passes, encoder-shared). */
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 #include <gst/app/gstappsrc.h>
@@ -259,6 +261,7 @@ GST_START_TEST (test_translate_pad_live)
   const gchar *jfk = "And so my fellow Americans, ask not what your country can do for "
       "you, ask what you can do for your country.";
   gboolean tagged = FALSE;
+  guint64 passes, shared;
   GstEvent *ev;
   GstBuffer *b;
 
@@ -309,6 +312,15 @@ GST_START_TEST (test_translate_pad_live)
   GST_INFO ("translate_src_0: %s", tr_text->str);
   fail_unless (wt_wer (jfk, src_text->str) <= 0.2, "src: %s", src_text->str);
   fail_unless (wt_wer (jfk, tr_text->str) <= 0.2, "translate_src_0: %s", tr_text->str);
+  /* the same input and options but the task: the same tokens */
+  fail_unless_equals_string (tr_text->str, src_text->str);
+  /* every window of the pad's took the transcript's pass: as many passes
+   * as without the pad */
+  passes = wt_stats_u64 (h->element, "encoder-passes");
+  shared = wt_stats_u64 (h->element, "encoder-shared");
+  GST_INFO ("encoder passes %" G_GUINT64_FORMAT ", shared %" G_GUINT64_FORMAT, passes, shared);
+  fail_unless (shared > 0);
+  fail_unless_equals_uint64 (passes, shared);
   g_string_free (src_text, TRUE);
   g_string_free (tr_text, TRUE);
   gst_harness_teardown (ht);

@@ -245,6 +245,67 @@ test_token_callback (void)
   g_assert_cmpuint (stats.decode_steps, ==, 27);
 }
 
+/* Every token of `segments`, in order. */
+static GArray *
+all_tokens (GPtrArray *segments)
+{
+  GArray *ids = g_array_new (FALSE, FALSE, sizeof (gint32));
+  for (guint i = 0; i < segments->len; i++) {
+    const WhisperSegment *seg = g_ptr_array_index (segments, i);
+    g_array_append_vals (ids, seg->tokens, seg->n_tokens);
+  }
+  return ids;
+}
+
+static GArray *
+transcribe_tokens (WhisperStream *stream, const float *pcm, gsize n)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) segments = NULL;
+  whisper_stream_reset (stream);
+  g_assert_true (whisper_stream_transcribe (stream, pcm, n, NULL, NULL, &segments, &error));
+  g_assert_no_error (error);
+  return all_tokens (segments);
+}
+
+static void
+assert_same_tokens (const GArray *a, const GArray *b)
+{
+  g_assert_cmpuint (a->len, >, 0);
+  g_assert_cmpmem (a->data, a->len * sizeof (gint32), b->data, b->len * sizeof (gint32));
+}
+
+/* whisper_stream_set_share_encoder(): a stream decoding the audio another
+ * stream just encoded takes its encoder output (no encoder pass) and gives
+ * the same tokens; after an encoder pass on other audio it encodes again. */
+static void
+test_share_encoder (void)
+{
+  gsize n;
+  g_autofree float *pcm = load_jfk (&n);
+  g_autoptr (WhisperStream) first = whisper_stream_new (shared_engine, NULL);
+  g_autoptr (WhisperStream) second = whisper_stream_new (shared_engine, NULL);
+  WhisperStreamStats st;
+  whisper_stream_set_share_encoder (second, TRUE);
+
+  g_autoptr (GArray) unshared = transcribe_tokens (first, pcm, n);
+  g_autoptr (GArray) shared = transcribe_tokens (second, pcm, n);
+  whisper_stream_get_stats (second, &st);
+  g_assert_cmpuint (st.windows, ==, 1);
+  g_assert_cmpuint (st.encoder_shared, ==, 1);
+  assert_same_tokens (unshared, shared);
+
+  /* the engine's last pass was on the first 5 s: jfk.wav is encoded again */
+  g_autoptr (GArray) part = transcribe_tokens (first, pcm, 5 * WHISPER_SAMPLE_RATE);
+  g_autoptr (GArray) again = transcribe_tokens (second, pcm, n);
+  whisper_stream_get_stats (second, &st);
+  g_assert_cmpuint (st.windows, ==, 2);
+  g_assert_cmpuint (st.encoder_shared, ==, 1);
+  assert_same_tokens (unshared, again);
+  whisper_stream_get_stats (first, &st);
+  g_assert_cmpuint (st.encoder_shared, ==, 0);
+}
+
 static void
 test_lookups_counted_at_creation (void)
 {
@@ -479,6 +540,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/utf8-edge-cases", test_utf8_decoder_edge_cases);
   g_test_add_func ("/engine/token-callback", test_token_callback);
   g_test_add_func ("/engine/sampling-seed", test_sampling_seed);
+  g_test_add_func ("/engine/share-encoder", test_share_encoder);
   g_test_add_func ("/engine/lookups-at-creation", test_lookups_counted_at_creation);
   g_test_add_func ("/engine/encoder-length-default", test_encoder_length_default);
   g_test_add_func ("/engine/encoder-length-override", test_encoder_length_override);

@@ -240,6 +240,16 @@ WHISPER_API gboolean whisper_stream_transcribe_batched (WhisperStream *stream, i
 /* A deep copy of a segment (its text, tokens and words). */
 WHISPER_API WhisperSegment *whisper_segment_copy (const WhisperSegment *segment);
 
+/* Encoder sharing (default FALSE). With `share` TRUE, a window of this
+ * stream whose encoder input (its mel frames and encoder length) is the
+ * input of the engine's last encoder pass, with no other pass between,
+ * takes that pass's output instead of running the encoder again: a second
+ * decode of the same audio (a translation beside a transcript) decoded
+ * right after the first, on the same samples and encoder_length, costs no
+ * encoder pass. The text is the same as without (the same encoder output);
+ * WhisperStreamStats.encoder_shared counts those windows. */
+WHISPER_API void whisper_stream_set_share_encoder (WhisperStream *stream, gboolean share);
+
 /* Forget the prompt history (and the detected language: the next
  * transcription detects it again). */
 WHISPER_API void whisper_stream_reset (WhisperStream *stream);
@@ -273,7 +283,10 @@ typedef struct {
   int cross_cache_length;     /* rows of the cross-attention K/V cache */
   int self_cache_length;      /* rows of the self-attention K/V cache */
   int last_cross_key_length;  /* key length of the last cross-attention call */
-  guint64 windows;            /* encoder windows run */
+  guint64 windows;            /* windows encoded (encoder_shared included) */
+  guint64 encoder_shared;     /* windows that took the engine's last encoder output
+                                 (whisper_stream_set_share_encoder), cumulative; the
+                                 encoder passes run: windows - encoder_shared */
   guint64 decode_steps;       /* decoder forward passes run */
   double mel_seconds, encoder_seconds, decoder_seconds;  /* time spent, cumulative */
   guint64 samples_non_finite; /* NaN or infinite input samples set to 0, cumulative */

@@ -45,6 +45,14 @@ struct _WhisperEngine {
 
   WhisperDecoderPool *decoders;  /* decoder states lent to streams (whisper-decoder-pool.h) */
   WhisperStepBatcher *steps;     /* the streams' decode steps, batched (whisper-step-batcher.h) */
+
+  /* The window whose encoder output net.enc.h holds (whisper-stream-window.c's
+   * encode_window(), under net.compute_lock): its encoder input
+   * [2 * max_encoder_length, n_mels] and encoder length (0: none known). A
+   * stream that shares encoder output (whisper_stream_set_share_encoder)
+   * and encodes the same input again uses it instead. */
+  float *encoded_window;
+  int encoded_length;
 };
 
 G_END_DECLS

@@ -371,6 +371,7 @@ whisper_engine_unref (WhisperEngine *e)
   whisper_bpe_free (e->bpe);
   g_free (e->suppress_ids);
   whisper_alignment_heads_clear (&e->align_heads);
+  g_free (e->encoded_window);
   g_free (e->model_path);
   g_free (e->device_name);
   whisper_turn_lock_clear (&e->net.compute_lock);
@@ -426,6 +427,7 @@ whisper_engine_encode (WhisperEngine *e, const float *mel, int n_frames, float *
   whisper_encoder_load_window (&e->net, mel, n_frames, 0, n_frames, e->net.max_encoder_length,
                                window);
   whisper_encoder_run (&e->net, e->net.max_encoder_length);
+  e->encoded_length = 0;  /* its input is not recorded: no stream reuses it */
   e->net.backend->ops->download (e->net.backend, out, e->net.enc.h,
                                  (size_t) e->net.max_encoder_length * e->net.d * sizeof (float));
   e->net.backend->ops->sync (e->net.backend);

@@ -29,6 +29,8 @@ struct _WhisperStream {
   WhisperStepMember step_member;    /* in the engine's step batcher (whisper-step-batcher.h) */
   WhisperLogitConfig logit_config;  /* the engine's, with this stream's options */
 
+  gboolean share_encoder;           /* whisper_stream_set_share_encoder() */
+
   WhisperTokenFunc token_func;
   gpointer token_data;
 

@@ -308,10 +308,35 @@ whisper_stream_prepare_decode_steps (WhisperStream *s, GError **error)
   return ok;
 }
 
+/* Whether the engine's encoder output is that of `window` (encoder input
+ * of encoder_length), which this stream may reuse. Caller holds the
+ * compute lock. */
+static gboolean
+encoder_output_reusable (const WhisperStream *s, const float *window, int encoder_length)
+{
+  const WhisperEngine *e = s->engine;
+  return s->share_encoder && e->encoded_length == encoder_length &&
+         memcmp (e->encoded_window, window,
+                 (size_t) 2 * encoder_length * e->net.n_mels * sizeof (float)) == 0;
+}
+
+/* The engine's encoder output is now that of `window`. Caller holds the
+ * compute lock. */
+static void
+remember_encoder_input (WhisperEngine *e, const float *window, int encoder_length)
+{
+  if (!e->encoded_window)
+    e->encoded_window = g_new (float, (size_t) 2 * e->net.max_encoder_length * e->net.n_mels);
+  memcpy (e->encoded_window, window,
+          (size_t) 2 * encoder_length * e->net.n_mels * sizeof (float));
+  e->encoded_length = encoder_length;
+}
+
 /* Encodes mel[:, seek : seek+n_frames] in a window of encoder_length
  * encoder frames (n_frames <= 2 * encoder_length) and computes the
- * cross-attention K/V from it. Caller
- * holds the compute lock. */
+ * cross-attention K/V from it; a stream that shares encoder output takes
+ * the engine's last output when it was computed from the same input.
+ * Caller holds the compute lock. */
 static gboolean
 encode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek, int n_frames,
                int encoder_length, GError **error)
@@ -319,9 +344,15 @@ encode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
   WhisperEngine *e = s->engine;
   WhisperBackend *be = e->net.backend;
   gint64 t0 = g_get_monotonic_time ();
-  whisper_encoder_load_window (&e->net, mel, mel_stride, seek, n_frames, encoder_length,
+  whisper_encoder_fill_window (&e->net, mel, mel_stride, seek, n_frames, encoder_length,
                                s->host_window);
-  whisper_encoder_run (&e->net, encoder_length);
+  if (encoder_output_reusable (s, s->host_window, encoder_length)) {
+    s->stats.encoder_shared++;
+  } else {
+    whisper_encoder_upload_window (&e->net, encoder_length, s->host_window);
+    whisper_encoder_run (&e->net, encoder_length);
+    remember_encoder_input (e, s->host_window, encoder_length);
+  }
   whisper_decoder_set_audio (s->dec, &e->net, encoder_length);
   be->ops->sync (be);
   s->stats.encoder_seconds += whisper_elapsed_since (t0);

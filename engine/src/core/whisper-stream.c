@@ -217,6 +217,12 @@ whisper_stream_set_token_callback (WhisperStream *s, WhisperTokenFunc func, gpoi
 }
 
 void
+whisper_stream_set_share_encoder (WhisperStream *s, gboolean share)
+{
+  s->share_encoder = share;
+}
+
+void
 whisper_stream_reset (WhisperStream *s)
 {
   g_array_set_size (s->history, 0);

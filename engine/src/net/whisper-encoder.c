@@ -79,7 +79,7 @@ whisper_encoder_run (WhisperNet *net, int encoder_length)
 }
 
 void
-whisper_encoder_load_window (WhisperNet *net, const float *mel, gsize stride, gsize first,
+whisper_encoder_fill_window (WhisperNet *net, const float *mel, gsize stride, gsize first,
                              int n_frames, int encoder_length, float *host_window)
 {
   const int frames = 2 * encoder_length;
@@ -91,6 +91,19 @@ whisper_encoder_load_window (WhisperNet *net, const float *mel, gsize stride, gs
     for (int t = 0; t < n_frames; t++)
       host_window[(size_t) t * net->n_mels + m] = src[t];
   }
+}
+
+void
+whisper_encoder_upload_window (WhisperNet *net, int encoder_length, const float *host_window)
+{
   net->backend->ops->upload (net->backend, net->enc.mel, host_window,
-                             (size_t) frames * net->n_mels * sizeof (float));
+                             (size_t) 2 * encoder_length * net->n_mels * sizeof (float));
+}
+
+void
+whisper_encoder_load_window (WhisperNet *net, const float *mel, gsize stride, gsize first,
+                             int n_frames, int encoder_length, float *host_window)
+{
+  whisper_encoder_fill_window (net, mel, stride, first, n_frames, encoder_length, host_window);
+  whisper_encoder_upload_window (net, encoder_length, host_window);
 }

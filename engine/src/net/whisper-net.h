@@ -118,6 +118,13 @@ void whisper_encoder_run (WhisperNet *net, int encoder_length);
  * domain. Caller holds the compute lock. */
 void whisper_encoder_load_window (WhisperNet *net, const float *mel, gsize stride, gsize first,
                                   int n_frames, int encoder_length, float *host_window);
+/* Its two halves: the copy into host_window alone, and the upload of the
+ * copy to the encoder's input (a caller that already holds the encoder
+ * output of the same window skips the upload and the run). */
+void whisper_encoder_fill_window (WhisperNet *net, const float *mel, gsize stride, gsize first,
+                                  int n_frames, int encoder_length, float *host_window);
+void whisper_encoder_upload_window (WhisperNet *net, int encoder_length,
+                                    const float *host_window);
 
 gboolean whisper_decoder_work_init (WhisperNet *net, GError **error);
 void whisper_decoder_work_clear (WhisperNet *net);

@@ -98,8 +98,8 @@ void whisper_cpu_backend_linear (WhisperBackend *be, float *y, int y_stride, con
                                  int x_stride, const WhisperWeight *w, const float *bias, int n,
                                  WhisperLinearFlags flags);
 
-/* cpu-int8-linear.c: whether the int8 weights take tensor t for w (an int8
- * tensor, or a float one with precision=int8 unless w->keep_float), the
+/* cpu-int8-linear.c: whether the int8 weights take tensor t for w (unless
+ * w->keep_float: an int8 tensor, or a float one with precision=int8), the
  * upload, and linear on a WEIGHT_I8 weight. */
 gboolean whisper_cpu_int8_takes (const WhisperBackendCpu *self, const WhisperWeight *w,
                                  const WhisperTensor *t);

@@ -128,7 +128,7 @@ cpu_sync (WhisperBackend *be)
  * task) where the shape allows, float16 row-major otherwise: a float16
  * tensor as it is stored, a float32 one when every value is exactly a half.
  * Int8 (cpu-int8-linear.c) for an int8 tensor, and for every float one
- * with precision=int8 but the convolutions' (w->keep_float). Float32 for everything else (bfloat16 and int16 are
+ * with precision=int8, but the convolutions' (w->keep_float). Float32 for everything else (bfloat16 and int16 are
  * widened once, here). */
 static gboolean
 cpu_weight_upload (WhisperBackend *be, WhisperWeight *w, const WhisperTensor *t, GError **error)
