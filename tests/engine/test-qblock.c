@@ -272,6 +272,8 @@ test_linear (gconstpointer data)
     check_linear (be, types[t], 1, 67, 384, WHISPER_LINEAR_DEFAULT, r);
     check_linear (be, types[t], 3, 64, 256, WHISPER_LINEAR_ACCUMULATE, r);
     check_linear (be, types[t], 9, 70, 128, WHISPER_LINEAR_GELU, r);
+    check_linear (be, types[t], 5, 12, 96, WHISPER_LINEAR_DEFAULT, r); /* odd block count */
+    check_linear (be, types[t], 67, 9, 96, WHISPER_LINEAR_ACCUMULATE, r);
     check_linear (be, types[t], 70, 48, 128, WHISPER_LINEAR_GELU, r);
   }
   whisper_backend_destroy (be);
