@@ -189,6 +189,24 @@ gst_whisper_remote_transcribe (GstWhisperRemote *r, const float *pcm, gsize n,
   }
 }
 
+/* Keeps the prompt within PROMPT_MAX_BYTES: its end, from a word start
+ * (and so from a character start). */
+static void
+trim_prompt (GString *prompt)
+{
+  const gchar *cut, *space;
+  gsize drop;
+
+  if (prompt->len <= PROMPT_MAX_BYTES)
+    return;
+  cut = prompt->str + prompt->len - PROMPT_MAX_BYTES;
+  space = strchr (cut, ' ');
+  drop = (space ? space : cut) - prompt->str;
+  while (drop < prompt->len && (prompt->str[drop] & 0xC0) == 0x80)
+    drop++;
+  g_string_erase (prompt, 0, (gssize) drop);
+}
+
 void
 gst_whisper_remote_commit (GstWhisperRemote *r, double seconds)
 {
@@ -201,15 +219,15 @@ gst_whisper_remote_commit (GstWhisperRemote *r, double seconds)
     g_string_append (r->prompt, s->text);
   }
   g_array_set_size (r->sent, 0);
-  if (r->prompt->len > PROMPT_MAX_BYTES) {
-    /* Keep the end, from a word start (and so from a character start). */
-    const gchar *cut = r->prompt->str + r->prompt->len - PROMPT_MAX_BYTES;
-    const gchar *space = strchr (cut, ' ');
-    gsize drop = (space ? space : cut) - r->prompt->str;
-    while (drop < r->prompt->len && (r->prompt->str[drop] & 0xC0) == 0x80)
-      drop++;
-    g_string_erase (r->prompt, 0, (gssize) drop);
-  }
+  trim_prompt (r->prompt);
+}
+
+void
+gst_whisper_remote_commit_text (GstWhisperRemote *r, const gchar *text)
+{
+  g_string_append (r->prompt, text);
+  g_array_set_size (r->sent, 0);
+  trim_prompt (r->prompt);
 }
 
 void

@@ -186,15 +186,16 @@ gst_whisper_remote_settings_install (GObjectClass *klass, guint first)
    * device=remote, live input: ask for the answer as server-sent events
    * (form field stream=true, vLLM's transcription stream: text deltas, no
    * timestamps) and read them as they arrive: each delta posts the call's
-   * text so far as an interim whisper-text message before the answer ends,
-   * and the whole text is then the call's one segment. A server that
-   * ignores stream=true and answers JSON works as without it. File input
-   * never streams (it needs the segments' timestamps).
+   * text so far as an interim whisper-text message, and words that two
+   * consecutive answers agree on are committed at once, before the answer
+   * ends (item times are estimates: the answers have none). A server that
+   * ignores stream=true and answers JSON works, committing at the end of
+   * each answer. File input never streams (it needs the segments' times).
    */
   g_object_class_install_property (klass, first + P_SERVER_STREAM,
       g_param_spec_boolean ("server-stream", "Server stream",
           "device=remote, live input: read the answer as server-sent text deltas as they "
-          "arrive (interim text before the answer ends; no timestamps)", FALSE, rw));
+          "arrive and commit agreed words before it ends (estimated times)", FALSE, rw));
   return first + N_PROPS;
 }
 

@@ -5,7 +5,9 @@
  * segments) becomes output items (io/gstwhisperoutput.c,
  * io/gstwhisperwords.c), live through the commit policy
  * (gstwhisperlive.c), and the translate_src pads decode the same audio
- * again (gstwhispertranslate.c). */
+ * again (gstwhispertranslate.c). device=remote with server-stream, live:
+ * the answer's text deltas are interim messages as they arrive and its
+ * words are committed by agreement (gstwhisperagree.h). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -39,6 +41,8 @@ typedef struct {
   GPtrArray *segments;       /* CARRY_COMMIT: the call's segments, for the commit policy */
   gboolean batched;          /* offline-mode=batched: no token events */
   gboolean words_from_segments; /* output=words timed by the segments' word timestamps */
+  GString *answer;           /* server-stream: the answer's text, for the agreement
+                                (gstwhisperagree.h); NULL: its segments go out */
   GstFlowReturn flow;
 } CallContext;
 
@@ -244,6 +248,12 @@ on_segment (WhisperSegment *segment, gpointer user_data)
 {
   CallContext *ctx = user_data;
 
+  if (ctx->answer) {
+    /* server-stream: text only, committed by agreement */
+    g_string_append (ctx->answer, segment->text ? segment->text : "");
+    whisper_segment_free (segment);
+    return TRUE;
+  }
   announce_language (ctx->self, segment->language);
 
   if (ctx->words_from_segments) {
@@ -349,6 +359,31 @@ call_context_init (CallContext *ctx, GstWhisperSink *self, const GstWhisperRegio
   ctx->first_window = -1.0;
   ctx->held_words = g_array_new (FALSE, TRUE, sizeof (GstWhisperWord));
   ctx->flow = GST_FLOW_OK;
+}
+
+/* WHISPER_LIVE_CALL_DURATION_MS: the duration every live call counts as
+ * for the deadline instead of its measured one (unset, empty or not a
+ * number from 0 to 60000: measured). For paced measurements
+ * (tests/element/live-commit.c --paced): the deadline counts a call's
+ * duration, so on a loaded machine every word was committed at first
+ * sight and the text depended on the load. Read once. */
+static GstClockTime
+nominal_call_duration (void)
+{
+  static gsize once = 0;
+  static GstClockTime nominal = GST_CLOCK_TIME_NONE;
+
+  if (g_once_init_enter (&once)) {
+    const gchar *env = g_getenv ("WHISPER_LIVE_CALL_DURATION_MS");
+    guint64 ms;
+    if (env && *env && g_ascii_string_to_unsigned (env, 10, 0, 60000, &ms, NULL))
+      nominal = ms * GST_MSECOND;
+    else if (env && *env)
+      g_warning ("WHISPER_LIVE_CALL_DURATION_MS=%s: not a number of ms from 0 to 60000, "
+          "ignored (calls count as measured)", env);
+    g_once_init_leave (&once, 1);
+  }
+  return nominal;
 }
 
 /* The options of one engine call: the task's copy of the settings, group
@@ -489,6 +524,9 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
     g_usleep ((gulong) self->slow_ms * 1000);
   }
   call_duration = (GstClockTime) (g_get_monotonic_time () - call_start_us) * GST_USECOND;
+  if (region->carry == GST_WHISPER_CARRY_COMMIT
+      && GST_CLOCK_TIME_IS_VALID (nominal_call_duration ()))
+    call_duration = nominal_call_duration ();
   whisper_stream_set_token_callback (self->stream, NULL, NULL);
   whisper_stream_get_stats (self->stream, &stats);
   gst_whisper_sink_count_encoder (self, &before, &stats);
@@ -585,9 +623,54 @@ on_remote_word (GstWhisperWord *word, gpointer user_data)
   return ctx->flow == GST_FLOW_OK;
 }
 
+/* server-stream: committed words (gstwhisperagree.h) go out: a buffer per
+ * word (output=words) or per run of words, final. */
+static void
+push_agreed (CallContext *ctx, GArray *agreed)
+{
+  GstWhisperItem item = { 0, };
+  GString *run = g_string_new (NULL);
+  guint i;
+
+  item.avg_logprob = NAN;
+  item.no_speech_prob = NAN;
+  item.final = TRUE;
+  item.decode_step = -1;
+  item.push = TRUE;
+  for (i = 0; i < agreed->len && ctx->flow == GST_FLOW_OK; i++) {
+    GstWhisperAgreedWord *w = &g_array_index (agreed, GstWhisperAgreedWord, i);
+    GstWhisperAgreedWord *first = &g_array_index (agreed, GstWhisperAgreedWord, 0);
+    g_string_append_printf (run, "%s%s", run->len ? " " : "", w->text);
+    if (ctx->output != GST_WHISPER_OUTPUT_WORDS && i + 1 < agreed->len)
+      continue;
+    item.text = run->str;
+    item.pts = call_time (ctx, ctx->output == GST_WHISPER_OUTPUT_WORDS ? w->start
+        : first->start);
+    item.duration = MAX (call_time (ctx, w->end), item.pts + GST_MSECOND) - item.pts;
+    item.granularity = ctx->output == GST_WHISPER_OUTPUT_WORDS ? "word" : "segment";
+    ctx->flow = gst_whisper_output_push_item (&ctx->self->out, &item);
+    g_string_truncate (run, 0);
+  }
+  g_string_free (run, TRUE);
+}
+
+/* server-stream: the words of the answer so far that the previous answer
+ * agrees with, out now (`complete`: the whole answer). */
+static void
+commit_agreed (CallContext *ctx, const gchar *text, gboolean complete)
+{
+  g_autoptr (GArray) agreed = g_array_new (FALSE, FALSE, sizeof (GstWhisperAgreedWord));
+
+  g_array_set_clear_func (agreed, gst_whisper_agreed_word_clear);
+  if (gst_whisper_agree_update (&ctx->self->agree, text, complete,
+          ctx->n_samples / (double) WHISPER_SAMPLE_RATE, agreed) > 0)
+    push_agreed (ctx, agreed);
+}
+
 /* server-stream: the text so far of the answer being read, as a local
  * live decode's words not committed yet: a whisper-text message with
- * final=FALSE and granularity "interim", over the audio sent. */
+ * final=FALSE and granularity "interim", over the audio sent; the words
+ * the previous answer agrees with are committed at once. */
 static gboolean
 on_remote_delta (const gchar *text, G_GNUC_UNUSED const gchar *delta, gpointer user_data)
 {
@@ -599,6 +682,8 @@ on_remote_delta (const gchar *text, G_GNUC_UNUSED const gchar *delta, gpointer u
   GST_OBJECT_LOCK (ctx->self);
   ctx->self->stats.remote_deltas++;
   GST_OBJECT_UNLOCK (ctx->self);
+  if (ctx->answer)
+    commit_agreed (ctx, text, FALSE);
   if (ctx->flow == GST_FLOW_OK && *shown != '\0') {
     item.text = shown;
     item.pts = start;
@@ -613,6 +698,27 @@ on_remote_delta (const gchar *text, G_GNUC_UNUSED const gchar *delta, gpointer u
   }
   g_free (shown);
   return ctx->flow == GST_FLOW_OK && !is_cancelled (ctx->self);
+}
+
+/* server-stream: after the answer, what agreement commits (gstwhisperagree.h);
+ * how much of the region is done (none while the answer is carried), and
+ * the text that leaves the window (`gone`). */
+static gsize
+finish_agreed (CallContext *ctx, const GstWhisperRegion *region, GString *gone)
+{
+  const double seconds = region->n_samples / (double) WHISPER_SAMPLE_RATE;
+  g_autoptr (GArray) agreed = NULL;
+
+  if (region->carry == GST_WHISPER_CARRY_LAST_SEGMENT) {
+    commit_agreed (ctx, ctx->answer->str, TRUE);
+    gst_whisper_agree_keep (&ctx->self->agree, ctx->answer->str, seconds);
+    return 0;
+  }
+  agreed = g_array_new (FALSE, FALSE, sizeof (GstWhisperAgreedWord));
+  g_array_set_clear_func (agreed, gst_whisper_agreed_word_clear);
+  gst_whisper_agree_finish (&ctx->self->agree, ctx->answer->str, seconds, agreed, gone);
+  push_agreed (ctx, agreed);
+  return region->n_samples;
 }
 
 GstFlowReturn
@@ -686,6 +792,10 @@ gst_whisper_call_transcribe_remote (GstWhisperSink *self, const GstWhisperRegion
   /* server-stream: live calls only (file pieces need the segments' times) */
   req.stream = s->remote.stream && policy->live;
   req.delta_func = on_remote_delta;
+  if (req.stream) {
+    ctx.answer = g_string_new (NULL);
+    gst_whisper_agree_begin (&self->agree, w->seek);
+  }
   block = drain || (!policy->live
       && gst_whisper_window_pending (w) >= gst_whisper_remote_queue_samples (self->remote));
 
@@ -710,7 +820,11 @@ gst_whisper_call_transcribe_remote (GstWhisperSink *self, const GstWhisperRegion
       ret = GST_FLOW_ERROR;
       break;
   }
-  if (res == GST_WHISPER_REMOTE_DONE && ctx.flow == GST_FLOW_OK) {
+  if (res == GST_WHISPER_REMOTE_DONE && ctx.flow == GST_FLOW_OK && ctx.answer) {
+    g_autoptr (GString) gone = g_string_new (NULL);
+    done = finish_agreed (&ctx, region, gone);
+    gst_whisper_remote_commit_text (self->remote, gone->str);
+  } else if (res == GST_WHISPER_REMOTE_DONE && ctx.flow == GST_FLOW_OK) {
     done = finish_call (&ctx, region);
     gst_whisper_remote_commit (self->remote, done / (double) WHISPER_SAMPLE_RATE);
   }
@@ -719,6 +833,8 @@ gst_whisper_call_transcribe_remote (GstWhisperSink *self, const GstWhisperRegion
   drop_words (&ctx);
   g_array_unref (ctx.held_words);
   g_clear_pointer (&ctx.held, whisper_segment_free);
+  if (ctx.answer)
+    g_string_free (ctx.answer, TRUE);
   if (ret != GST_FLOW_OK || *later)
     return ret;
 

@@ -37,6 +37,7 @@
 #include "io/gstwhisperwords.h"
 #include <whisper/whisper.h>
 #include "settings/gstwhispersettings.h"
+#include "task/gstwhisperagree.h"
 #include "task/gstwhisperlive.h"
 #include "task/gstwhisperoverload.h"
 #include "task/gstwhispertranslate.h"
@@ -127,6 +128,7 @@ struct _GstWhisperSink {
   GstWhisperOutput out;
   GstWhisperWords words;
   GstWhisperLive live;        /* live input, local engine: the commit policy */
+  GstWhisperAgree agree;      /* live input, server-stream: its commit policy */
   GstWhisperOverload overload;  /* live input, local engine: the steps given up */
   /* Test hook (GST_WHISPER_TEST_SLOW_CALLS=MS:N, read at init): the next
    * slow_calls live calls take slow_ms longer. */

@@ -94,6 +94,7 @@ gst_whisper_sink_task_init (GstWhisperSink *self)
   gst_whisper_output_init (&self->out, GST_ELEMENT (self), &self->outq);
   gst_whisper_words_init (&self->words, -1);
   gst_whisper_live_init (&self->live, WHISPER_SAMPLE_RATE);
+  gst_whisper_agree_init (&self->agree);
   read_slow_calls (self);
   g_rec_mutex_init (&self->task_lock);
   self->task = gst_task_new (task_loop, self, NULL);
@@ -108,6 +109,7 @@ gst_whisper_sink_task_finalize (GstWhisperSink *self)
   gst_whisper_window_clear (&self->window);
   gst_whisper_words_clear (&self->words);
   gst_whisper_live_clear (&self->live);
+  gst_whisper_agree_clear (&self->agree);
   gst_whisper_settings_clear (&self->task_settings);
 }
 
@@ -146,6 +148,7 @@ gst_whisper_sink_task_reset (GstWhisperSink *self)
     gst_whisper_fleet_reset (self);
   gst_whisper_window_reset (&self->window, GST_CLOCK_TIME_NONE);
   gst_whisper_live_reset (&self->live);
+  gst_whisper_agree_reset (&self->agree);
   gst_whisper_overload_reset (&self->overload);
   gst_whisper_translate_reset (self);
   gst_whisper_output_reset (&self->out);

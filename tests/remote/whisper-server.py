@@ -24,14 +24,16 @@ object "transcription.chunk" with choices[0].delta.content, the last delta's
 choice with finish_reason "stop" and stop_reason null, with
 stream_include_usage=true a chunk with no choices and `usage`, then
 `data: [DONE]`; verbose_json with stream=true is refused (400) as vLLM
-refuses it. The text is decoded first, then sent a word per delta,
---stream-delay seconds apart (so that a client can see text before the
-end). --ignore-stream answers JSON as if stream were not asked (a server
+refuses it. --word-time S stands for a decoder that gives a word every S
+seconds (a GPU server's pace, so that a client can see text before the
+end): a streamed answer sends a word per delta S seconds apart, any other
+answer comes S seconds per word of it after the decode (default 0: at
+once). --ignore-stream answers JSON as if stream were not asked (a server
 without streaming); --bad-stream N makes the first N streamed answers
 malformed (an event that is not JSON after two good ones).
 
 Usage: whisper-server.py --model DIR --port N [--api-key KEY] [--threads N]
-                         [--compute-type int8|float32|...] [--stream-delay S]
+                         [--compute-type int8|float32|...] [--word-time S]
                          [--ignore-stream] [--bad-stream N]
 Prints "listening on PORT" once the model is loaded.
 """
@@ -155,7 +157,7 @@ def main():
     ap.add_argument("--api-key")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--compute-type", default="int8")
-    ap.add_argument("--stream-delay", type=float, default=0.05)
+    ap.add_argument("--word-time", type=float, default=0.0)
     ap.add_argument("--ignore-stream", action="store_true")
     ap.add_argument("--bad-stream", type=int, default=0)
     args = ap.parse_args()
@@ -180,7 +182,7 @@ def main():
             self.wfile.write(body)
 
         def reply_stream(self, answer, fields):
-            """Server-sent events, chunked, a delta every --stream-delay s."""
+            """Server-sent events, chunked, a delta every --word-time s."""
             with lock:
                 bad = bad_left[0] > 0
                 bad_left[0] -= bad
@@ -191,7 +193,7 @@ def main():
             try:
                 for i, data in enumerate(stream_events(answer, fields, bad)):
                     if i > 0:
-                        time.sleep(args.stream_delay)
+                        time.sleep(args.word_time)
                     event = f"data: {data}\n\n".encode()
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
                     self.wfile.flush()
@@ -226,6 +228,8 @@ def main():
                 self.reply_stream(obj, fields)
                 return
             obj.pop("n_tokens", None)
+            if status == 200 and args.word_time > 0:
+                time.sleep(args.word_time * len(obj.get("text", "").split()))
             self.reply(status, obj)
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
