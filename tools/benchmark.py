@@ -3,7 +3,7 @@
 
 Usage (from the repository root; tools/benchmark.sh installs the peers first):
 
-    python3 tools/benchmark.py [--threads N] [--runs R] [--quick] [--markdown FILE]
+    python3 tools/benchmark.py [--threads N] [--runs R] [--quick] [--cap-avx2] [--markdown FILE]
 
 In one run, on the same machine, it transcribes the same PCM with the same
 weights, the same thread count and the same decoding settings (greedy,
@@ -15,14 +15,22 @@ English) with:
                as the peers' workers do before their timed runs, then once
                more; its own --stats give that second transcription's time
                and its parts)
-  ours-fast    the same with --precision fast (bfloat16 products on oneDNN),
-               compared with faster-whisper int8 and float32
+  ours-fast    the same with --precision fast (bfloat16 products on oneDNN
+               where the CPU has them, else int8), compared with faster-whisper
+               int8 and float32
+  ours-int8    the same with --precision int8 (int8 weights and products, as
+               faster-whisper's compute_type int8), compared likewise
   ours-gst     gst-launch-1.0 ... ! whispersink ! fakesink (a new process each
                run), when build/gst-plugin/libgstwhisper.so exists and works
   fw-float32   faster-whisper (CTranslate2), CPU, compute_type float32
   fw-int8      faster-whisper, CPU, compute_type int8
   whispercpp   whisper.cpp through pywhispercpp, with the ggml f16 file that
                tools/ct2-to-ggml.py converts from the same CTranslate2 model
+  ours-q8_0, ours-q5_0
+               whisper-transcribe on that f16 file quantized by
+               tools/ggml-quantize.py (blocks kept, integer kernels),
+               compared with whisper.cpp on the same file:
+  whispercpp-q8_0, whispercpp-q5_0
 
 The peers run in worker processes of this same script (--worker KIND), one per
 contender and audio file: the worker loads the model once (timed on its own),
@@ -38,6 +46,11 @@ files, and handed as the identical float32 samples (int16 / 32768, which is
 what libsndfile gives our CLI for that WAV) to the in-process peers. Files:
 jfk.wav (11 s) and a long recording (>= 10 min by default) assembled from the
 real speech at hand with 1 to 2 s of very low noise between clips.
+
+--cap-avx2 caps every contender at AVX2, as on a CPU without AVX-512:
+CT2_FORCE_CPU_ISA=AVX2 for faster-whisper, ONEDNN_MAX_CPU_ISA=AVX2,
+WHISPER_CPU_NO_AVX512=1 and WHISPER_CPU_INT8=avx2 for ours (so ours-fast is
+int8 there), GGML has no such switch (whisper.cpp runs as built).
 
 No timing is ever asserted: the script reports, it does not judge.
 """
@@ -63,8 +76,17 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_RATE = 16000
 PYWHISPERCPP_PIN = "1.5.1"
 FASTER_WHISPER_PIN = "1.2.1"
-ALL_CONTENDERS = ["ours-cli", "ours-fast", "ours-gst", "fw-float32", "fw-int8", "whispercpp"]
-PEERS = ["fw-float32", "fw-int8", "whispercpp"]
+ALL_CONTENDERS = ["ours-cli", "ours-fast", "ours-int8", "ours-gst", "fw-float32", "fw-int8",
+                  "whispercpp", "ours-q8_0", "ours-q5_0", "whispercpp-q8_0", "whispercpp-q5_0"]
+# ours with another --precision, compared with faster-whisper int8 and float32
+OURS_PRECISION = {"ours-fast": "fast", "ours-int8": "int8"}
+# --cap-avx2: the environment of each side
+CAP_AVX2_PEERS = {"CT2_FORCE_CPU_ISA": "AVX2"}
+CAP_AVX2_OURS = {"ONEDNN_MAX_CPU_ISA": "AVX2", "WHISPER_CPU_NO_AVX512": "1",
+                 "WHISPER_CPU_INT8": "avx2"}
+PEERS = ["fw-float32", "fw-int8", "whispercpp", "whispercpp-q8_0", "whispercpp-q5_0"]
+# ggml block types: ours and whisper.cpp on the same quantized file
+OURS_QUANT = {"ours-q8_0": "whispercpp-q8_0", "ours-q5_0": "whispercpp-q5_0"}
 # --vad: ours with the reference's rules (faster-whisper's tokens), without
 # and with the VAD filter, against faster-whisper float32 without and with
 # vad_filter=True
@@ -75,10 +97,15 @@ VAD_CONTENDERS = ["ours-ref", "ours-ref-vad", "fw-float32", "fw-float32-vad"]
 LABEL = {
     "ours-cli": "ours: whisper-transcribe",
     "ours-fast": "ours: whisper-transcribe --precision fast",
+    "ours-int8": "ours: whisper-transcribe --precision int8",
     "ours-gst": "ours: gst-launch whispersink",
     "fw-float32": "faster-whisper float32",
     "fw-int8": "faster-whisper int8",
     "whispercpp": "whisper.cpp f16 (pywhispercpp)",
+    "ours-q8_0": "ours: whisper-transcribe, ggml q8_0",
+    "ours-q5_0": "ours: whisper-transcribe, ggml q5_0",
+    "whispercpp-q8_0": "whisper.cpp q8_0 (pywhispercpp)",
+    "whispercpp-q5_0": "whisper.cpp q5_0 (pywhispercpp)",
 }
 
 
@@ -251,7 +278,7 @@ def worker_main(args):
                     without_timestamps=False, word_timestamps=False)
                 texts = [s.text for s in segments]  # the generator runs to completion
                 return " ".join(t.strip() for t in texts), {}
-        elif kind == "whispercpp":
+        elif kind.startswith("whispercpp"):
             import importlib.metadata
             import _pywhispercpp as pw
             from pywhispercpp.model import Model
@@ -352,6 +379,8 @@ class Worker:
                "--pcm", str(pcm_npy), "--model", args.model, "--ggml", str(ggml or ""),
                "--threads", str(args.threads), "--beam-size", str(args.beam_size)]
         env = dict(os.environ)
+        if args.cap_avx2:
+            env.update(CAP_AVX2_PEERS)
         if args.omp_wait_policy:
             env["OMP_WAIT_POLICY"] = args.omp_wait_policy.upper()
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -413,7 +442,8 @@ def run_ours_cli(cli, wav, args, extra=()):
     cmd = [str(cli), "--model", args.model, "--threads", str(args.threads), "--device", "cpu",
            "--format", "json", "--stats", "--warmup", "1", "--beam-size", str(args.beam_size),
            "--temperature", "0", "--language", "en", *extra, str(wav)]
-    rc, wall, rss, out, err = run_process(cmd)
+    env = dict(os.environ, **CAP_AVX2_OURS) if args.cap_avx2 else None
+    rc, wall, rss, out, err = run_process(cmd, env)
     if rc != 0:
         raise RuntimeError(f"whisper-transcribe exited {rc}: {err.strip()[-1500:]}")
     segments = json.loads(out)["segments"]
@@ -565,6 +595,34 @@ def parse_whispercpp_timings(text):
     return out
 
 
+def make_ggml_files(args, contenders, tmp, notes, log):
+    """The ggml files of the contenders that read one: the model converted to
+    f16 (tools/ct2-to-ggml.py), quantized by tools/ggml-quantize.py for the
+    block-type rows. Contenders whose file cannot be made are dropped."""
+    wanted = [c for c in contenders if c.startswith("whispercpp") or c in OURS_QUANT]
+    if not wanted:
+        return {}
+    f16 = Path(tmp) / "model-f16.bin"
+    log(f"converting {args.model} to {f16} (tools/ct2-to-ggml.py)")
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "ct2-to-ggml.py"), args.model, str(f16)],
+                       capture_output=True, text=True)
+    files = {}
+    for c in wanted:
+        kind = c.split("-")[-1] if "-" in c else "f16"
+        path = Path(tmp) / f"model-{kind}.bin"
+        if r.returncode == 0 and kind != "f16" and not path.exists():
+            q = subprocess.run([sys.executable, str(ROOT / "tools" / "ggml-quantize.py"), str(f16),
+                                str(path), kind], capture_output=True, text=True)
+            if q.returncode != 0:
+                notes.append(f"{kind}: ggml-quantize.py failed: " + q.stderr.strip()[-300:])
+        if r.returncode != 0 or not path.exists():
+            notes.append(f"{c} dropped: " + (r.stderr.strip()[-300:] or "no ggml file"))
+            contenders.remove(c)
+            continue
+        files[c] = path
+    return files
+
+
 def bench_file(audio, contenders, args, cli, ggml, tmp, log):
     """Runs warm-up + args.runs rounds, interleaved. Returns per-contender results."""
     res = {c: {"runs": [], "texts": [], "note": None} for c in contenders}
@@ -574,7 +632,8 @@ def bench_file(audio, contenders, args, cli, ggml, tmp, log):
         if c in PEERS or c in VAD_PEERS:
             log(f"  {c}: loading model in a worker process")
             try:
-                workers[c] = Worker(c, audio["npy"], args, ggml, Path(tmp) / f"{c}-{audio['name']}.log")
+                workers[c] = Worker(c, audio["npy"], args, (ggml or {}).get(c),
+                                    Path(tmp) / f"{c}-{audio['name']}.log")
                 res[c]["hello"] = workers[c].hello
             except WorkerError as e:
                 res[c]["note"] = f"failed: {str(e).strip().splitlines()[-1]}"
@@ -593,8 +652,11 @@ def bench_file(audio, contenders, args, cli, ggml, tmp, log):
                 try:
                     if c == "ours-cli":
                         r = run_ours_cli(cli, audio["wav"], args)
-                    elif c == "ours-fast":
-                        r = run_ours_cli(cli, audio["wav"], args, ["--precision", "fast"])
+                    elif c in OURS_PRECISION:
+                        r = run_ours_cli(cli, audio["wav"], args,
+                                         ["--precision", OURS_PRECISION[c]])
+                    elif c in OURS_QUANT:  # the last --model wins
+                        r = run_ours_cli(cli, audio["wav"], args, ["--model", str(ggml[c])])
                     elif c in VAD_OURS:
                         r = run_ours_cli(cli, audio["wav"], args, VAD_OURS[c])
                     elif c == "ours-gst":
@@ -691,11 +753,11 @@ def summarize(audio, res, contenders):
                          fmt_s(statistics.median(walls)), fmt_s(min(walls)), fmt_s(max(walls)),
                          "—", "(incl.)", f"{rss / 1024:.0f}", "", "", "same run as above"])
             continue
-        if c == "ours-fast":
+        if c in OURS_PRECISION or c in OURS_QUANT:
             trs = [x["stats"]["transcribe_s"] for x in runs]
             st = runs[0]["stats"]
             vs = []
-            for peer in ("fw-int8", "fw-float32"):
+            for peer in ((OURS_QUANT[c],) if c in OURS_QUANT else ("fw-int8", "fw-float32")):
                 pr = res.get(peer, {}).get("runs", [])
                 if pr:
                     pw = [x["wall_s"] for x in pr]
@@ -725,7 +787,7 @@ def summarize(audio, res, contenders):
         rss_s = f"{rss / 1024:.0f}" if rss else "—"
         if rss and base:
             rss_s += f" ({base / 1024:.0f} before load)"
-        if c == "whispercpp":
+        if c.startswith("whispercpp"):
             tm = [parse_whispercpp_timings(x.get("whispercpp_timings", "")) for x in runs]
 
             def per(key):
@@ -773,6 +835,10 @@ def main():
                     help="beam size for every contender (default 1: greedy); temperature 0, "
                          "no fallback either way")
     ap.add_argument("--quick", action="store_true", help="smoke test: 1 run, jfk.wav only")
+    ap.add_argument("--cap-avx2", action="store_true",
+                    help="cap ours and faster-whisper at AVX2 (a CPU without AVX-512): "
+                         "CT2_FORCE_CPU_ISA=AVX2; ONEDNN_MAX_CPU_ISA=AVX2, WHISPER_CPU_NO_AVX512=1, "
+                         "WHISPER_CPU_INT8=avx2")
     ap.add_argument("--shared-data", default=str(ROOT.parent / "shared" / "data"),
                     help="folder with jfk.wav etc. (default: ../shared/data from the repo root)")
     ap.add_argument("--model", default=None, help="CTranslate2 model directory (default: the installed tiny.en)")
@@ -860,16 +926,7 @@ def main():
     busy0, own0, wall0 = cpu_busy_seconds(), own_cpu_seconds(), time.monotonic()
     try:
         # the same weights for whisper.cpp
-        ggml = None
-        if "whispercpp" in contenders:
-            ggml = Path(tmp) / "model-f16.bin"
-            log(f"converting {args.model} to {ggml} (tools/ct2-to-ggml.py)")
-            r = subprocess.run([sys.executable, str(ROOT / "tools" / "ct2-to-ggml.py"), args.model, str(ggml)],
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                notes.append("whisper.cpp: ct2-to-ggml.py failed: " + r.stderr.strip()[-300:])
-                contenders.remove("whispercpp")
-                ggml = None
+        ggml = make_ggml_files(args, contenders, tmp, notes, log)
         if "ours-gst" in contenders:
             why = gst_available(args.build_dir, tmp)
             if why:
@@ -906,7 +963,8 @@ def main():
             for c in PEERS:
                 versions.update(a.get(c, {}).get("hello", {}).get("versions", {}))
         sysinfo = next((a[c]["hello"].get("system_info") for a in results.values()
-                        for c in ["whispercpp"] if a.get(c, {}).get("hello")), None)
+                        for c in PEERS if c.startswith("whispercpp") and a.get(c, {}).get("hello")),
+                       None)
         try:
             commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                                     capture_output=True, text=True).stdout.strip() or "unknown"
@@ -933,12 +991,16 @@ def main():
                f"(and niced ones {100 * niced:.0f} %) " if others is not None else "")
             + (f"({(wall1 - wall0) / 60:.1f} min)")
             + ("" if quiet else " — **the machine was busy: timings are noisy**"),
+            ("- ISA capped at AVX2 (--cap-avx2): CT2_FORCE_CPU_ISA=AVX2 for faster-whisper; "
+             "ONEDNN_MAX_CPU_ISA=AVX2, WHISPER_CPU_NO_AVX512=1, WHISPER_CPU_INT8=avx2 for ours"
+             if args.cap_avx2 else "- ISA: each contender's own choice for this CPU"),
             f"- threads: {args.threads} for every contender; runs: {args.runs} timed after 1 untimed "
             f"warm-up per contender and file, interleaved round-robin; OPENBLAS_CORETYPE="
             f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')}; OMP_WAIT_POLICY for the peers: "
             f"{(args.omp_wait_policy or os.environ.get('OMP_WAIT_POLICY') or '(unset: library default)')}",
             f"- model: {args.model} (CTranslate2 float16) for ours and faster-whisper; whisper.cpp reads "
-            f"the same weights converted by tools/ct2-to-ggml.py to ggml f16",
+            f"the same weights converted by tools/ct2-to-ggml.py to ggml f16; the q8_0/q5_0 rows "
+            f"(ours and whisper.cpp) read that file quantized by tools/ggml-quantize.py",
             (f"- decoding for all: greedy (beam 1, best_of 1), " if args.beam_size == 1 else
              f"- decoding for all: beam search (beam {args.beam_size}, patience 1, length penalty 1), ")
             + f"temperature 0 without fallback, "

@@ -237,6 +237,17 @@ gst_whisper_queue_set_upstream (GstWhisperQueue *q, gboolean live, GstClockTime 
   g_mutex_unlock (&q->lock);
 }
 
+gsize
+gst_whisper_queue_samples (GstWhisperQueue *q)
+{
+  gsize n;
+
+  g_mutex_lock (&q->lock);
+  n = q->n_samples;
+  g_mutex_unlock (&q->lock);
+  return n;
+}
+
 void
 gst_whisper_queue_get_upstream (GstWhisperQueue *q, gboolean *live,
     GstClockTime *min_latency)

@@ -76,6 +76,9 @@ gboolean gst_whisper_queue_is_flushing (GstWhisperQueue *q);
  * first result sticks until the queue is flushed). */
 void gst_whisper_queue_pause (GstWhisperQueue *q, GstFlowReturn ret);
 
+/* Audio samples queued for the task now. */
+gsize gst_whisper_queue_samples (GstWhisperQueue *q);
+
 /* What upstream answered to the LATENCY query. */
 void gst_whisper_queue_set_upstream (GstWhisperQueue *q, gboolean live,
     GstClockTime min_latency);

@@ -121,3 +121,20 @@ gst_whisper_live_encoder_get_type (void)
 
   return enum_type_once (&type, "GstWhisperLiveEncoder", values);
 }
+
+GType
+gst_whisper_overload_mode_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_WHISPER_OVERLOAD_DEGRADE,
+        "Spend less per call before dropping audio: greedy search, the buffered encoder, "
+          "a shorter live context, no translation, undone when calls are quick again",
+          "degrade"},
+    {GST_WHISPER_OVERLOAD_DROP, "Drop the oldest audio at once, the settings as they are",
+          "drop"},
+    {0, NULL, NULL},
+  };
+
+  return enum_type_once (&type, "GstWhisperOverloadMode", values);
+}

@@ -46,12 +46,20 @@ typedef enum {
   GST_WHISPER_LIVE_ENCODER_BUFFERED,  /* the audio buffered and a second, at least 7.5 s */
 } GstWhisperLiveEncoder;
 
+/* What live input gives up when inference falls behind
+ * (task/gstwhisperoverload.c). */
+typedef enum {
+  GST_WHISPER_OVERLOAD_DEGRADE,  /* cheaper calls first, step by step; then drop audio */
+  GST_WHISPER_OVERLOAD_DROP,     /* drop audio at once, the settings as they are */
+} GstWhisperOverloadMode;
+
 #define GST_TYPE_WHISPER_DEVICE (gst_whisper_device_get_type ())
 #define GST_TYPE_WHISPER_PRECISION (gst_whisper_precision_get_type ())
 #define GST_TYPE_WHISPER_OUTPUT_MODE (gst_whisper_output_mode_get_type ())
 #define GST_TYPE_WHISPER_OFFLINE_MODE (gst_whisper_offline_mode_get_type ())
 #define GST_TYPE_WHISPER_LIVE_COMMIT (gst_whisper_live_commit_get_type ())
 #define GST_TYPE_WHISPER_LIVE_ENCODER (gst_whisper_live_encoder_get_type ())
+#define GST_TYPE_WHISPER_OVERLOAD_MODE (gst_whisper_overload_mode_get_type ())
 
 GType gst_whisper_device_get_type (void);
 GType gst_whisper_precision_get_type (void);
@@ -59,5 +67,6 @@ GType gst_whisper_output_mode_get_type (void);
 GType gst_whisper_offline_mode_get_type (void);
 GType gst_whisper_live_commit_get_type (void);
 GType gst_whisper_live_encoder_get_type (void);
+GType gst_whisper_overload_mode_get_type (void);
 
 G_END_DECLS

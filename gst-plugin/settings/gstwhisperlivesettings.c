@@ -11,6 +11,7 @@ enum {
   P_LIVE_CONTEXT,
   P_LIVE_MIN_PROBABILITY,
   P_LIVE_ENCODER,
+  P_OVERLOAD,
   N_PROPS
 };
 
@@ -44,6 +45,7 @@ gst_whisper_live_settings_init (GstWhisperLiveSettings *s)
   s->context_s = DEFAULT_LIVE_CONTEXT_S;
   s->min_probability = DEFAULT_LIVE_MIN_PROBABILITY;
   s->encoder = DEFAULT_LIVE_ENCODER;
+  s->overload = GST_WHISPER_OVERLOAD_DEGRADE;
 }
 
 gboolean
@@ -223,6 +225,24 @@ install_commit (GObjectClass *klass, guint first)
           "Live input: encode each call's audio in the model's 30-s window (full), or in one "
           "as long as the audio buffered plus a second (buffered: cheaper, more streams)",
           GST_TYPE_WHISPER_LIVE_ENCODER, DEFAULT_LIVE_ENCODER, rw | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstWhisperSink:overload:
+   *
+   * What live input gives up when inference falls behind (calls take
+   * longer than the audio they cover, or more audio waits than latency +
+   * lateness). "degrade": each call spends less first, one step at a time
+   * (greedy search, live-encoder=buffered, a 1-s live-context, no
+   * translate_src decode), each step posted on the bus (whisper-overload)
+   * and undone when calls are quick again; audio is dropped only once
+   * every step is taken. "drop": the oldest audio is dropped at once. The
+   * properties keep their values either way (task/gstwhisperoverload.c).
+   */
+  g_object_class_install_property (klass, first + P_OVERLOAD,
+      g_param_spec_enum ("overload", "Overload",
+          "Live input behind real time: spend less per call step by step before dropping "
+          "audio (degrade), or drop audio at once (drop)",
+          GST_TYPE_WHISPER_OVERLOAD_MODE, GST_WHISPER_OVERLOAD_DEGRADE,
+          rw | GST_PARAM_MUTABLE_PLAYING));
 }
 
 guint
@@ -269,6 +289,9 @@ gst_whisper_live_settings_set (GstWhisperLiveSettings *s, guint prop_id, guint f
     case P_LIVE_ENCODER:
       s->encoder = g_value_get_enum (value);
       break;
+    case P_OVERLOAD:
+      s->overload = g_value_get_enum (value);
+      break;
     default:
       break;
   }
@@ -304,6 +327,9 @@ gst_whisper_live_settings_get (const GstWhisperLiveSettings *s, guint prop_id, g
       break;
     case P_LIVE_ENCODER:
       g_value_set_enum (value, s->encoder);
+      break;
+    case P_OVERLOAD:
+      g_value_set_enum (value, s->overload);
       break;
     default:
       return FALSE;              /* read-only: the element answers */

@@ -1,6 +1,6 @@
 /* gstwhisperlivesettings.h: whispersink's live settings (latency, lateness,
  * translate-latency, live-prompt, live-commit, live-context,
- * live-min-probability, live-encoder).
+ * live-min-probability, live-encoder, overload).
  * A typed copy of the properties: set and read under the element's object
  * lock, copied whole for each engine call; no runtime state. */
 #pragma once
@@ -21,6 +21,7 @@ typedef struct {
   gdouble context_s;          /* seconds of committed speech before a decode */
   gdouble min_probability;    /* agreed words below it wait */
   GstWhisperLiveEncoder encoder;  /* the encoder window of a call */
+  GstWhisperOverloadMode overload;  /* what falling behind gives up first */
 } GstWhisperLiveSettings;
 
 /* Below this latency most words are committed by their deadline: a

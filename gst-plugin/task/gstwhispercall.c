@@ -361,6 +361,31 @@ call_context_init (CallContext *ctx, GstWhisperSink *self, const GstWhisperRegio
   ctx->flow = GST_FLOW_OK;
 }
 
+/* WHISPER_LIVE_CALL_DURATION_MS: the duration every live call counts as
+ * for the deadline instead of its measured one (unset, empty or not a
+ * number from 0 to 60000: measured). For paced measurements
+ * (tests/element/live-commit.c --paced): the deadline counts a call's
+ * duration, so on a loaded machine every word was committed at first
+ * sight and the text depended on the load. Read once. */
+static GstClockTime
+nominal_call_duration (void)
+{
+  static gsize once = 0;
+  static GstClockTime nominal = GST_CLOCK_TIME_NONE;
+
+  if (g_once_init_enter (&once)) {
+    const gchar *env = g_getenv ("WHISPER_LIVE_CALL_DURATION_MS");
+    guint64 ms;
+    if (env && *env && g_ascii_string_to_unsigned (env, 10, 0, 60000, &ms, NULL))
+      nominal = ms * GST_MSECOND;
+    else if (env && *env)
+      g_warning ("WHISPER_LIVE_CALL_DURATION_MS=%s: not a number of ms from 0 to 60000, "
+          "ignored (calls count as measured)", env);
+    g_once_init_leave (&once, 1);
+  }
+  return nominal;
+}
+
 /* The options of one engine call: the task's copy of the settings, group
  * by group, and what the call's kind asks (batched, a carried segment, the
  * commit policy). Sets what `ctx` learns from them. */
@@ -423,6 +448,15 @@ call_options (GstWhisperSink *self, const GstWhisperRegion *region,
       && (ctx->batched || (opts->word_timestamps && opts->beam_size != 1));
 }
 
+/* Whether the call's audio is decoded again for translate_src pads (not
+ * while the overload ladder skips them: they get GAPs). */
+static gboolean
+translating (GstWhisperSink *self)
+{
+  return gst_whisper_translate_any (self)
+      && !gst_whisper_overload_skips_translation (&self->overload);
+}
+
 GstFlowReturn
 gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *region,
     const GstWhisperWindowPolicy *policy, gboolean drain)
@@ -441,6 +475,9 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   gsize done = 0;
   gboolean ok;
   GstWhisperLiveInput in = { 0, };
+  /* the new audio the call takes (the overload ladder's measure) */
+  const guint64 covered = w->seek + region->n_samples
+      - MIN (w->seek + region->n_samples, MAX (w->given, w->seek));
 
   if (is_cancelled (self))
     return GST_FLOW_FLUSHING;
@@ -482,7 +519,14 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   } else {
     ok = whisper_stream_transcribe (self->stream, in.pcm, in.n, on_segment, &ctx, NULL, &err);
   }
+  if (region->carry == GST_WHISPER_CARRY_COMMIT && self->slow_calls > 0) {
+    self->slow_calls--;         /* test hook: a slow engine */
+    g_usleep ((gulong) self->slow_ms * 1000);
+  }
   call_duration = (GstClockTime) (g_get_monotonic_time () - call_start_us) * GST_USECOND;
+  if (region->carry == GST_WHISPER_CARRY_COMMIT
+      && GST_CLOCK_TIME_IS_VALID (nominal_call_duration ()))
+    call_duration = nominal_call_duration ();
   whisper_stream_set_token_callback (self->stream, NULL, NULL);
   whisper_stream_get_stats (self->stream, &stats);
   gst_whisper_sink_count_encoder (self, &before, &stats);
@@ -503,11 +547,16 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   }
   /* the translate_src pads: the same input again, task=translate, at
    * once (their streams take this decode's encoder output) */
-  if (ok && ctx.flow == GST_FLOW_OK && gst_whisper_translate_any (self)) {
+  if (ok && ctx.flow == GST_FLOW_OK && translating (self)) {
     call_start_us = g_get_monotonic_time ();
     ctx.flow = gst_whisper_translate_transcribe (self, in.pcm, in.n);
     translate_duration = (GstClockTime) (g_get_monotonic_time () - call_start_us) * GST_USECOND;
   }
+  if (region->carry == GST_WHISPER_CARRY_COMMIT)
+    gst_whisper_overload_observe (&self->overload, GST_ELEMENT (self),
+        call_duration + translate_duration, gst_whisper_sink_samples_to_time (covered),
+        gst_whisper_window_end (w) + gst_whisper_queue_samples (&self->queue)
+        >= w->seek + region->n_samples + policy->chunk_samples);
   if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK) {
     if (region->carry == GST_WHISPER_CARRY_COMMIT)
       /* the next call waits for this one's translation too */
@@ -519,7 +568,7 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
       done = finish_call (&ctx, region);
   }
   /* the translate_src pads' text of it */
-  if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK && gst_whisper_translate_any (self)) {
+  if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK && translating (self)) {
     GstWhisperTranslateCall tc = { 0, };
     tc.pcm = gst_whisper_window_data (w);
     tc.in = &in;

@@ -39,6 +39,7 @@
 #include "settings/gstwhispersettings.h"
 #include "task/gstwhisperagree.h"
 #include "task/gstwhisperlive.h"
+#include "task/gstwhisperoverload.h"
 #include "task/gstwhispertranslate.h"
 
 G_BEGIN_DECLS
@@ -128,6 +129,10 @@ struct _GstWhisperSink {
   GstWhisperWords words;
   GstWhisperLive live;        /* live input, local engine: the commit policy */
   GstWhisperAgree agree;      /* live input, server-stream: its commit policy */
+  GstWhisperOverload overload;  /* live input, local engine: the steps given up */
+  /* Test hook (GST_WHISPER_TEST_SLOW_CALLS=MS:N, read at init): the next
+   * slow_calls live calls take slow_ms longer. */
+  guint slow_ms, slow_calls;
   gboolean seen_segment;
   gboolean caps_queued;
   gchar *announced_language;   /* the language last tagged downstream (task) */

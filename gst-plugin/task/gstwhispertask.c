@@ -62,6 +62,7 @@
 #include <whisper/whisper.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define GST_CAT_DEFAULT gst_whisper_sink_debug
@@ -73,6 +74,19 @@
 
 static void task_loop (gpointer user_data);
 
+/* The test hook GST_WHISPER_TEST_SLOW_CALLS=MS:N (docs/testing.md): the
+ * first N live calls of the element take MS longer (a slow engine). */
+static void
+read_slow_calls (GstWhisperSink *self)
+{
+  const gchar *v = g_getenv ("GST_WHISPER_TEST_SLOW_CALLS");
+
+  if (v && sscanf (v, "%u:%u", &self->slow_ms, &self->slow_calls) != 2) {
+    GST_WARNING_OBJECT (self, "GST_WHISPER_TEST_SLOW_CALLS=%s is not MS:N: ignored", v);
+    self->slow_ms = self->slow_calls = 0;
+  }
+}
+
 void
 gst_whisper_sink_task_init (GstWhisperSink *self)
 {
@@ -81,6 +95,7 @@ gst_whisper_sink_task_init (GstWhisperSink *self)
   gst_whisper_words_init (&self->words, -1);
   gst_whisper_live_init (&self->live, WHISPER_SAMPLE_RATE);
   gst_whisper_agree_init (&self->agree);
+  read_slow_calls (self);
   g_rec_mutex_init (&self->task_lock);
   self->task = gst_task_new (task_loop, self, NULL);
   gst_task_set_lock (self->task, &self->task_lock);
@@ -134,6 +149,7 @@ gst_whisper_sink_task_reset (GstWhisperSink *self)
   gst_whisper_window_reset (&self->window, GST_CLOCK_TIME_NONE);
   gst_whisper_live_reset (&self->live);
   gst_whisper_agree_reset (&self->agree);
+  gst_whisper_overload_reset (&self->overload);
   gst_whisper_translate_reset (self);
   gst_whisper_output_reset (&self->out);
   gst_segment_init (&self->out.segment, GST_FORMAT_TIME);
@@ -228,6 +244,10 @@ drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy,
     gsize fresh = (gsize) (gst_whisper_window_end (w) - MAX (w->given, w->seek));
     if (fresh <= MAX (policy->budget_samples, 2 * policy->chunk_samples))
       return;
+    /* overload=degrade: the next call spends less instead, while a step
+     * is left (gstwhisperoverload.c) */
+    if (!self->remote && gst_whisper_overload_before_drop (&self->overload, GST_ELEMENT (self)))
+      return;
     if (gst_whisper_live_flush (self, &self->live, &self->out, output) != GST_FLOW_OK)
       return;
     limit = 0;
@@ -258,6 +278,24 @@ drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy,
     gst_whisper_translate_gap_until (self, gst_whisper_window_time_at (w, w->seek));
 }
 
+/* The task's copy of the settings for the next engine call, with the
+ * overload steps in effect on live input on the local engine
+ * (gstwhisperoverload.c; the properties keep their values). */
+static void
+take_settings (GstWhisperSink *self)
+{
+  gboolean live;
+  GstClockTime upstream_min;
+
+  gst_whisper_sink_take_settings (self);
+  gst_whisper_queue_get_upstream (&self->queue, &live, &upstream_min);
+  if (live && !self->remote)
+    gst_whisper_overload_apply (&self->overload, &self->task_settings,
+        gst_whisper_translate_any (self));
+  else
+    self->overload.enabled = FALSE;
+}
+
 /* Runs every engine call that is due (all of the buffered audio when
  * draining). */
 static GstFlowReturn
@@ -271,7 +309,7 @@ process (GstWhisperSink *self, gboolean drain)
   if (gst_whisper_window_pending (&self->window) == 0
       && !(drain && self->live.commit.pending->len > 0))
     return GST_FLOW_OK;
-  gst_whisper_sink_take_settings (self);
+  take_settings (self);
   read_policy (self, &policy);
   output = self->task_settings.output.output;
   /* device=remote, file input: pieces sent ahead (gstwhisperfleet.c) */
@@ -296,7 +334,7 @@ process (GstWhisperSink *self, gboolean drain)
       }
       return GST_FLOW_OK;
     }
-    gst_whisper_sink_take_settings (self);     /* one copy per engine call */
+    take_settings (self);     /* one copy per engine call */
     if (self->remote) {
       gboolean later;
       ret = gst_whisper_call_transcribe_remote (self, &region, &policy, drain, &later);

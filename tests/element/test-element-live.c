@@ -470,6 +470,40 @@ GST_START_TEST (test_live_silence_around)
 }
 GST_END_TEST;
 
+/* WHISPER_LIVE_CALL_DURATION_MS (gstwhispercall.c) replaces the measured
+ * duration of every live call in the deadline: at 4000 ms against a
+ * budget of 3000 ms, the next decode would come too late for every word,
+ * so each word is committed by the decode that first gives it and no
+ * interim message ever comes (the real calls, a fraction of a second
+ * here, leave words waiting: test_live_words sees interim messages). The
+ * element reads the variable once per process: this relies on check's
+ * fork of each test (not with CK_FORK=no). */
+GST_START_TEST (test_live_nominal_call_duration)
+{
+  gsize n;
+  float *pcm = wt_load_jfk (&n);
+  guint interim = 0, final = 0;
+  Run r;
+
+  g_setenv ("WHISPER_LIVE_CALL_DURATION_MS", "4000", TRUE);
+  r = run_paced (pcm, n, "words", "agreement");
+  fail_unless_equals_int (r.errors, 0);
+  for (guint i = 0; i < r.messages->len; i++) {
+    gboolean is_final = FALSE;
+    gst_structure_get_boolean (gst_message_get_structure (g_ptr_array_index (r.messages, i)),
+        "final", &is_final);
+    if (is_final)
+      final++;
+    else
+      interim++;
+  }
+  fail_unless (final > 0, "no word committed");
+  fail_unless_equals_int (interim, 0);
+  run_clear (&r);
+  g_free (pcm);
+}
+GST_END_TEST;
+
 static Suite *
 live_suite (void)
 {
@@ -482,6 +516,7 @@ live_suite (void)
   tcase_add_test (tc, test_live_words_deadline);
   tcase_add_test (tc, test_live_segments);
   tcase_add_test (tc, test_live_silence_around);
+  tcase_add_test (tc, test_live_nominal_call_duration);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -1,12 +1,15 @@
 /* test-element-units.c: whispersink's model-free parts: the window policy
- * and drift-free timestamps (gstwhisperwindow.c), and words assembled from
- * token events (gstwhisperwords.c). */
+ * and drift-free timestamps (gstwhisperwindow.c), words assembled from
+ * token events (gstwhisperwords.c), and the overload ladder's decisions
+ * (gstwhisperoverload.c) on given call times. */
 #include <gst/check/gstcheck.h>
 #include <string.h>
 
 #include "io/gstwhisperalign.h"
 #include "io/gstwhisperwindow.h"
 #include "io/gstwhisperwords.h"
+#include "io/gstwhisperdebug.h"
+#include "task/gstwhisperoverload.h"
 
 #define RATE 16000
 
@@ -360,6 +363,165 @@ GST_START_TEST (test_words)
 }
 GST_END_TEST;
 
+/* The whisper-overload messages on `bus` as "+step" / "-step", joined
+ * with spaces; *warned: the warnings with reason=overload. */
+static gchar *
+pop_overload (GstBus *bus, guint *warned)
+{
+  GString *out = g_string_new (NULL);
+  GstMessage *m;
+
+  *warned = 0;
+  while ((m = gst_bus_pop (bus))) {
+    const GstStructure *s = gst_message_get_structure (m);
+    if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_WARNING) {
+      const GstStructure *d = NULL;
+      gst_message_parse_warning_details (m, &d);
+      *warned += d && g_strcmp0 (gst_structure_get_string (d, "reason"), "overload") == 0;
+    } else if (s && gst_structure_has_name (s, "whisper-overload")) {
+      gboolean taken;
+      fail_unless (gst_structure_get_boolean (s, "taken", &taken));
+      g_string_append_printf (out, "%s%c%s", out->len ? " " : "", taken ? '+' : '-',
+          gst_structure_get_string (s, "step"));
+    }
+    gst_message_unref (m);
+  }
+  return g_string_free (out, FALSE);
+}
+
+/* `n` calls that took `load` times the 0.5 s of audio they covered (more
+ * audio waiting after them when the load is above 1). */
+static void
+calls (GstWhisperOverload *o, GstElement *e, guint n, double load)
+{
+  const GstClockTime covered = GST_SECOND / 2;
+  for (guint i = 0; i < n; i++)
+    gst_whisper_overload_observe (o, e, (GstClockTime) (load * covered), covered, load > 1.0);
+}
+
+static void
+assert_overload (GstBus *bus, const gchar *want, guint want_warned)
+{
+  guint warned;
+  gchar *got = pop_overload (bus, &warned);
+  fail_unless_equals_string (got, want);
+  fail_unless_equals_int (warned, want_warned);
+  g_free (got);
+}
+
+/* Defaults but beam 5 and full encoder, live-context 3 s, a translate pad:
+ * every step applies. */
+static void
+ladder_settings (GstWhisperSettings *s, gboolean degrade)
+{
+  memset (s, 0, sizeof *s);
+  s->decoding.beam_size = 0;
+  s->live.encoder = GST_WHISPER_LIVE_ENCODER_FULL;
+  s->live.context_s = 3.0;
+  s->live.overload = degrade ? GST_WHISPER_OVERLOAD_DEGRADE : GST_WHISPER_OVERLOAD_DROP;
+}
+
+GST_START_TEST (test_overload_ladder)
+{
+  GstElement *e = gst_bin_new ("w");
+  GstBus *bus = gst_bus_new ();
+  GstWhisperOverload o;
+  GstWhisperSettings s;
+
+  gst_whisper_debug_init ();
+  gst_element_set_bus (e, bus);
+  gst_whisper_overload_reset (&o);
+  ladder_settings (&s, TRUE);
+  gst_whisper_overload_apply (&o, &s, TRUE);
+  /* slow calls with no audio waiting after them (upstream waits for the
+   * element): nothing */
+  for (guint i = 0; i < 12; i++)
+    gst_whisper_overload_observe (&o, e, GST_SECOND, GST_SECOND / 2, FALSE);
+  assert_overload (bus, "", 0);
+  /* slow calls: a step per 3 calls (each judged by calls made with it) */
+  gst_whisper_overload_reset (&o);
+  gst_whisper_overload_apply (&o, &s, TRUE);
+  calls (&o, e, 2, 2.0);
+  assert_overload (bus, "", 0);
+  calls (&o, e, 1, 2.0);
+  assert_overload (bus, "+greedy", 1);
+  calls (&o, e, 9, 2.0);
+  assert_overload (bus, "+buffered-encoder +short-context +no-translation", 3);
+  /* the task's copy of the settings gets them; the translation goes */
+  ladder_settings (&s, TRUE);
+  gst_whisper_overload_apply (&o, &s, TRUE);
+  fail_unless_equals_int (s.decoding.beam_size, 1);
+  fail_unless_equals_int (s.live.encoder, GST_WHISPER_LIVE_ENCODER_BUFFERED);
+  fail_unless (s.live.context_s == 1.0);
+  fail_unless (gst_whisper_overload_skips_translation (&o));
+  /* nothing left to take */
+  calls (&o, e, 6, 2.0);
+  assert_overload (bus, "", 0);
+  /* between the two loads nothing changes (hysteresis) */
+  calls (&o, e, 30, 0.6);
+  assert_overload (bus, "", 0);
+  /* quick: a step undone per 6 calls, the last first */
+  calls (&o, e, 5, 0.1);
+  assert_overload (bus, "", 0);
+  calls (&o, e, 1, 0.1);
+  assert_overload (bus, "-no-translation", 0);
+  calls (&o, e, 18, 0.1);
+  assert_overload (bus, "-short-context -buffered-encoder -greedy", 0);
+  ladder_settings (&s, TRUE);
+  gst_whisper_overload_apply (&o, &s, TRUE);
+  fail_unless_equals_int (s.decoding.beam_size, 0);
+  fail_unless (!gst_whisper_overload_skips_translation (&o));
+  /* taken again: no second warning in the run */
+  calls (&o, e, 3, 2.0);
+  assert_overload (bus, "+greedy", 0);
+  /* a step that gives nothing up is passed over (greedy already, no
+   * translate pad) */
+  gst_whisper_overload_reset (&o);
+  ladder_settings (&s, TRUE);
+  s.decoding.beam_size = 1;
+  gst_whisper_overload_apply (&o, &s, FALSE);
+  calls (&o, e, 12, 2.0);
+  assert_overload (bus, "+buffered-encoder +short-context", 2);
+  /* overload=drop: nothing is taken */
+  gst_whisper_overload_reset (&o);
+  ladder_settings (&s, FALSE);
+  gst_whisper_overload_apply (&o, &s, TRUE);
+  calls (&o, e, 12, 2.0);
+  assert_overload (bus, "", 0);
+  gst_element_set_bus (e, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+GST_END_TEST;
+
+/* A drop that is due takes the next step instead, until none is left. */
+GST_START_TEST (test_overload_before_drop)
+{
+  GstElement *e = gst_bin_new ("w");
+  GstBus *bus = gst_bus_new ();
+  GstWhisperOverload o;
+  GstWhisperSettings s;
+
+  gst_whisper_debug_init ();
+  gst_element_set_bus (e, bus);
+  gst_whisper_overload_reset (&o);
+  ladder_settings (&s, TRUE);
+  gst_whisper_overload_apply (&o, &s, TRUE);
+  for (guint i = 0; i < GST_WHISPER_OVERLOAD_N_STEPS; i++)
+    fail_unless (gst_whisper_overload_before_drop (&o, e));
+  fail_if (gst_whisper_overload_before_drop (&o, e));
+  assert_overload (bus, "+greedy +buffered-encoder +short-context +no-translation", 4);
+  gst_whisper_overload_reset (&o);
+  ladder_settings (&s, FALSE);
+  gst_whisper_overload_apply (&o, &s, TRUE);
+  fail_if (gst_whisper_overload_before_drop (&o, e));
+  assert_overload (bus, "", 0);
+  gst_element_set_bus (e, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+GST_END_TEST;
+
 static Suite *
 whispersink_units_suite (void)
 {
@@ -372,6 +534,8 @@ whispersink_units_suite (void)
   tcase_add_test (tc, test_window_policy);
   tcase_add_test (tc, test_live_policy_keeps_up);
   tcase_add_test (tc, test_words);
+  tcase_add_test (tc, test_overload_ladder);
+  tcase_add_test (tc, test_overload_before_drop);
   return s;
 }
 

@@ -1,7 +1,8 @@
 /* test-cpu-int8.c: the CPU backend's int8 linears (cpu-int8.h) on seeded
  * random inputs.
  * - /cpu-int8/quantize: a row's stored values and scale with CTranslate2's
- *   rule, each value within half a step of the float one.
+ *   rule on every path this CPU has (ties to even), each value within half
+ *   a step of the float one.
  * - /cpu-int8/kernels: every kernel path this CPU has against 64-bit
  *   integer dot products: the same bits (the sums are exact), for tile
  *   edges in rows, input rows and columns, with and without accumulation.
@@ -13,10 +14,15 @@
  *   max_exact_rows rows; within 1e-6 above, where GELU splits differently); an int8
  *   tensor (a CTranslate2 int8 model's) kept as stored.
  * - /cpu-int8/env: WHISPER_CPU_INT8 naming no path is refused, naming it.
+ * - /cpu-int8/fast-fallback: without AVX-512 (WHISPER_CPU_NO_AVX512=1, as
+ *   meson runs it once), precision bfloat16 is refused with the reason and
+ *   precision fast makes an int8 engine on the default model.
  * Meson runs it once per path (WHISPER_CPU_INT8=...); a path this CPU
  * lacks skips (77). */
-#include "backend.h"
-#include "cpu-int8.h"
+#include "backend-cpu-private.h"
+#include "cpu-features.h"
+#include "whisper-engine-test-api.h"
+#include "whisper.h"
 #include "tensor.h"
 #include "whisper-error.h"
 
@@ -30,31 +36,54 @@ rnd (GRand *r)
   return (float) g_rand_double_range (r, -1.0, 1.0);
 }
 
+/* one row on one path: CTranslate2's rule computed here in the plainest
+ * way (nearbyintf: round to nearest even) */
 static void
-test_quantize (void)
+check_quantize (WhisperCpuInt8Isa isa, const float *x, int cols)
 {
-  g_autoptr (GRand) r = g_rand_new_with_seed (11);
-  const int cols = 100, pad = whisper_cpu_int8_cols_pad (cols);
-  g_assert_cmpint (pad, ==, 128);
-  float x[100];
-  int8_t q[128];
+  const int pad = whisper_cpu_int8_cols_pad (cols);
+  g_autofree int8_t *q = g_new (int8_t, pad);
+  float amax = 0.0f;
   for (int c = 0; c < cols; c++)
-    x[c] = rnd (r) * 3.0f;
-  x[17] = -4.0f; /* the largest magnitude: stored -127 */
-  const float scale = whisper_cpu_int8_quantize_row (q, x, cols, pad);
-  g_assert_cmpfloat (scale, ==, 127.0f / 4.0f);
-  g_assert_cmpint (q[17], ==, -127);
+    amax = fmaxf (amax, fabsf (x[c]));
+  const float want_scale = 127.0f / (amax == 0.0f ? 127.0f : amax);
+  const float scale = whisper_cpu_int8_quantize_row (isa, q, x, cols, pad);
+  g_assert_cmpfloat (scale, ==, want_scale);
   for (int c = 0; c < cols; c++) {
-    g_assert_cmpint (q[c], ==, (int) nearbyintf (x[c] * scale));
+    if (q[c] != (int) nearbyintf (x[c] * scale))
+      g_error ("int8 %s: cols %d: q[%d] = %d for %.9g * %.9g, want %d",
+               whisper_cpu_int8_isa_name (isa), cols, c, q[c], x[c], scale,
+               (int) nearbyintf (x[c] * scale));
     g_assert_cmpfloat (fabs ((double) q[c] / scale - x[c]), <=, 0.5 / scale + 1e-6);
   }
   for (int c = cols; c < pad; c++)
     g_assert_cmpint (q[c], ==, 0);
-  /* a zero row: scale 1, zeros */
-  float z[100] = { 0 };
-  g_assert_cmpfloat (whisper_cpu_int8_quantize_row (q, z, cols, pad), ==, 1.0f);
-  for (int c = 0; c < pad; c++)
-    g_assert_cmpint (q[c], ==, 0);
+}
+
+static void
+test_quantize (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (11);
+  g_assert_cmpint (whisper_cpu_int8_cols_pad (100), ==, 128);
+  const int sizes[] = { 1, 7, 31, 33, 100, 384, 1536 };
+  for (int isa = 0; isa < WHISPER_CPU_INT8_N_ISA; isa++) {
+    if (!whisper_cpu_int8_isa_available (isa))
+      continue;
+    for (gsize s = 0; s < G_N_ELEMENTS (sizes); s++) {
+      g_autofree float *x = g_new (float, sizes[s]);
+      for (int c = 0; c < sizes[s]; c++)
+        x[c] = rnd (r) * 3.0f;
+      x[sizes[s] / 2] = -4.0f; /* the largest magnitude: stored -127 */
+      check_quantize (isa, x, sizes[s]);
+      /* amax 127, scale 1: halves are ties, rounded to even */
+      for (int c = 0; c < sizes[s]; c++)
+        x[c] = (float) g_rand_int_range (r, -127, 127) + 0.5f;
+      x[0] = 127.0f;
+      check_quantize (isa, x, sizes[s]);
+      memset (x, 0, sizes[s] * sizeof (float)); /* a zero row: scale 1, zeros */
+      check_quantize (isa, x, sizes[s]);
+    }
+  }
 }
 
 /* y[i, r] as every kernel must give it: the exact dot over (x_scale[i]
@@ -64,7 +93,7 @@ reference_out (const int8_t *xq, float xs, const WhisperCpuInt8Weight *w, int r)
 {
   int64_t dot = 0;
   for (int c = 0; c < w->cols; c++)
-    dot += (int64_t) xq[c] * w->q[(size_t) r * w->cols_pad + c];
+    dot += (int64_t) xq[c] * w->q[whisper_cpu_int8_index (w, r, c)];
   return (float) dot / (xs * w->scale[r]);
 }
 
@@ -94,7 +123,7 @@ check_kernel (WhisperCpuInt8Isa isa, GRand *r, int rows, int cols, int n)
   for (int i = 0; i < n; i++) {
     for (int c = 0; c < cols; c++)
       x[c] = rnd (r);
-    xs[i] = whisper_cpu_int8_quantize_row (xq + (size_t) i * pad, x, cols, pad);
+    xs[i] = whisper_cpu_int8_quantize_row (isa, xq + (size_t) i * pad, x, cols, pad);
   }
   for (int acc = 0; acc < 2; acc++) {
     for (size_t k = 0; k < (size_t) n * rows; k++)
@@ -238,7 +267,8 @@ test_stored (void)
   const WhisperCpuInt8Weight *k = w.data;
   g_assert_cmpint (k->cols, ==, cols);
   for (int j = 0; j < rows; j++) {
-    g_assert_cmpmem (k->q + (size_t) j * k->cols_pad, cols, q + j * cols, cols);
+    for (int c = 0; c < cols; c++)
+      g_assert_cmpint (k->q[whisper_cpu_int8_index (k, j, c)], ==, q[j * cols + c]);
     g_assert_cmpfloat (k->scale[j], ==, scales[j]);
   }
   check_backend_linear (be, &w, wf, r, 3, WHISPER_LINEAR_DEFAULT);
@@ -262,6 +292,35 @@ test_env (void)
     g_unsetenv ("WHISPER_CPU_INT8");
 }
 
+/* precision fast where oneDNN has no bfloat16 products (meson runs this
+ * with WHISPER_CPU_NO_AVX512=1, as on a CPU with AVX2 only): bfloat16 is
+ * refused with the reason, fast is int8 and transcribes. */
+static void
+test_fast_fallback (void)
+{
+  if (whisper_cpu_have_avx512 ()) {
+    g_test_skip ("AVX-512 is on: fast is bfloat16 here where oneDNN has it");
+    return;
+  }
+  g_autoptr (GError) error = NULL;
+  g_assert_null (whisper_backend_cpu_new (1, WHISPER_CPU_PRECISION_BF16, &error));
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "precision 'bfloat16'"));
+  g_clear_error (&error);
+  WhisperEngineOptions options;
+  whisper_engine_options_init (&options);
+  options.device = WHISPER_DEVICE_CPU;
+  options.precision = WHISPER_PRECISION_FAST;
+  options.n_threads = 2;
+  g_autoptr (WhisperEngine) engine = whisper_engine_new (&options, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (engine);
+  const WhisperBackendCpu *be = (const WhisperBackendCpu *) whisper_engine_get_backend (engine);
+  g_assert_cmpstr (be->parent.ops->name, ==, "cpu");
+  g_assert_true (be->int8_quantize);
+  g_assert_null (be->bf16);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -281,5 +340,6 @@ main (int argc, char **argv)
   g_test_add_func ("/cpu-int8/kernels", test_kernels);
   g_test_add_func ("/cpu-int8/backend", test_backend);
   g_test_add_func ("/cpu-int8/stored", test_stored);
+  g_test_add_func ("/cpu-int8/fast-fallback", test_fast_fallback);
   return g_test_run ();
 }

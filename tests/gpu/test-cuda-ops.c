@@ -24,6 +24,7 @@
  */
 #include "gpu-test-common.h"
 #include "half.h"
+#include "qblock.h"
 #include "whisper-logits.h"
 
 #include <math.h>
@@ -306,6 +307,50 @@ test_weight_upload (void)
     gpu->ops->embed (gpu, dx, &wt, zero, tokens, rows, 0, cols);
     g_autofree float *got = gpu_test_get (gpu, dx, (size_t) rows * cols);
     g_autofree char *what = g_strdup_printf ("weight_upload of %s", names[k]);
+    gpu_test_assert_close (what, got, want, NULL, (size_t) rows * cols, 1.0, 0.0);
+    gpu->ops->weight_free (gpu, &wt);
+  }
+  free_on (gpu, zero);
+  free_on (gpu, dx);
+}
+
+/* ggml's block types (q8_0, q5_0, q4_1) are widened on upload: the device
+ * holds each value decoded on the host (util/qblock.h) and rounded to fp16
+ * (round to nearest even), read back through embed, exactly. */
+static void
+test_weight_upload_qblock (void)
+{
+  const int rows = 6, cols = 64;
+  const WhisperDType types[] = { WHISPER_DTYPE_Q8_0, WHISPER_DTYPE_Q5_0, WHISPER_DTYPE_Q4_1 };
+  int32_t tokens[6] = { 5, 4, 3, 2, 1, 0 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GRand) r = g_rand_new_with_seed (29);
+  float *zero = gpu->ops->alloc (gpu, (size_t) rows * cols, &error);
+  float *dx = gpu->ops->alloc (gpu, (size_t) rows * cols, &error);
+  g_assert_nonnull (dx);
+  for (gsize k = 0; k < G_N_ELEMENTS (types); k++) {
+    const gsize n_blocks = (gsize) rows * cols / 32, bytes = whisper_qblock_bytes (types[k]);
+    g_autofree guint8 *blocks = g_new (guint8, n_blocks * bytes);
+    for (gsize i = 0; i < n_blocks * bytes; i++)
+      blocks[i] = (guint8) g_rand_int_range (r, 0, 256);
+    for (gsize b = 0; b < n_blocks; b++) { /* finite scales (and minima): exponent below 0x1f */
+      blocks[b * bytes + 1] &= 0x3f;
+      blocks[b * bytes + 3] &= types[k] == WHISPER_DTYPE_Q4_1 ? 0x3f : 0xff;
+    }
+    const WhisperTensor t = { blocks, types[k], NULL, rows, cols };
+    g_autofree float *values = whisper_tensor_to_f32 (&t);
+    g_autofree uint16_t *half = g_new (uint16_t, (size_t) rows * cols);
+    whisper_float_to_half_n (half, values, (size_t) rows * cols);
+    g_autofree float *want = g_new (float, (size_t) rows * cols);
+    for (int i = 0; i < rows; i++)
+      for (int c = 0; c < cols; c++)
+        want[i * cols + c] = whisper_half_to_float (half[tokens[i] * cols + c]);
+    WhisperWeight wt = { 0 };
+    if (!gpu->ops->weight_upload (gpu, &wt, &t, &error))
+      g_error ("weight_upload (%s): %s", whisper_dtype_name (types[k]), error->message);
+    gpu->ops->embed (gpu, dx, &wt, zero, tokens, rows, 0, cols);
+    g_autofree float *got = gpu_test_get (gpu, dx, (size_t) rows * cols);
+    g_autofree char *what = g_strdup_printf ("weight_upload of %s", whisper_dtype_name (types[k]));
     gpu_test_assert_close (what, got, want, NULL, (size_t) rows * cols, 1.0, 0.0);
     gpu->ops->weight_free (gpu, &wt);
   }
@@ -778,6 +823,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cuda/linear-gemm", test_linear_gemm);
   g_test_add_func ("/cuda/linear-half-range", test_linear_half_range);
   g_test_add_func ("/cuda/weight-upload", test_weight_upload);
+  g_test_add_func ("/cuda/weight-upload-qblock", test_weight_upload_qblock);
   g_test_add_func ("/cuda/conv1d-gelu", test_conv1d);
   g_test_add_func ("/cuda/add", test_add);
   g_test_add_func ("/cuda/copy-rows", test_copy_rows);

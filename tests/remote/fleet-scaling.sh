@@ -27,5 +27,5 @@ echo "machine: $(lscpu | grep 'Model name' | sed 's/.*: *//'), $(nproc) cores"
   --service "$service" --min-servers "${MIN_SERVERS:-1}" --case scaling
 if [ "$5" = "--check" ]; then
   "$build/tests/remote/test-fleet" --minutes "$minutes" --servers "$servers" \
-    --service "$service" --ref-service "${REF_SERVICE:-$service}" --slack 0 --case parallel --case kill
+    --service "$service" --ref-service "${REF_SERVICE:-$service}" --slack 0 --max-ratio 1.3 --case parallel --case kill
 fi

@@ -10,14 +10,15 @@
  * Cases (all by default; or those named with --case):
  *   parallel  the same audio one request at a time on one server, then
  *             --requests at a time on --servers servers: the same text and
- *             timestamps, and the parallel run within --max-ratio of the
- *             ideal time (service time x pieces / servers + one service
- *             time);
+ *             timestamps; with --max-ratio R, the parallel run within R of
+ *             the ideal time (service time x pieces / servers + one service
+ *             time; timed checks only when asked: the suite runs on shared,
+ *             noisy machines, fleet-scaling.sh --check asks for 1.3);
  *   kill      the parallel run again, one server killed when a third of
  *             the pieces are answered: the same text, a warning naming the
- *             killed server (and no API key in any message), at most
- *             --max-ratio of the ideal plus one service time per request it
- *             lost;
+ *             killed server (and no API key in any message); with
+ *             --max-ratio, at most R x (the ideal plus one service time per
+ *             request it lost);
  *   tls       an https server with a certificate from a CA the test makes
  *             (openssl): refused without server-ca-file (an error naming
  *             the URL and the reason), the same text with it; an unreadable
@@ -43,7 +44,7 @@
 #define API_KEY "fleet-secret-key-0815"
 #define RATE 16000
 
-static double opt_minutes = 6.0, opt_service = 0.3, opt_max_ratio = 1.3, opt_ref_service = -1;
+static double opt_minutes = 6.0, opt_service = 0.3, opt_max_ratio = 0, opt_ref_service = -1;
 static double opt_slack = 1.0;
 static gint opt_servers = 4, opt_requests = 0, opt_min_servers = 1;
 static gchar **opt_cases;
@@ -564,7 +565,7 @@ main (int argc, char **argv)
     {"slack", 0, 0, G_OPTION_ARG_DOUBLE, &opt_slack, "seconds allowed on top of max-ratio x "
           "ideal (the element's start and the cutting, which a short run does not "
           "amortise; 0 for long runs)", "S"},
-    {"max-ratio", 0, 0, G_OPTION_ARG_DOUBLE, &opt_max_ratio, "measured / ideal allowed", "R"},
+    {"max-ratio", 0, 0, G_OPTION_ARG_DOUBLE, &opt_max_ratio, "measured / ideal allowed (default: not checked)", "R"},
     {"case", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_cases, "parallel, kill, tls, key, "
           "scaling", "C"},
     {NULL}
@@ -627,7 +628,7 @@ main (int argc, char **argv)
     CHECK (par.error == NULL, "parallel: %s", par.error);
     CHECK (strcmp (par.items->str, ref.items->str) == 0,
         "parallel: the text or timestamps differ from the one-at-a-time run's");
-    CHECK (par.seconds <= opt_max_ratio * ideal + opt_slack,
+    CHECK (opt_max_ratio <= 0 || par.seconds <= opt_max_ratio * ideal + opt_slack,
         "parallel: %.2f s > %.2f x %.2f s + %.2f s", par.seconds, opt_max_ratio, ideal,
         opt_slack);
     CHECK (par.warnings == 0 && !par.key_leaked, "parallel: warnings or key in a message");
@@ -661,7 +662,7 @@ main (int argc, char **argv)
         "kill: no warning naming %s", killed_url);
     CHECK (!par.key_leaked, "kill: the API key in a message");
     /* the killed server had one request in flight (server-requests = servers) */
-    CHECK (par.seconds <= opt_max_ratio * (ideal + loss) + opt_slack,
+    CHECK (opt_max_ratio <= 0 || par.seconds <= opt_max_ratio * (ideal + loss) + opt_slack,
         "kill: %.2f s > %.2f x (%.2f s + %.2f s) + %.2f s", par.seconds, opt_max_ratio, ideal,
         loss, opt_slack);
     run_clear (&par);

@@ -39,8 +39,8 @@ typedef struct {
   int cols;
   int dtype; /* backend-private */
   /* set by the caller before weight_upload: a convolution's kernel, which
-   * the CPU backend's precision int8 leaves in floating point (as
-   * CTranslate2's compute_type int8 does) */
+   * the CPU backend keeps in floating point (dequantized when the file
+   * stores it in int8), as CTranslate2 runs its convolutions */
   gboolean keep_float;
 } WhisperWeight;
 

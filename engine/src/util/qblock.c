@@ -89,6 +89,24 @@ block_codes (const QBlockLayout *l, const guint8 *block, guint8 *code)
 }
 
 void
+whisper_qblock_unpack (WhisperDType type, const void *block, guint8 *code, float *d, float *m)
+{
+  const QBlockLayout *l = layout_of (type);
+  g_return_if_fail (l != NULL);
+  block_codes (l, block, code);
+  *d = half_at (block);
+  *m = l->min >= 0 ? half_at ((const guint8 *) block + l->min) : 0.0f;
+}
+
+int
+whisper_qblock_offset (WhisperDType type)
+{
+  const QBlockLayout *l = layout_of (type);
+  g_return_val_if_fail (l != NULL, 0);
+  return l->offset;
+}
+
+void
 whisper_qblock_dequantize (WhisperDType type, const void *blocks, gsize n_blocks, float *dst)
 {
   const QBlockLayout *l = layout_of (type);

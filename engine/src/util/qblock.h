@@ -46,6 +46,13 @@ gboolean whisper_qblock_from_ggml (gint32 ggml_type, WhisperDType *type);
 void whisper_qblock_dequantize (WhisperDType type, const void *blocks, gsize n_blocks,
                                 float *dst);
 
+/* One block's 32 unsigned codes, scale d and minimum m (0 for the _0
+ * types): value j = d * (code[j] - whisper_qblock_offset (type)) + m. */
+void whisper_qblock_unpack (WhisperDType type, const void *block, guint8 *code, float *d,
+                            float *m);
+/* 8 (q4_0), 16 (q5_0), 128 (q8_0: the int8 plus 128), 0 (q4_1, q5_1). */
+int whisper_qblock_offset (WhisperDType type);
+
 /* FALSE when a block's scale (or minimum) is not a finite float16 (NaN or
  * infinity: no quantizer writes one), with the first such block's index in
  * *bad_block. */

@@ -274,6 +274,10 @@ whisper_cpu_backend_linear (WhisperBackend *be, float *y, int y_stride, const fl
                             WhisperLinearFlags flags)
 {
   WhisperBackendCpu *self = (WhisperBackendCpu *) be;
+  if (WEIGHT_IS_QBLOCK (w->dtype)) { /* ggml's blocks, in integers (backend-cpu-qblock.c) */
+    whisper_cpu_qblock_linear (self, y, y_stride, x, x_stride, w, bias, n, flags);
+    return;
+  }
   if (w->dtype == WEIGHT_I8) {
     whisper_cpu_int8_linear (self, y, y_stride, x, x_stride, w, bias, n, flags);
     return;

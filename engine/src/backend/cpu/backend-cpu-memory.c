@@ -1,6 +1,7 @@
 /* backend-cpu-memory.c: the CPU backend's work memory (grown buffers,
  * per-thread scratch) and weight rows as float32, used by its ops. */
 #include "backend-cpu-private.h"
+#include "qblock.h"
 
 #include <string.h>
 
@@ -31,7 +32,13 @@ whisper_cpu_thread_scratch (WhisperBackendCpu *self, int thread, size_t n)
 void
 whisper_cpu_weight_rows_f32 (const WhisperWeight *w, int r0, int r1, float *dst)
 {
-  if (w->dtype == WEIGHT_I8)
+  if (WEIGHT_IS_QBLOCK (w->dtype)) {
+    const WhisperDType type = (WhisperDType) (w->dtype - WEIGHT_QBLOCK);
+    whisper_qblock_dequantize (type, (const uint8_t *) w->data +
+                                         (size_t) r0 * whisper_dtype_row_bytes (type, w->cols),
+                               (size_t) (r1 - r0) * (w->cols / WHISPER_QBLOCK_VALUES), dst);
+  }
+  else if (w->dtype == WEIGHT_I8)
     whisper_cpu_int8_weight_rows_f32 (w->data, r0, r1, dst);
   else if (w->dtype == WEIGHT_F16_PACKED)
     whisper_cpu_unpack_rows (dst, w->data, r0, r1, w->cols);

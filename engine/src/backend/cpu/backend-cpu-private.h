@@ -7,6 +7,7 @@
 #include "cpu-bf16-matmul.h"
 #include "cpu-int8.h"
 #include "cpu-kernels.h"
+#include "cpu-qblock.h"
 #include "cpu-sgemm.h"
 #include "aligned-memory.h"
 #include "thread-pool.h"
@@ -21,6 +22,10 @@ G_BEGIN_DECLS
  * float16 matrix whose shape allows it; F16 row-major for the others.
  * I8: a WhisperCpuInt8Weight (cpu-int8.h, cpu-int8-linear.c). */
 enum { WEIGHT_F32 = 0, WEIGHT_F16 = 1, WEIGHT_F16_PACKED = 2, WEIGHT_I8 = 3 };
+/* ggml's blocks as stored (backend-cpu-qblock.c): WEIGHT_QBLOCK plus the
+ * block type's WhisperDType */
+enum { WEIGHT_QBLOCK = 64 };
+#define WEIGHT_IS_QBLOCK(dtype) ((dtype) >= WEIGHT_QBLOCK)
 
 #define GEMM_BLOCK_COLS 64   /* output columns per sgemm task (few rows) */
 #define GEMM_MIN_ROWS 64     /* from this many input rows, split by rows */
@@ -68,6 +73,11 @@ typedef struct {
   size_t int8_x_size;
   float *int8_scale;
   size_t int8_scale_size;
+  /* ggml block weights: the kernel set chosen at creation, and the
+   * current call's input rows quantized (backend-cpu-qblock.c) */
+  const WhisperCpuQblockKernels *qblock;
+  void *qx;
+  size_t qx_size;
   /* cpu_ops, plus the float16 cross K/V ops in precision=fast */
   WhisperBackendOps ops;
 } WhisperBackendCpu;
@@ -88,8 +98,8 @@ void whisper_cpu_backend_linear (WhisperBackend *be, float *y, int y_stride, con
                                  int x_stride, const WhisperWeight *w, const float *bias, int n,
                                  WhisperLinearFlags flags);
 
-/* cpu-int8-linear.c: whether the int8 weights take tensor t for w (an int8
- * tensor, or a float one with precision=int8 unless w->keep_float), the
+/* cpu-int8-linear.c: whether the int8 weights take tensor t for w (unless
+ * w->keep_float: an int8 tensor, or a float one with precision=int8), the
  * upload, and linear on a WEIGHT_I8 weight. */
 gboolean whisper_cpu_int8_takes (const WhisperBackendCpu *self, const WhisperWeight *w,
                                  const WhisperTensor *t);
@@ -98,6 +108,12 @@ gboolean whisper_cpu_int8_weight_upload (WhisperBackendCpu *self, WhisperWeight 
 void whisper_cpu_int8_linear (WhisperBackendCpu *self, float *y, int y_stride, const float *x,
                               int x_stride, const WhisperWeight *w, const float *bias, int n,
                               WhisperLinearFlags flags);
+/* backend-cpu-qblock.c: weights in ggml's blocks (WEIGHT_QBLOCK) */
+gboolean whisper_cpu_qblock_weight_upload (WhisperWeight *w, const WhisperTensor *t,
+                                           GError **error);
+void whisper_cpu_qblock_linear (WhisperBackendCpu *self, float *y, int y_stride, const float *x,
+                                int x_stride, const WhisperWeight *w, const float *bias, int n,
+                                WhisperLinearFlags flags);
 
 /* backend-cpu-attention.c: WhisperBackendOps.attention, copy_rows,
  * half_kv_write, attention_half_kv, attention_probs */

@@ -40,6 +40,7 @@
  *   and value row read from memory once; causal ones query by query.
  */
 #include "backend-cpu-private.h"
+#include "qblock.h"
 
 #include <math.h>
 #include <string.h>
@@ -65,6 +66,7 @@ cpu_destroy (WhisperBackend *be)
   whisper_bf16_matmul_free (self->bf16);
   g_mutex_clear (&self->bf16_lock);
   whisper_aligned_free (self->attn_bf16);
+  whisper_aligned_free (self->qx);
   g_free (self);
 }
 
@@ -126,11 +128,13 @@ cpu_sync (WhisperBackend *be)
  * task) where the shape allows, float16 row-major otherwise: a float16
  * tensor as it is stored, a float32 one when every value is exactly a half.
  * Int8 (cpu-int8-linear.c) for an int8 tensor, and for every float one
- * with precision=int8 but the convolutions' (w->keep_float). Float32 for everything else (bfloat16 and int16 are
+ * with precision=int8, but the convolutions' (w->keep_float). Float32 for everything else (bfloat16 and int16 are
  * widened once, here). */
 static gboolean
 cpu_weight_upload (WhisperBackend *be, WhisperWeight *w, const WhisperTensor *t, GError **error)
 {
+  if (whisper_dtype_is_qblock (t->type)) /* kept as stored */
+    return whisper_cpu_qblock_weight_upload (w, t, error);
   const int rows = t->rows, cols = t->cols;
   const size_t n = whisper_tensor_n_elements (t);
   if (whisper_cpu_int8_takes ((WhisperBackendCpu *) be, w, t))
@@ -315,6 +319,10 @@ whisper_backend_cpu_new (int n_threads, WhisperCpuPrecision precision, GError **
   self->scratch = g_new0 (float *, n_threads);
   self->scratch_size = g_new0 (size_t, n_threads);
   g_mutex_init (&self->bf16_lock);
+  if (!(self->qblock = whisper_cpu_qblock_select (error))) {
+    cpu_destroy (&self->parent);
+    return NULL;
+  }
   whisper_cpu_sgemm_init ();
   /* int8 weights may come from the model in any precision */
   if (!whisper_cpu_int8_isa_choose (&self->int8_isa, error)) {

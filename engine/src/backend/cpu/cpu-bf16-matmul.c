@@ -294,6 +294,17 @@ execute (WhisperBf16Matmul *m, int thread, const PrimEntry *e, const void *src, 
 WhisperBf16Matmul *
 whisper_bf16_matmul_new (int n_threads, GError **error)
 {
+#if defined(HAVE_X86)
+  /* what a CPU without AVX-512 would answer, also where
+   * WHISPER_CPU_NO_AVX512 or WHISPER_CPU_GENERIC turns it off */
+  if (!whisper_cpu_have_avx512 ()) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
+                 "precision 'bfloat16' needs AVX-512, which this CPU lacks or "
+                 "WHISPER_CPU_NO_AVX512 / WHISPER_CPU_GENERIC turned off (use precision 'int8' "
+                 "or 'fast')");
+    return NULL;
+  }
+#endif
   WhisperBf16Matmul *m = g_new0 (WhisperBf16Matmul, 1);
   dnnl_status_t s;
   WhisperOmpScope omp = whisper_omp_scope_enter ();
@@ -307,7 +318,7 @@ whisper_bf16_matmul_new (int n_threads, GError **error)
     s = dnnl_stream_create (&m->threads[i].stream, m->engine, dnnl_stream_default_flags);
   if (s) {
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
-                 "precision 'fast': oneDNN cannot start on this CPU (%s)", status_name (s));
+                 "precision 'bfloat16': oneDNN cannot start on this CPU (%s)", status_name (s));
     whisper_omp_scope_leave (omp);
     whisper_bf16_matmul_free (m);
     return NULL;
@@ -320,8 +331,8 @@ whisper_bf16_matmul_new (int n_threads, GError **error)
   whisper_omp_scope_leave (omp);
   if (s) {
     g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_DEVICE,
-                 "precision 'fast': oneDNN has no bfloat16 matrix product for this CPU (%s); "
-                 "it needs AVX-512 (use precision 'exact')", status_name (s));
+                 "precision 'bfloat16': oneDNN has no bfloat16 matrix product for this CPU (%s); "
+                 "it needs AVX-512 (use precision 'int8' or 'fast')", status_name (s));
     whisper_bf16_matmul_free (m);
     return NULL;
   }
@@ -491,7 +502,7 @@ whisper_bf16_matmul_new (int n_threads, GError **error)
 {
   (void) n_threads;
   g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING,
-               "precision 'fast' needs oneDNN, and this build has none (install libdnnl-dev "
+               "precision 'bfloat16' needs oneDNN, and this build has none (install libdnnl-dev "
                "and configure again with -Donednn=enabled)");
   return NULL;
 }

@@ -21,11 +21,13 @@ gboolean
 whisper_cpu_int8_takes (const WhisperBackendCpu *self, const WhisperWeight *w,
                         const WhisperTensor *t)
 {
-  if (t->type == WHISPER_DTYPE_I8)
-    return TRUE;
-  return self->int8_quantize && !w->keep_float &&
-         (t->type == WHISPER_DTYPE_F16 || t->type == WHISPER_DTYPE_F32 ||
-          t->type == WHISPER_DTYPE_BF16);
+  /* CTranslate2 runs its convolutions in floating point, on the
+   * dequantized kernel when the file stores it in int8 */
+  if (w->keep_float)
+    return FALSE;
+  return t->type == WHISPER_DTYPE_I8 ||
+         (self->int8_quantize && (t->type == WHISPER_DTYPE_F16 || t->type == WHISPER_DTYPE_F32 ||
+                                  t->type == WHISPER_DTYPE_BF16));
 }
 
 gboolean
@@ -107,7 +109,7 @@ int8_block_task (int task, int thread, gpointer data)
   float *scale = whisper_cpu_thread_scratch (job->self, thread, ni + q_floats);
   int8_t *xq = (int8_t *) (scale + ni);
   for (int i = 0; i < ni; i++)
-    scale[i] = whisper_cpu_int8_quantize_row (xq + (size_t) i * w->cols_pad,
+    scale[i] = whisper_cpu_int8_quantize_row (job->self->int8_isa, xq + (size_t) i * w->cols_pad,
                                               job->x + (size_t) (i0 + i) * job->x_stride,
                                               w->cols, w->cols_pad);
   float *y = job->y + (size_t) i0 * job->y_stride;
@@ -136,10 +138,11 @@ whisper_cpu_int8_linear (WhisperBackendCpu *self, float *y, int y_stride, const 
                                               sizeof (float), "int8 input scales");
   for (int i = 0; i < n; i++)
     self->int8_scale[i] = whisper_cpu_int8_quantize_row (
-        self->int8_x + (size_t) i * q->cols_pad, x + (size_t) i * x_stride, q->cols, q->cols_pad);
-  /* one contiguous share of whole tiles per thread */
+        self->int8_isa, self->int8_x + (size_t) i * q->cols_pad, x + (size_t) i * x_stride, q->cols, q->cols_pad);
+  /* one contiguous share of whole panels per thread */
   const int per = (q->rows + threads - 1) / threads;
-  job.per_task = MAX ((per + 3) / 4 * 4, 4);
+  job.per_task = MAX ((per + WHISPER_CPU_INT8_PANEL - 1) / WHISPER_CPU_INT8_PANEL *
+                      WHISPER_CPU_INT8_PANEL, WHISPER_CPU_INT8_PANEL);
   whisper_thread_pool_run (self->pool, (q->rows + job.per_task - 1) / job.per_task,
                            int8_rows_task, &job);
 }

@@ -35,15 +35,30 @@ typedef enum {
 /* Stored rows are padded with zeros to a multiple of this many columns. */
 #define WHISPER_CPU_INT8_COL_ALIGN 64
 
-/* One weight [rows, cols] in a single g_malloc block (g_free frees it). */
+/* Weight rows per panel (cpu-int8-kernels.c). */
+#define WHISPER_CPU_INT8_PANEL 16
+
+/* One weight [rows, cols] in a single g_malloc block (g_free frees it),
+ * rows padded with zeros to whole panels. */
 typedef struct {
   int rows;
   int cols;
-  int cols_pad;    /* row stride of q */
+  int cols_pad;    /* stored columns (zeros past cols) */
   float *scale;    /* [rows]: stored = round (value * scale) */
   int32_t *sum;    /* [rows]: sum of the row's stored values */
-  int8_t *q;       /* [rows, cols_pad], zero padded */
+  int8_t *q;       /* panels: see whisper_cpu_int8_index () */
 } WhisperCpuInt8Weight;
+
+/* Where row r, column c is in w->q: panel r / 16 (16 * cols_pad bytes),
+ * group c / 4 of it (64 bytes: 4 columns of each of the 16 rows), row
+ * r % 16's 4 bytes, column c % 4. */
+static inline size_t
+whisper_cpu_int8_index (const WhisperCpuInt8Weight *w, int r, int c)
+{
+  return (size_t) (r / WHISPER_CPU_INT8_PANEL) * WHISPER_CPU_INT8_PANEL * w->cols_pad +
+         (size_t) (c / 4) * 4 * WHISPER_CPU_INT8_PANEL + (size_t) (r % WHISPER_CPU_INT8_PANEL) * 4 +
+         (size_t) (c % 4);
+}
 
 /* "portable", "avx2", "avxvnni", "avx512vnni" */
 const char *whisper_cpu_int8_isa_name (WhisperCpuInt8Isa isa);
@@ -65,13 +80,15 @@ void whisper_cpu_int8_weight_set_stored (WhisperCpuInt8Weight *w, int r, const i
                                          float scale);
 /* Row r quantized from float32 values with the rule above. */
 void whisper_cpu_int8_weight_set_f32 (WhisperCpuInt8Weight *w, int r, const float *x);
-/* dst[0 .. (r1 - r0) * cols) = rows [r0, r1) as float32 (stored / scale) */
+/* dst[0 .. (r1 - r0) * cols) = rows [r0, r1) as float32 (stored * (1 / scale)) */
 void whisper_cpu_int8_weight_rows_f32 (const WhisperCpuInt8Weight *w, int r0, int r1,
                                        float *dst);
 
 /* q[0 .. cols_pad) = x[0 .. cols) quantized with the rule above, zeros
- * after; returns the row's scale. */
-float whisper_cpu_int8_quantize_row (int8_t *q, const float *x, int cols, int cols_pad);
+ * after; returns the row's scale. Every path gives the same bytes
+ * (vcvtps2dq rounds to nearest even, as the portable code does). */
+float whisper_cpu_int8_quantize_row (WhisperCpuInt8Isa isa, int8_t *q, const float *x, int cols,
+                                     int cols_pad);
 
 /* y[i * y_stride + r] = (accumulate ? y[...] : 0) + dot (xq_i, w_r) /
  * (x_scale[i] * w->scale[r]) for i < n and r in [r0, r1); xq holds n

@@ -1,0 +1,149 @@
+/* backend-cpu-qblock.c: the CPU backend's weights in ggml's blocks
+ * (util/qblock.h), kept as the file stores them, and their linear: the
+ * input rows quantized once per call, then the integer block kernels of
+ * cpu-qblock.h.
+ *
+ * - one to WHISPER_CPU_GEMV_MAX_ROWS input rows (decode steps, beams):
+ *   the weight rows split over the threads in one contiguous share each,
+ *   each weight row read once for all the input rows;
+ * - more rows (encoder, prompt passes): blocks of input rows, two per
+ *   thread, each against every weight row in register tiles of 4 weight
+ *   rows by 4 (AVX-512) or 2 (AVX2) input rows (the kernel set's gemm).
+ * Up to WHISPER_CPU_GEMV_MAX_ROWS rows, every output row has the bits of
+ * its one-row call (cpu-qblock.h), so max_exact_rows holds as for the
+ * float16 kernels. */
+#include "backend-cpu-private.h"
+#include "qblock.h"
+
+#define QX_BLOCK_BYTES (2 * sizeof (float) + 32) /* d, s and 32 quants */
+#define QUANTIZE_ROWS 64
+
+gboolean
+whisper_cpu_qblock_weight_upload (WhisperWeight *w, const WhisperTensor *t, GError **error)
+{
+  const gsize bytes = whisper_tensor_bytes (t);
+  void *data = g_try_malloc (MAX (bytes, 1));
+  if (data == NULL) {
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_FAILED,
+                 "cpu backend: cannot allocate a %d x %d %s weight", t->rows, t->cols,
+                 whisper_dtype_name (t->type));
+    return FALSE;
+  }
+  memcpy (data, t->data, bytes);
+  w->data = data;
+  w->rows = t->rows;
+  w->cols = t->cols;
+  w->dtype = WEIGHT_QBLOCK + (int) t->type;
+  return TRUE;
+}
+
+static WhisperDType
+weight_qtype (const WhisperWeight *w)
+{
+  return (WhisperDType) (w->dtype - WEIGHT_QBLOCK);
+}
+
+static size_t
+row_bytes (const WhisperWeight *w)
+{
+  return whisper_dtype_row_bytes (weight_qtype (w), w->cols);
+}
+
+typedef struct {
+  WhisperBackendCpu *self;
+  float *y;
+  int y_stride;
+  const float *x;
+  int x_stride;
+  const WhisperWeight *w;
+  const float *bias;
+  int n;
+  WhisperLinearFlags flags;
+  int per_task;      /* weight rows (few input rows) or input rows (many) */
+  float *qd, *qs;    /* the quantized input rows (WhisperCpuQRows) */
+  int8_t *qq;
+} QLinearJob;
+
+static void
+quantize_task (int task, int thread, gpointer data)
+{
+  (void) thread;
+  QLinearJob *job = data;
+  const int i0 = task * QUANTIZE_ROWS, i1 = MIN (i0 + QUANTIZE_ROWS, job->n);
+  whisper_cpu_qblock_quantize_rows (job->qd, job->qs, job->qq, job->x, job->x_stride,
+                                    job->w->cols, i0, i1);
+}
+
+/* Output rows [i0, i1) x columns [r0, r1): the sums, then the bias and GELU. */
+static void
+qlinear_block (QLinearJob *job, int thread, int i0, int i1, int r0, int r1)
+{
+  const WhisperWeight *w = job->w;
+  const WhisperCpuQRows x = { w->cols / WHISPER_QBLOCK_VALUES, job->qd, job->qs, job->qq };
+  const size_t stride = row_bytes (w);
+  const gboolean acc = (job->flags & WHISPER_LINEAR_ACCUMULATE) != 0;
+  float *sums = whisper_cpu_thread_scratch (job->self, thread, (size_t) (i1 - i0));
+  for (int r = r0; r < r1; r++) {
+    job->self->qblock->dot (weight_qtype (w), (const uint8_t *) w->data + r * stride, x.n_blocks,
+                            &x, i0, i1, sums, 1);
+    for (int i = i0; i < i1; i++) {
+      float *out = job->y + (size_t) i * job->y_stride + r;
+      *out = (acc ? *out : 0.0f) + sums[i - i0];
+    }
+  }
+  if (job->bias || (job->flags & WHISPER_LINEAR_GELU))
+    for (int i = i0; i < i1; i++)
+      whisper_cpu_bias_gelu (job->y + (size_t) i * job->y_stride + r0,
+                             job->bias ? job->bias + r0 : NULL, r1 - r0,
+                             (job->flags & WHISPER_LINEAR_GELU) != 0);
+}
+
+static void
+weight_rows_task (int task, int thread, gpointer data)
+{
+  QLinearJob *job = data;
+  const int r0 = task * job->per_task, r1 = MIN (r0 + job->per_task, job->w->rows);
+  qlinear_block (job, thread, 0, job->n, r0, r1);
+}
+
+/* Many rows: the register tiles of the kernel set's gemm. */
+static void
+input_rows_task (int task, int thread, gpointer data)
+{
+  QLinearJob *job = data;
+  const WhisperWeight *w = job->w;
+  const int i0 = task * job->per_task, i1 = MIN (i0 + job->per_task, job->n);
+  const WhisperCpuQRows x = { w->cols / WHISPER_QBLOCK_VALUES, job->qd, job->qs, job->qq };
+  float *scratch = whisper_cpu_thread_scratch (job->self, thread,
+                                               WHISPER_CPU_QBLOCK_GEMM_SCRATCH (x.n_blocks, i1 - i0));
+  job->self->qblock->gemm (weight_qtype (w), w->data, x.n_blocks, 0, w->rows, &x, i0, i1, job->y,
+                           job->y_stride, (job->flags & WHISPER_LINEAR_ACCUMULATE) != 0, scratch);
+  if (job->bias || (job->flags & WHISPER_LINEAR_GELU))
+    for (int i = i0; i < i1; i++)
+      whisper_cpu_bias_gelu (job->y + (size_t) i * job->y_stride, job->bias, w->rows,
+                             (job->flags & WHISPER_LINEAR_GELU) != 0);
+}
+
+void
+whisper_cpu_qblock_linear (WhisperBackendCpu *self, float *y, int y_stride, const float *x,
+                           int x_stride, const WhisperWeight *w, const float *bias, int n,
+                           WhisperLinearFlags flags)
+{
+  const size_t n_blocks = (size_t) n * (w->cols / WHISPER_QBLOCK_VALUES);
+  self->qx = whisper_cpu_grow_buffer (self->qx, &self->qx_size, n_blocks, QX_BLOCK_BYTES,
+                                      "quantized input blocks");
+  QLinearJob job = { self, y, y_stride, x, x_stride, w, bias, n, flags, 0, self->qx,
+                     (float *) self->qx + n_blocks, (int8_t *) ((float *) self->qx + 2 * n_blocks) };
+  whisper_thread_pool_run (self->pool, (n + QUANTIZE_ROWS - 1) / QUANTIZE_ROWS, quantize_task,
+                           &job);
+  const int threads = self->parent.n_threads;
+  if (n <= WHISPER_CPU_GEMV_MAX_ROWS) {
+    job.per_task = MAX ((w->rows + threads - 1) / threads, 1);
+    whisper_thread_pool_run (self->pool, (w->rows + job.per_task - 1) / job.per_task,
+                             weight_rows_task, &job);
+  } else {
+    job.per_task = MAX ((n + 2 * threads - 1) / (2 * threads), 1);
+    whisper_thread_pool_run (self->pool, (n + job.per_task - 1) / job.per_task, input_rows_task,
+                             &job);
+  }
+}

@@ -1,0 +1,278 @@
+/* cpu-qblock-x86.h: the body of the x86 block kernels (cpu-qblock.h), 256
+ * bits wide, one block of 32 codes per vector. Included by
+ * cpu-qblock-avx2.c and cpu-qblock-avx512.c, which define first:
+ *
+ *   QB_TARGET       the function attribute of their instruction set
+ *   QB_DOT(u, s)    eight int32 sums of 4 products of unsigned bytes u by
+ *                   signed bytes s each
+ *   QB_FIFTH(bits)  32 bytes, 0x10 where bit j of the uint32 is set
+ *   QB_SUFFIX       the name of their kernel set
+ *   QB_TW, QB_TX    the many-row tile: weight rows by input rows
+ *   QB_Q8_SIGNED    1: q8_0 by |w| and q with w's sign (no saturating
+ *                   sums); 0: by its codes (int8 + 128), as the others
+ */
+#include "cpu-qblock.h"
+#include "cpu-simd.h"
+#include "qblock.h"
+
+#include <string.h>
+
+#define QB_CAT2(a, b) a##b
+#define QB_CAT(a, b) QB_CAT2 (a, b)
+#define QB_GROUP 4 /* input rows per pass over a weight row's blocks */
+
+QB_TARGET static inline float
+qb_half (const uint8_t *p)
+{
+  uint16_t h;
+  memcpy (&h, p, 2);
+  return _cvtsh_ss (h);
+}
+
+/* codes 0..15: the low nibbles of qs[0..16) then the high ones */
+QB_TARGET static inline __m256i
+qb_nibbles (const uint8_t *qs)
+{
+  const __m128i v = _mm_loadu_si128 ((const __m128i *) qs), low = _mm_set1_epi8 (0x0f);
+  return _mm256_set_m128i (_mm_and_si128 (_mm_srli_epi16 (v, 4), low), _mm_and_si128 (v, low));
+}
+
+QB_TARGET static inline uint32_t
+qb_le32 (const uint8_t *p)
+{
+  uint32_t v;
+  memcpy (&v, p, 4);
+  return GUINT32_FROM_LE (v);
+}
+
+/* One weight row of `type` (a constant where this is inlined) against
+ * input rows [i0, i1), QB_GROUP at a time; every row's sum takes the blocks
+ * in order, whatever the group. */
+QB_TARGET static inline __attribute__ ((always_inline)) void
+qb_rows (WhisperDType type, const uint8_t *w, int n_blocks, const WhisperCpuQRows *x, int i0,
+         int i1, float *out, size_t out_stride)
+{
+  const size_t bytes = whisper_qblock_bytes (type);
+  const int has_min = type == WHISPER_DTYPE_Q4_1 || type == WHISPER_DTYPE_Q5_1;
+  const float offset = type == WHISPER_DTYPE_Q4_0 ? 8.0f : type == WHISPER_DTYPE_Q5_0 ? 16.0f : 0.0f;
+  for (int g0 = i0; g0 < i1; g0 += QB_GROUP) {
+    const int ng = MIN (QB_GROUP, i1 - g0);
+    __m256 acc[QB_GROUP];
+    float corr[QB_GROUP];
+    for (int k = 0; k < QB_GROUP; k++) {
+      acc[k] = _mm256_setzero_ps ();
+      corr[k] = 0.0f;
+    }
+    for (int b = 0; b < n_blocks; b++) {
+      const uint8_t *blk = w + (size_t) b * bytes;
+      const float dw = qb_half (blk), m = has_min ? qb_half (blk + 2) : 0.0f;
+      const float c = m - offset * dw; /* q8_0: |w| by q with w's sign, no offset */
+      __m256i u, w8 = _mm256_setzero_si256 ();
+      switch (type) {
+      case WHISPER_DTYPE_Q4_0: u = qb_nibbles (blk + 2); break;
+      case WHISPER_DTYPE_Q4_1: u = qb_nibbles (blk + 4); break;
+      case WHISPER_DTYPE_Q5_0:
+        u = _mm256_or_si256 (qb_nibbles (blk + 6), QB_FIFTH (qb_le32 (blk + 2)));
+        break;
+      case WHISPER_DTYPE_Q5_1:
+        u = _mm256_or_si256 (qb_nibbles (blk + 8), QB_FIFTH (qb_le32 (blk + 4)));
+        break;
+      default:
+        w8 = _mm256_loadu_si256 ((const __m256i *) (blk + 2));
+        u = _mm256_sign_epi8 (w8, w8);
+        break;
+      }
+      for (int k = 0; k < ng; k++) {
+        const size_t at = (size_t) (g0 + k) * x->n_blocks + b;
+        __m256i s = _mm256_loadu_si256 ((const __m256i *) (x->q + at * 32));
+        if (type == WHISPER_DTYPE_Q8_0)
+          s = _mm256_sign_epi8 (s, w8);
+        acc[k] = _mm256_fmadd_ps (_mm256_cvtepi32_ps (QB_DOT (u, s)),
+                                  _mm256_set1_ps (dw * x->d[at]), acc[k]);
+        corr[k] += c * x->s[at];
+      }
+    }
+    for (int k = 0; k < ng; k++)
+      out[(size_t) (g0 - i0 + k) * out_stride] = hsum256 (acc[k]) + corr[k];
+  }
+}
+
+/* Σ_b c[b] s[b]: the offset and minimum terms of a weight row and an
+ * input row, in one pass after the products. */
+QB_TARGET static inline float
+qb_dot_f32 (const float *c, const float *s, int n)
+{
+  __m256 acc = _mm256_setzero_ps ();
+  int b = 0;
+  for (; b + 8 <= n; b += 8)
+    acc = _mm256_fmadd_ps (_mm256_loadu_ps (c + b), _mm256_loadu_ps (s + b), acc);
+  float sum = hsum256 (acc);
+  for (; b < n; b++)
+    sum += c[b] * s[b];
+  return sum;
+}
+
+/* Weight rows [r, r + QB_TW) by input rows [i, i + QB_TX): the block
+ * products in registers (each weight block unpacked once for QB_TX input
+ * rows, each input block loaded once for QB_TW weight rows), the offset
+ * and minimum terms from c (QB_TW rows of n_blocks) afterwards. */
+QB_TARGET static inline __attribute__ ((always_inline)) void
+qb_tile (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blocks,
+         const WhisperCpuQRows *x, int i, const float *c, float sums[QB_TW][QB_TX])
+{
+  const size_t bytes = whisper_qblock_bytes (type);
+  const int head = type == WHISPER_DTYPE_Q4_1 || type == WHISPER_DTYPE_Q5_1 ? 4 : 2;
+  const int signed_q8 = type == WHISPER_DTYPE_Q8_0 && QB_Q8_SIGNED;
+  __m256 acc[QB_TW][QB_TX];
+  for (int k = 0; k < QB_TW; k++)
+    for (int j = 0; j < QB_TX; j++)
+      acc[k][j] = _mm256_setzero_ps ();
+  for (int b = 0; b < n_blocks; b++) {
+    __m256i u[QB_TW], w8[QB_TW];
+    __m256 dw[QB_TW];
+    for (int k = 0; k < QB_TW; k++) {
+      const uint8_t *blk = w + k * w_stride + (size_t) b * bytes;
+      dw[k] = _mm256_set1_ps (qb_half (blk));
+      switch (type) {
+      case WHISPER_DTYPE_Q4_0:
+      case WHISPER_DTYPE_Q4_1: u[k] = qb_nibbles (blk + head); break;
+      case WHISPER_DTYPE_Q5_0:
+      case WHISPER_DTYPE_Q5_1:
+        u[k] = _mm256_or_si256 (qb_nibbles (blk + head + 4), QB_FIFTH (qb_le32 (blk + head)));
+        break;
+      default:
+        w8[k] = _mm256_loadu_si256 ((const __m256i *) (blk + 2));
+        u[k] = signed_q8 ? _mm256_sign_epi8 (w8[k], w8[k])
+                         : _mm256_xor_si256 (w8[k], _mm256_set1_epi8 ((char) 0x80));
+        break;
+      }
+    }
+    for (int j = 0; j < QB_TX; j++) {
+      const size_t at = (size_t) (i + j) * x->n_blocks + b;
+      const __m256i q = _mm256_loadu_si256 ((const __m256i *) (x->q + at * 32));
+      const __m256 dx = _mm256_broadcast_ss (x->d + at);
+      for (int k = 0; k < QB_TW; k++) {
+        const __m256i s = signed_q8 ? _mm256_sign_epi8 (q, w8[k]) : q;
+        acc[k][j] = _mm256_fmadd_ps (_mm256_cvtepi32_ps (QB_DOT (u[k], s)),
+                                     _mm256_mul_ps (dw[k], dx), acc[k][j]);
+      }
+    }
+  }
+  for (int k = 0; k < QB_TW; k++)
+    for (int j = 0; j < QB_TX; j++)
+      sums[k][j] = hsum256 (acc[k][j]) +
+                   (c ? qb_dot_f32 (c + (size_t) k * n_blocks,
+                                    x->s + (size_t) (i + j) * x->n_blocks, n_blocks)
+                      : 0.0f);
+}
+
+/* c[k][b] = m - offset * dw of weight row r + k's block b (the terms
+ * qb_tile leaves out); FALSE when there are none (q8_0 signed). */
+QB_TARGET static inline gboolean
+qb_offsets (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blocks, float *c)
+{
+  if (type == WHISPER_DTYPE_Q8_0 && QB_Q8_SIGNED)
+    return FALSE;
+  const size_t bytes = whisper_qblock_bytes (type);
+  const int has_min = type == WHISPER_DTYPE_Q4_1 || type == WHISPER_DTYPE_Q5_1;
+  const float offset = type == WHISPER_DTYPE_Q4_0   ? 8.0f
+                       : type == WHISPER_DTYPE_Q5_0 ? 16.0f
+                       : type == WHISPER_DTYPE_Q8_0 ? 128.0f : 0.0f;
+  for (int k = 0; k < QB_TW; k++)
+    for (int b = 0; b < n_blocks; b++) {
+      const uint8_t *blk = w + k * w_stride + (size_t) b * bytes;
+      c[(size_t) k * n_blocks + b] = (has_min ? qb_half (blk + 2) : 0.0f) - offset * qb_half (blk);
+    }
+  return TRUE;
+}
+
+/* y[i, r] (+)= the sums of rows [r0, r1) by [i0, i1): whole tiles, the
+ * edges by qb_rows. */
+QB_TARGET static inline __attribute__ ((always_inline)) void
+qb_gemm (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
+         const WhisperCpuQRows *x, int i0, int i1, float *y, size_t y_stride,
+         gboolean accumulate, float *scratch)
+{
+  const size_t w_stride = (size_t) n_blocks * whisper_qblock_bytes (type);
+  int r = r0;
+  for (; r < r1; r += QB_TW) {
+    const int whole = r + QB_TW <= r1;
+    const uint8_t *wr = w + (size_t) r * w_stride;
+    const float *c = whole && qb_offsets (type, wr, w_stride, n_blocks, scratch) ? scratch : NULL;
+    int i = i0;
+    for (; whole && i + QB_TX <= i1; i += QB_TX) {
+      float sums[QB_TW][QB_TX];
+      qb_tile (type, wr, w_stride, n_blocks, x, i, c, sums);
+      for (int k = 0; k < QB_TW; k++)
+        for (int j = 0; j < QB_TX; j++) {
+          float *out = y + (size_t) (i + j) * y_stride + r + k;
+          *out = (accumulate ? *out : 0.0f) + sums[k][j];
+        }
+    }
+    for (int k = 0; k < QB_TW && r + k < r1; k++) {
+      float *col = scratch + (size_t) QB_TW * n_blocks;
+      if (i < i1)
+        qb_rows (type, wr + k * w_stride, n_blocks, x, i, i1, col, 1);
+      for (int j = i; j < i1; j++) {
+        float *out = y + (size_t) j * y_stride + r + k;
+        *out = (accumulate ? *out : 0.0f) + col[j - i];
+      }
+    }
+  }
+}
+
+#define QB_ROWS_OF(TYPE, tag)                                                                  \
+  QB_TARGET static void QB_CAT (qb_rows_##tag##_, QB_SUFFIX) (                                 \
+      const uint8_t *w, int n_blocks, const WhisperCpuQRows *x, int i0, int i1, float *out,    \
+      size_t out_stride)                                                                       \
+  {                                                                                            \
+    qb_rows (TYPE, w, n_blocks, x, i0, i1, out, out_stride);                                   \
+  }
+#define QB_GEMM_OF(TYPE, tag)                                                                  \
+  QB_TARGET static void QB_CAT (qb_gemm_##tag##_, QB_SUFFIX) (                                 \
+      const uint8_t *w, int n_blocks, int r0, int r1, const WhisperCpuQRows *x, int i0, int i1, \
+      float *y, size_t y_stride, gboolean accumulate, float *scratch)                         \
+  {                                                                                            \
+    qb_gemm (TYPE, w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch);         \
+  }
+QB_GEMM_OF (WHISPER_DTYPE_Q4_0, q4_0)
+QB_GEMM_OF (WHISPER_DTYPE_Q4_1, q4_1)
+QB_GEMM_OF (WHISPER_DTYPE_Q5_0, q5_0)
+QB_GEMM_OF (WHISPER_DTYPE_Q5_1, q5_1)
+QB_GEMM_OF (WHISPER_DTYPE_Q8_0, q8_0)
+
+static void
+QB_CAT (qb_gemm_, QB_SUFFIX) (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
+                              const WhisperCpuQRows *x, int i0, int i1, float *y,
+                              size_t y_stride, gboolean accumulate, float *scratch)
+{
+  switch (type) {
+  case WHISPER_DTYPE_Q4_0: QB_CAT (qb_gemm_q4_0_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
+  case WHISPER_DTYPE_Q4_1: QB_CAT (qb_gemm_q4_1_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
+  case WHISPER_DTYPE_Q5_0: QB_CAT (qb_gemm_q5_0_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
+  case WHISPER_DTYPE_Q5_1: QB_CAT (qb_gemm_q5_1_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
+  case WHISPER_DTYPE_Q8_0: QB_CAT (qb_gemm_q8_0_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
+  default: g_return_if_reached ();
+  }
+}
+
+QB_ROWS_OF (WHISPER_DTYPE_Q4_0, q4_0)
+QB_ROWS_OF (WHISPER_DTYPE_Q4_1, q4_1)
+QB_ROWS_OF (WHISPER_DTYPE_Q5_0, q5_0)
+QB_ROWS_OF (WHISPER_DTYPE_Q5_1, q5_1)
+QB_ROWS_OF (WHISPER_DTYPE_Q8_0, q8_0)
+
+static void
+QB_CAT (qb_dot_, QB_SUFFIX) (WhisperDType type, const uint8_t *w, int n_blocks,
+                             const WhisperCpuQRows *x, int i0, int i1, float *out,
+                             size_t out_stride)
+{
+  switch (type) {
+  case WHISPER_DTYPE_Q4_0: QB_CAT (qb_rows_q4_0_, QB_SUFFIX) (w, n_blocks, x, i0, i1, out, out_stride); return;
+  case WHISPER_DTYPE_Q4_1: QB_CAT (qb_rows_q4_1_, QB_SUFFIX) (w, n_blocks, x, i0, i1, out, out_stride); return;
+  case WHISPER_DTYPE_Q5_0: QB_CAT (qb_rows_q5_0_, QB_SUFFIX) (w, n_blocks, x, i0, i1, out, out_stride); return;
+  case WHISPER_DTYPE_Q5_1: QB_CAT (qb_rows_q5_1_, QB_SUFFIX) (w, n_blocks, x, i0, i1, out, out_stride); return;
+  case WHISPER_DTYPE_Q8_0: QB_CAT (qb_rows_q8_0_, QB_SUFFIX) (w, n_blocks, x, i0, i1, out, out_stride); return;
+  default: g_return_if_reached ();
+  }
+}

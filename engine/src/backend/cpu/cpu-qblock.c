@@ -1,0 +1,123 @@
+/* cpu-qblock.c: the portable block kernels, the input quantizer and the
+ * choice of a kernel set (cpu-qblock.h). */
+#include "cpu-qblock.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "cpu-features.h"
+#include "qblock.h"
+#include "whisper-error.h"
+
+void
+whisper_cpu_qblock_quantize_rows (float *d, float *s, int8_t *q, const float *x, int x_stride,
+                                  int cols, int i0, int i1)
+{
+  const int nb = cols / 32;
+  for (int i = i0; i < i1; i++) {
+    const float *row = x + (size_t) i * x_stride;
+    for (int b = 0; b < nb; b++) {
+      const float *v = row + b * 32;
+      float amax = 0.0f;
+      for (int j = 0; j < 32; j++)
+        amax = fmaxf (amax, fabsf (v[j]));
+      const float scale = amax / 127.0f, inverse = scale != 0.0f ? 1.0f / scale : 0.0f;
+      int8_t *out = q + ((size_t) i * nb + b) * 32;
+      int sum = 0;
+      for (int j = 0; j < 32; j++) {
+        out[j] = (int8_t) lrintf (v[j] * inverse);
+        sum += out[j];
+      }
+      d[(size_t) i * nb + b] = scale;
+      s[(size_t) i * nb + b] = scale * (float) sum;
+    }
+  }
+}
+
+/* Each block unpacked once for all the rows; each row's sum still takes
+ * the blocks in order. */
+static void
+dot_portable (WhisperDType type, const uint8_t *w, int n_blocks, const WhisperCpuQRows *x,
+              int i0, int i1, float *out, size_t out_stride)
+{
+  const gsize bytes = whisper_qblock_bytes (type);
+  const int offset = whisper_qblock_offset (type);
+  for (int i = i0; i < i1; i++)
+    out[(size_t) (i - i0) * out_stride] = 0.0f;
+  for (int b = 0; b < n_blocks; b++) {
+    guint8 code[32];
+    float dw, m;
+    whisper_qblock_unpack (type, w + b * bytes, code, &dw, &m);
+    const float c = m - (float) offset * dw;
+    for (int i = i0; i < i1; i++) {
+      const size_t at = (size_t) i * x->n_blocks + b;
+      const int8_t *q = x->q + at * 32;
+      int32_t dot = 0;
+      for (int j = 0; j < 32; j++)
+        dot += (int32_t) code[j] * q[j];
+      out[(size_t) (i - i0) * out_stride] += dw * x->d[at] * (float) dot + c * x->s[at];
+    }
+  }
+}
+
+static void
+gemm_portable (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
+               const WhisperCpuQRows *x, int i0, int i1, float *y, size_t y_stride,
+               gboolean accumulate, float *scratch)
+{
+  const size_t stride = (size_t) n_blocks * whisper_qblock_bytes (type);
+  for (int r = r0; r < r1; r++) {
+    dot_portable (type, w + r * stride, n_blocks, x, i0, i1, scratch, 1);
+    for (int i = i0; i < i1; i++) {
+      float *out = y + (size_t) i * y_stride + r;
+      *out = (accumulate ? *out : 0.0f) + scratch[i - i0];
+    }
+  }
+}
+
+const WhisperCpuQblockKernels *
+whisper_cpu_qblock_portable (void)
+{
+  static const WhisperCpuQblockKernels kernels = { "portable", dot_portable, gemm_portable };
+  return &kernels;
+}
+
+gboolean
+whisper_cpu_qblock_avx512_supported (void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  return whisper_cpu_have_avx512 () && __builtin_cpu_supports ("avx512bw") &&
+         __builtin_cpu_supports ("avx512vl") && __builtin_cpu_supports ("avx512vnni");
+#else
+  return FALSE;
+#endif
+}
+
+const WhisperCpuQblockKernels *
+whisper_cpu_qblock_select (GError **error)
+{
+  const char *want = g_getenv ("WHISPER_CPU_QBLOCK");
+  const gboolean avx512 = whisper_cpu_qblock_avx512_supported () &&
+                          whisper_cpu_qblock_avx512 () != NULL;
+  const gboolean avx2 = whisper_cpu_have_avx2 () && whisper_cpu_qblock_avx2 () != NULL;
+  if (want == NULL || *want == '\0')
+    return avx512 ? whisper_cpu_qblock_avx512 ()
+                  : avx2 ? whisper_cpu_qblock_avx2 () : whisper_cpu_qblock_portable ();
+  if (g_str_equal (want, "portable"))
+    return whisper_cpu_qblock_portable ();
+  if (g_str_equal (want, "avx2") && avx2)
+    return whisper_cpu_qblock_avx2 ();
+  if (g_str_equal (want, "avx512") && avx512)
+    return whisper_cpu_qblock_avx512 ();
+  if (g_str_equal (want, "avx2") || g_str_equal (want, "avx512"))
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING,
+                 "WHISPER_CPU_QBLOCK=%s: this CPU (or WHISPER_CPU_GENERIC / "
+                 "WHISPER_CPU_NO_AVX512) does not allow it; %s needs %s", want, want,
+                 g_str_equal (want, "avx2") ? "AVX2, FMA and F16C"
+                                            : "AVX-512 F, BW, VL and VNNI");
+  else
+    g_set_error (error, WHISPER_ENGINE_ERROR, WHISPER_ENGINE_ERROR_SETTING,
+                 "WHISPER_CPU_QBLOCK=%s: unknown kernel set; use portable, avx2 or avx512",
+                 want);
+  return NULL;
+}

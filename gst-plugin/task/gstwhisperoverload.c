@@ -1,0 +1,197 @@
+/* gstwhisperoverload.c: whispersink's overload ladder (overload=degrade).
+ *
+ * Live input: a call that takes longer than the new audio it covers puts
+ * the next call further behind, and once more audio waits than latency +
+ * lateness the oldest is dropped (gstwhispertask.c). Before that, calls
+ * spend less, one step at a time, cheapest loss first:
+ *   1. greedy search in place of the beam (beam-size);
+ *   2. the buffered encoder window (live-encoder=buffered);
+ *   3. a 1-s live context (live-context, when longer);
+ *   4. no translate_src decode (their pads get GAPs).
+ * A step that gives nothing up with the settings (beam-size=1 already, no
+ * translate_src pad, ...) is passed over. The load is measured as the time
+ * the last GST_WHISPER_OVERLOAD_CALLS calls took over the new audio they
+ * covered: above SLOW_LOAD, when the call ends with the next one due
+ * already (upstream that waits for the element, as a paced test does, is
+ * not behind), the next step is taken (and the measure starts again, so
+ * that a step is judged by calls that ran with it); a drop that is due
+ * takes the next step at once instead. After QUICK_CALLS calls in a
+ * row below QUICK_LOAD the last step is undone (the gap between the two
+ * loads is the hysteresis: undoing a step that halved the work keeps the
+ * load below SLOW_LOAD). Each change is posted (element message
+ * whisper-overload) and the first time a step is taken in a run, a
+ * warning (reason=overload). The steps change the task's copy of the
+ * settings only: the properties keep the user's values. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "task/gstwhisperoverload.h"
+#include "io/gstwhisperdebug.h"
+
+#include <string.h>
+
+#define GST_CAT_DEFAULT gst_whisper_sink_debug
+
+#define SLOW_LOAD 0.9
+#define QUICK_LOAD 0.4
+#define QUICK_CALLS 6
+/* live-context while the short-context step is in effect */
+#define SHORT_CONTEXT_S 1.0
+
+static const struct {
+  const gchar *name;
+  const gchar *gave_up;       /* what the step gives up, for messages */
+} steps[GST_WHISPER_OVERLOAD_N_STEPS] = {
+  {"greedy", "beam search (beam-size): greedy decoding"},
+  {"buffered-encoder", "the full 30-s encoder window: live-encoder=buffered"},
+  {"short-context", "live-context beyond 1 s"},
+  {"no-translation", "the translate_src pads' text: GAPs in its place"},
+};
+
+const gchar *
+gst_whisper_overload_step_name (GstWhisperOverloadStep step)
+{
+  return step < GST_WHISPER_OVERLOAD_N_STEPS ? steps[step].name : "none";
+}
+
+void
+gst_whisper_overload_reset (GstWhisperOverload *o)
+{
+  memset (o, 0, sizeof *o);
+}
+
+static gboolean
+in_effect (const GstWhisperOverload *o, GstWhisperOverloadStep step)
+{
+  return o->enabled && (guint) step < o->level && (o->can & (1u << step));
+}
+
+/* The steps that give something up with the settings `s`. */
+static guint
+steps_that_apply (const GstWhisperSettings *s, gboolean translating)
+{
+  guint can = 0;
+
+  if (s->decoding.beam_size != 1)     /* 0: beam 5 */
+    can |= 1u << GST_WHISPER_OVERLOAD_STEP_GREEDY;
+  if (s->live.encoder == GST_WHISPER_LIVE_ENCODER_FULL)
+    can |= 1u << GST_WHISPER_OVERLOAD_STEP_BUFFERED;
+  if (s->live.context_s > SHORT_CONTEXT_S)
+    can |= 1u << GST_WHISPER_OVERLOAD_STEP_SHORT_CONTEXT;
+  if (translating)
+    can |= 1u << GST_WHISPER_OVERLOAD_STEP_NO_TRANSLATION;
+  return can;
+}
+
+void
+gst_whisper_overload_apply (GstWhisperOverload *o, GstWhisperSettings *s, gboolean translating)
+{
+  o->enabled = s->live.overload == GST_WHISPER_OVERLOAD_DEGRADE;
+  o->can = steps_that_apply (s, translating);
+  if (in_effect (o, GST_WHISPER_OVERLOAD_STEP_GREEDY))
+    s->decoding.beam_size = 1;
+  if (in_effect (o, GST_WHISPER_OVERLOAD_STEP_BUFFERED))
+    s->live.encoder = GST_WHISPER_LIVE_ENCODER_BUFFERED;
+  if (in_effect (o, GST_WHISPER_OVERLOAD_STEP_SHORT_CONTEXT))
+    s->live.context_s = SHORT_CONTEXT_S;
+}
+
+gboolean
+gst_whisper_overload_skips_translation (const GstWhisperOverload *o)
+{
+  return in_effect (o, GST_WHISPER_OVERLOAD_STEP_NO_TRANSLATION);
+}
+
+static void
+post_change (GstWhisperOverload *o, GstElement *element, guint step, gboolean taken, double load)
+{
+  GstStructure *st = gst_structure_new ("whisper-overload",
+      "step", G_TYPE_STRING, steps[step].name,
+      "taken", G_TYPE_BOOLEAN, taken,
+      "level", G_TYPE_UINT, o->level,
+      "gave-up", G_TYPE_STRING, steps[step].gave_up,
+      "load", G_TYPE_DOUBLE, load, NULL);
+
+  GST_INFO_OBJECT (element, "overload: %s %s (load %.2f)", taken ? "took" : "undid",
+      steps[step].name, load);
+  gst_element_post_message (element, gst_message_new_element (GST_OBJECT (element), st));
+  if (!taken || (o->warned & (1u << step)))
+    return;
+  o->warned |= 1u << step;
+  GST_ELEMENT_WARNING_WITH_DETAILS (element, STREAM, FAILED,
+      ("Inference is slower than real time: live calls give up %s", steps[step].gave_up),
+      ("overload=degrade: the step is undone when calls are quick again; set "
+          "overload=drop to drop audio instead"),
+      ("reason", G_TYPE_STRING, "overload", "step", G_TYPE_STRING, steps[step].name, NULL));
+}
+
+static void
+forget_calls (GstWhisperOverload *o)
+{
+  o->n_calls = 0;
+  o->quick = 0;
+}
+
+/* The next step that applies, taken; FALSE when none is left. */
+static gboolean
+step_up (GstWhisperOverload *o, GstElement *element, double load)
+{
+  for (guint step = o->level; step < GST_WHISPER_OVERLOAD_N_STEPS; step++) {
+    if (!(o->can & (1u << step)))
+      continue;
+    o->level = step + 1;
+    forget_calls (o);
+    post_change (o, element, step, TRUE, load);
+    return TRUE;
+  }
+  return FALSE;
+}
+
+/* The last step in effect, undone. */
+static void
+step_down (GstWhisperOverload *o, GstElement *element, double load)
+{
+  forget_calls (o);
+  while (o->level > 0) {
+    o->level--;
+    if (o->can & (1u << o->level)) {
+      post_change (o, element, o->level, FALSE, load);
+      return;
+    }
+  }
+}
+
+void
+gst_whisper_overload_observe (GstWhisperOverload *o, GstElement *element,
+    GstClockTime spent, GstClockTime covered, gboolean behind)
+{
+  GstClockTime all_spent = 0, all_covered = 0;
+  double load;
+
+  if (!o->enabled || covered == 0)
+    return;
+  o->spent[o->n_calls % GST_WHISPER_OVERLOAD_CALLS] = spent;
+  o->covered[o->n_calls % GST_WHISPER_OVERLOAD_CALLS] = covered;
+  o->n_calls++;
+  o->quick = spent < QUICK_LOAD * covered ? o->quick + 1 : 0;
+  if (o->n_calls >= GST_WHISPER_OVERLOAD_CALLS) {
+    for (guint i = 0; i < GST_WHISPER_OVERLOAD_CALLS; i++) {
+      all_spent += o->spent[i];
+      all_covered += o->covered[i];
+    }
+    load = all_spent / (double) all_covered;
+    GST_LOG_OBJECT (element, "load %.2f over the last %d calls", load,
+        GST_WHISPER_OVERLOAD_CALLS);
+    if (load > SLOW_LOAD && behind && step_up (o, element, load))
+      return;
+  }
+  if (o->quick >= QUICK_CALLS && o->level > 0)
+    step_down (o, element, spent / (double) covered);
+}
+
+gboolean
+gst_whisper_overload_before_drop (GstWhisperOverload *o, GstElement *element)
+{
+  return o->enabled && step_up (o, element, -1.0);
+}

@@ -1,0 +1,66 @@
+/* gstwhisperoverload.h: whispersink's overload ladder (overload=degrade):
+ * live calls spend less, step by step, before audio is dropped, and take
+ * the steps back when calls are quick again (see gstwhisperoverload.c).
+ * Inference task only. */
+#pragma once
+
+#include <gst/gst.h>
+
+#include "settings/gstwhispersettings.h"
+
+G_BEGIN_DECLS
+
+/* The steps, in the order they are taken (undone in reverse). */
+typedef enum {
+  GST_WHISPER_OVERLOAD_STEP_GREEDY,          /* beam search -> greedy */
+  GST_WHISPER_OVERLOAD_STEP_BUFFERED,        /* live-encoder full -> buffered */
+  GST_WHISPER_OVERLOAD_STEP_SHORT_CONTEXT,   /* live-context -> 1 s */
+  GST_WHISPER_OVERLOAD_STEP_NO_TRANSLATION,  /* translate_src pads: GAPs, no decode */
+  GST_WHISPER_OVERLOAD_N_STEPS
+} GstWhisperOverloadStep;
+
+/* Calls one measure of the load spans. */
+#define GST_WHISPER_OVERLOAD_CALLS 3
+
+typedef struct {
+  guint level;                  /* steps [0, level) are in effect (those that apply) */
+  guint can;                    /* steps that give something up with the settings of
+                                   the last call (bit per step) */
+  gboolean enabled;             /* overload=degrade at the last call */
+  GstClockTime spent[GST_WHISPER_OVERLOAD_CALLS];  /* the last calls' time ... */
+  GstClockTime covered[GST_WHISPER_OVERLOAD_CALLS];  /* ... and the new audio they took */
+  guint n_calls;                /* calls measured since the last step (ring index) */
+  guint quick;                  /* consecutive quick calls */
+  guint warned;                 /* steps warned about this run (bit per step) */
+} GstWhisperOverload;
+
+/* A new run: no step in effect, nothing measured, nothing warned. */
+void gst_whisper_overload_reset (GstWhisperOverload *o);
+
+/* The task's copy of the settings (`s`, taken for one call) gets the steps
+ * in effect: the properties keep their values. `translating`: the
+ * element has translate_src pads. */
+void gst_whisper_overload_apply (GstWhisperOverload *o, GstWhisperSettings *s,
+    gboolean translating);
+
+/* Whether the translate_src pads' decode is skipped (they get GAPs). */
+gboolean gst_whisper_overload_skips_translation (const GstWhisperOverload *o);
+
+/* After a live call that took `spent` for `covered` of new audio, with
+ * `behind` TRUE when the next call was due before it ended (a chunk of new
+ * audio waits): when the last calls took longer than 0.9 of the audio they
+ * covered and this one is behind, the next step is taken; after 6 calls in
+ * a row under 0.4 the last step is undone. Each change is posted on
+ * `element`'s bus. */
+void gst_whisper_overload_observe (GstWhisperOverload *o, GstElement *element,
+    GstClockTime spent, GstClockTime covered, gboolean behind);
+
+/* Audio is about to be dropped: the next step is taken at once instead
+ * (posted) and TRUE returned; FALSE when every step is taken or
+ * overload=drop (the audio goes). */
+gboolean gst_whisper_overload_before_drop (GstWhisperOverload *o, GstElement *element);
+
+/* The step's name in messages ("greedy", "buffered-encoder", ...). */
+const gchar *gst_whisper_overload_step_name (GstWhisperOverloadStep step);
+
+G_END_DECLS
