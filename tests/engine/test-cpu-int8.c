@@ -49,6 +49,9 @@ check_quantize (WhisperCpuInt8Isa isa, const float *x, int cols)
   const float want_scale = 127.0f / (amax == 0.0f ? 127.0f : amax);
   const float scale = whisper_cpu_int8_quantize_row (isa, q, x, cols, pad);
   g_assert_cmpfloat (scale, ==, want_scale);
+  if (whisper_cpu_int8_isa_offsets_x (isa)) /* stored + 128, unsigned */
+    for (int c = 0; c < pad; c++)
+      q[c] ^= (int8_t) 0x80;
   for (int c = 0; c < cols; c++) {
     if (q[c] != (int) nearbyintf (x[c] * scale))
       g_error ("int8 %s: cols %d: q[%d] = %d for %.9g * %.9g, want %d",
@@ -87,13 +90,14 @@ test_quantize (void)
 }
 
 /* y[i, r] as every kernel must give it: the exact dot over (x_scale[i]
- * w_scale[r]) */
+ * w_scale[r]); xq as the path stores it (offset: + 128, unsigned) */
 static float
-reference_out (const int8_t *xq, float xs, const WhisperCpuInt8Weight *w, int r)
+reference_out (const int8_t *xq, gboolean offset, float xs, const WhisperCpuInt8Weight *w, int r)
 {
   int64_t dot = 0;
   for (int c = 0; c < w->cols; c++)
-    dot += (int64_t) xq[c] * w->q[whisper_cpu_int8_index (w, r, c)];
+    dot += (int64_t) (offset ? (int8_t) (xq[c] ^ 0x80) : xq[c]) *
+           w->q[whisper_cpu_int8_index (w, r, c)];
   return (float) dot / (xs * w->scale[r]);
 }
 
@@ -134,7 +138,8 @@ check_kernel (WhisperCpuInt8Isa isa, GRand *r, int rows, int cols, int n)
     whisper_cpu_int8_linear_rows (isa, y, rows, xq, xs, n, w, r1, rows, acc);
     for (int i = 0; i < n; i++)
       for (int j = 0; j < rows; j++) {
-        const float want = reference_out (xq + (size_t) i * pad, xs[i], w, j);
+        const float want = reference_out (xq + (size_t) i * pad,
+                                          whisper_cpu_int8_isa_offsets_x (isa), xs[i], w, j);
         const float got = y[(size_t) i * rows + j];
         if (got != (acc ? 0.25f + want : want))
           g_error ("int8 %s: rows %d cols %d n %d: y[%d, %d] = %.9g, want %.9g%s",

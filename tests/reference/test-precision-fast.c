@@ -1,4 +1,4 @@
-/* test-precision-fast: precision=fast (bfloat16 products on oneDNN,
+/* test-precision-fast: precision=bfloat16 (bfloat16 products on oneDNN,
  * engine/src/backend/cpu/cpu-bf16-matmul.h) against faster-whisper float32, on the
  * default model tiny.en and on the multilingual base:
  *

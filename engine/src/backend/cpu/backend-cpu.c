@@ -127,9 +127,10 @@ cpu_sync (WhisperBackend *be)
 /* Float16 rows packed in blocks (one sequential stream per matrix-vector
  * task) where the shape allows, float16 row-major otherwise: a float16
  * tensor as it is stored, a float32 one when every value is exactly a half.
- * Int8 (cpu-int8-linear.c) for an int8 tensor, and for every float one
- * with precision=int8, but the convolutions' (w->keep_float). Float32 for everything else (bfloat16 and int16 are
- * widened once, here). */
+ * ggml's quantized blocks as stored (backend-cpu-qblock.c). Int8
+ * (cpu-int8-linear.c) for an int8 tensor, and for every float one with
+ * precision=int8, but the convolutions' (w->keep_float). Float32 for
+ * everything else (bfloat16 and int16 are widened once, here). */
 static gboolean
 cpu_weight_upload (WhisperBackend *be, WhisperWeight *w, const WhisperTensor *t, GError **error)
 {

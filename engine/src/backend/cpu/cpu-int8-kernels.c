@@ -9,8 +9,9 @@
  * input rows (one for decode steps, so that no work is repeated) with one
  * panel. The AVX2 one multiplies |w| (unsigned) by x with w's sign
  * (vpsignb), so vpmaddubsw's pair sums stay within 2 * 128 * 127 and never
- * saturate. The VNNI ones feed x + 128 (x xor 0x80) as the unsigned
- * operand of vpdpbusd and subtract 128 * sum(w) afterwards. */
+ * saturate. The VNNI ones take x + 128 (x xor 0x80, as quantize_row
+ * stores it for them: one broadcast load per group) as the unsigned operand
+ * of vpdpbusd and subtract 128 * sum(w) afterwards. */
 #include "cpu-int8.h"
 
 #include "cpu-features.h"
@@ -151,7 +152,16 @@ whisper_cpu_int8_quantize_row (WhisperCpuInt8Isa isa, int8_t *q, const float *x,
     quantize_portable (q, x, 0, cols, scale);
   }
   memset (q + cols, 0, (size_t) (cols_pad - cols));
+  if (whisper_cpu_int8_isa_offsets_x (isa))
+    for (int c = 0; c < cols_pad; c++)
+      q[c] ^= (int8_t) 0x80; /* x + 128 as unsigned bytes */
   return scale;
+}
+
+gboolean
+whisper_cpu_int8_isa_offsets_x (WhisperCpuInt8Isa isa)
+{
+  return isa == WHISPER_CPU_INT8_AVXVNNI || isa == WHISPER_CPU_INT8_AVX512VNNI;
 }
 
 WhisperCpuInt8Weight *
@@ -303,7 +313,7 @@ panel_avxvnni_n (int32_t out[TILE][PANEL], const int8_t *const *x, const int NA,
     const __m256i w0 = _mm256_load_si256 ((const __m256i *) (panel + 64 * g));
     const __m256i w1 = _mm256_load_si256 ((const __m256i *) (panel + 64 * g + 32));
     for (int a = 0; a < NA; a++) {
-      const __m256i xu = _mm256_set1_epi32 (group_of (x[a], g) ^ (int32_t) 0x80808080);
+      const __m256i xu = _mm256_set1_epi32 (group_of (x[a], g));
       acc[a][0] = _mm256_dpbusd_avx_epi32 (acc[a][0], xu, w0);
       acc[a][1] = _mm256_dpbusd_avx_epi32 (acc[a][1], xu, w1);
     }
@@ -326,7 +336,7 @@ panel_avxvnni (int32_t out[TILE][PANEL], const int8_t *const *x, int na, const i
     panel_avxvnni_n (out, x, TILE, panel, sum, k);
 }
 
-/* x + 128 (x xor 0x80) unsigned times w, minus 128 sum(w) */
+/* x + 128 (stored so by quantize_row) unsigned times w, minus 128 sum(w) */
 AVX512VNNI_TARGET static inline __attribute__ ((always_inline)) void
 panel_avx512vnni_n (int32_t out[TILE][PANEL], const int8_t *const *x, const int NA,
                     const int8_t *panel, const int32_t *sum, int k)
@@ -342,16 +352,16 @@ panel_avx512vnni_n (int32_t out[TILE][PANEL], const int8_t *const *x, const int 
     const __m512i w1 = _mm512_load_si512 (panel + 64 * (g + 1));
     for (int a = 0; a < NA; a++) {
       acc[a][0] = _mm512_dpbusd_epi32 (
-          acc[a][0], _mm512_set1_epi32 (group_of (x[a], g) ^ (int32_t) 0x80808080), w0);
+          acc[a][0], _mm512_set1_epi32 (group_of (x[a], g)), w0);
       acc[a][1] = _mm512_dpbusd_epi32 (
-          acc[a][1], _mm512_set1_epi32 (group_of (x[a], g + 1) ^ (int32_t) 0x80808080), w1);
+          acc[a][1], _mm512_set1_epi32 (group_of (x[a], g + 1)), w1);
     }
   }
   for (; g < k / 4; g++) {
     const __m512i w0 = _mm512_load_si512 (panel + 64 * g);
     for (int a = 0; a < NA; a++)
       acc[a][0] = _mm512_dpbusd_epi32 (
-          acc[a][0], _mm512_set1_epi32 (group_of (x[a], g) ^ (int32_t) 0x80808080), w0);
+          acc[a][0], _mm512_set1_epi32 (group_of (x[a], g)), w0);
   }
   const __m512i s = _mm512_slli_epi32 (_mm512_loadu_si512 (sum), 7);
   for (int a = 0; a < NA; a++)
@@ -371,11 +381,11 @@ panel_avx512vnni_1 (int32_t out[TILE][PANEL], const int8_t *x, const int8_t *pan
   for (; g + 4 <= k / 4; g += 4)
     for (int j = 0; j < 4; j++)
       acc[j] = _mm512_dpbusd_epi32 (
-          acc[j], _mm512_set1_epi32 (group_of (x, g + j) ^ (int32_t) 0x80808080),
+          acc[j], _mm512_set1_epi32 (group_of (x, g + j)),
           _mm512_load_si512 (panel + 64 * (g + j)));
   for (; g < k / 4; g++)
     acc[0] = _mm512_dpbusd_epi32 (acc[0],
-                                  _mm512_set1_epi32 (group_of (x, g) ^ (int32_t) 0x80808080),
+                                  _mm512_set1_epi32 (group_of (x, g)),
                                   _mm512_load_si512 (panel + 64 * g));
   const __m512i total = _mm512_add_epi32 (_mm512_add_epi32 (acc[0], acc[1]),
                                           _mm512_add_epi32 (acc[2], acc[3]));

@@ -85,14 +85,18 @@ void whisper_cpu_int8_weight_rows_f32 (const WhisperCpuInt8Weight *w, int r0, in
                                        float *dst);
 
 /* q[0 .. cols_pad) = x[0 .. cols) quantized with the rule above, zeros
- * after; returns the row's scale. Every path gives the same bytes
- * (vcvtps2dq rounds to nearest even, as the portable code does). */
+ * after; returns the row's scale. Every path gives the same values
+ * (vcvtps2dq rounds to nearest even, as the portable code does); the paths
+ * of whisper_cpu_int8_isa_offsets_x () store each value + 128 as an
+ * unsigned byte (value xor 0x80), the operand vpdpbusd takes. */
 float whisper_cpu_int8_quantize_row (WhisperCpuInt8Isa isa, int8_t *q, const float *x, int cols,
                                      int cols_pad);
+gboolean whisper_cpu_int8_isa_offsets_x (WhisperCpuInt8Isa isa);
 
 /* y[i * y_stride + r] = (accumulate ? y[...] : 0) + dot (xq_i, w_r) /
  * (x_scale[i] * w->scale[r]) for i < n and r in [r0, r1); xq holds n
- * quantized rows of w->cols_pad values. */
+ * rows of w->cols_pad values from whisper_cpu_int8_quantize_row () on the
+ * same path. */
 void whisper_cpu_int8_linear_rows (WhisperCpuInt8Isa isa, float *y, int y_stride,
                                    const int8_t *xq, const float *x_scale, int n,
                                    const WhisperCpuInt8Weight *w, int r0, int r1,
