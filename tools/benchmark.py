@@ -27,8 +27,9 @@ English) with:
   whispercpp   whisper.cpp through pywhispercpp, with the ggml f16 file that
                tools/ct2-to-ggml.py converts from the same CTranslate2 model
   ours-q8_0, ours-q5_0
-               whisper-transcribe on that f16 file quantized by
-               tools/ggml-quantize.py (blocks kept, integer kernels),
+               whisper-transcribe --precision int8 on that f16 file
+               quantized by tools/ggml-quantize.py (blocks kept, integer
+               kernels; int8 for what the file keeps in float),
                compared with whisper.cpp on the same file:
   whispercpp-q8_0, whispercpp-q5_0
 
@@ -102,8 +103,8 @@ LABEL = {
     "fw-float32": "faster-whisper float32",
     "fw-int8": "faster-whisper int8",
     "whispercpp": "whisper.cpp f16 (pywhispercpp)",
-    "ours-q8_0": "ours: whisper-transcribe, ggml q8_0",
-    "ours-q5_0": "ours: whisper-transcribe, ggml q5_0",
+    "ours-q8_0": "ours: whisper-transcribe --precision int8, ggml q8_0",
+    "ours-q5_0": "ours: whisper-transcribe --precision int8, ggml q5_0",
     "whispercpp-q8_0": "whisper.cpp q8_0 (pywhispercpp)",
     "whispercpp-q5_0": "whisper.cpp q5_0 (pywhispercpp)",
 }
@@ -656,7 +657,8 @@ def bench_file(audio, contenders, args, cli, ggml, tmp, log):
                         r = run_ours_cli(cli, audio["wav"], args,
                                          ["--precision", OURS_PRECISION[c]])
                     elif c in OURS_QUANT:  # the last --model wins
-                        r = run_ours_cli(cli, audio["wav"], args, ["--model", str(ggml[c])])
+                        r = run_ours_cli(cli, audio["wav"], args,
+                                         ["--model", str(ggml[c]), "--precision", "int8"])
                     elif c in VAD_OURS:
                         r = run_ours_cli(cli, audio["wav"], args, VAD_OURS[c])
                     elif c == "ours-gst":

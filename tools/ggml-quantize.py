@@ -156,8 +156,20 @@ def quantize_file(in_path, out_path, kind):
     r = Reader(data, in_path)
     params = read_header(r)
     header_end = r.pos
-    type_id, ftype = TYPES[kind]
     tmp_path = out_path + ".tmp"
+    try:
+        write_quantized(r, data, params, header_end, kind, tmp_path)
+    except BaseException:
+        if os.path.exists(tmp_path):
+            os.unlink(tmp_path)
+        raise
+    os.replace(tmp_path, out_path)
+
+
+def write_quantized(r, data, params, header_end, kind, tmp_path):
+    """The header with the new ftype, then every tensor record, quantized
+    where whisper.cpp's quantize would."""
+    type_id, ftype = TYPES[kind]
     with open(tmp_path, "wb") as out:
         out.write(data[:4])
         out.write(struct.pack("<11i", *params[:10], QNT_VERSION * QNT_VERSION_FACTOR + ftype))
@@ -174,7 +186,6 @@ def quantize_file(in_path, out_path, kind):
             out.write(struct.pack(f"<{len(ne)}i", *ne))
             out.write(encoded)
             out.write(payload)
-    os.replace(tmp_path, out_path)
 
 
 def main(argv=None):

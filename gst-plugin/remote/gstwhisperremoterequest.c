@@ -340,6 +340,20 @@ gst_whisper_remote_deliver (GstWhisperRemote *r, GBytes *body, double duration,
       }
       go_on = word_func (&word, user_data);
     }
+    if (go_on && req->words && words->len == 0 && word_func && seg->text) {
+      /* no word timestamps in the answer (faster-whisper-server): the
+       * segment is one "word", so that output=words still has its text */
+      GstWhisperWord word = { 0, };
+      word.text = g_strstrip (g_strdup (seg->text));
+      word.start = seg->start;
+      word.end = seg->end;
+      word.step = -1;
+      word.segment_start = seg->start;
+      if (*word.text == '\0')
+        g_free (word.text);
+      else
+        go_on = word_func (&word, user_data);
+    }
     sent.start = seg->start;
     sent.text = g_strdup (seg->text);
     g_array_append_val (r->sent, sent);

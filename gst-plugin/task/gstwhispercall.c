@@ -583,6 +583,14 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
     tc.budget = self->out.budget;
     tc.output = output;
     ctx.flow = gst_whisper_translate_decode (self, &tc);
+  } else if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK
+      && region->carry == GST_WHISPER_CARRY_COMMIT && gst_whisper_translate_any (self)) {
+    /* the overload ladder skips their decode: what they had pending goes
+     * out as it stands, GAPs follow (gst_whisper_call_advance) */
+    GstFlowReturn tr = gst_whisper_translate_flush (self, output);
+    /* (downstream of a translation pad may be unlinked or gone) */
+    if (tr != GST_FLOW_NOT_LINKED && tr != GST_FLOW_EOS)
+      ctx.flow = tr;
   }
   if (ctx.flow != GST_FLOW_OK)
     ret = ctx.flow;

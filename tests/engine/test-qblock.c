@@ -231,6 +231,12 @@ check_linear (WhisperBackend *be, WhisperDType type, int n, int rows, int cols,
   for (gsize i = 0; i < (gsize) n * rows; i++)
     y[i] = y0[i] = (float) g_rand_double_range (r, -1, 1);
   be->ops->linear (be, y, rows, in.x, cols, &w, bias, n, flags);
+  /* up to 16 rows (decode steps), each row the bits of its one-row call */
+  for (int i = 0; n <= 16 && i < n; i++) {
+    g_autofree float *alone = g_memdup2 (y0 + (gsize) i * rows, rows * sizeof (float));
+    be->ops->linear (be, alone, rows, in.x + (gsize) i * cols, cols, &w, bias, 1, flags);
+    g_assert_cmpmem (alone, rows * sizeof (float), y + (gsize) i * rows, rows * sizeof (float));
+  }
   for (int i = 0; i < n; i++)
     for (int o = 0; o < rows; o++) {
       double sum = bias[o], bound = 1e-5;
@@ -265,6 +271,9 @@ test_linear (gconstpointer data)
   for (gsize t = 0; t < G_N_ELEMENTS (types); t++) {
     check_linear (be, types[t], 1, 67, 384, WHISPER_LINEAR_DEFAULT, r);
     check_linear (be, types[t], 3, 64, 256, WHISPER_LINEAR_ACCUMULATE, r);
+    check_linear (be, types[t], 9, 70, 128, WHISPER_LINEAR_GELU, r);
+    check_linear (be, types[t], 5, 12, 96, WHISPER_LINEAR_DEFAULT, r); /* odd block count */
+    check_linear (be, types[t], 67, 9, 96, WHISPER_LINEAR_ACCUMULATE, r);
     check_linear (be, types[t], 70, 48, 128, WHISPER_LINEAR_GELU, r);
   }
   whisper_backend_destroy (be);

@@ -43,12 +43,6 @@ weight_qtype (const WhisperWeight *w)
   return (WhisperDType) (w->dtype - WEIGHT_QBLOCK);
 }
 
-static size_t
-row_bytes (const WhisperWeight *w)
-{
-  return whisper_dtype_row_bytes (weight_qtype (w), w->cols);
-}
-
 typedef struct {
   WhisperBackendCpu *self;
   float *y;
@@ -74,36 +68,22 @@ quantize_task (int task, int thread, gpointer data)
                                     job->w->cols, i0, i1);
 }
 
-/* Output rows [i0, i1) x columns [r0, r1): the sums, then the bias and GELU. */
-static void
-qlinear_block (QLinearJob *job, int thread, int i0, int i1, int r0, int r1)
-{
-  const WhisperWeight *w = job->w;
-  const WhisperCpuQRows x = { w->cols / WHISPER_QBLOCK_VALUES, job->qd, job->qs, job->qq };
-  const size_t stride = row_bytes (w);
-  const gboolean acc = (job->flags & WHISPER_LINEAR_ACCUMULATE) != 0;
-  float *sums = whisper_cpu_thread_scratch (job->self, thread, (size_t) (i1 - i0));
-  for (int r = r0; r < r1; r++) {
-    job->self->qblock->dot (weight_qtype (w), (const uint8_t *) w->data + r * stride, x.n_blocks,
-                            &x, i0, i1, sums, 1);
-    for (int i = i0; i < i1; i++) {
-      float *out = job->y + (size_t) i * job->y_stride + r;
-      *out = (acc ? *out : 0.0f) + sums[i - i0];
-    }
-  }
-  if (job->bias || (job->flags & WHISPER_LINEAR_GELU))
-    for (int i = i0; i < i1; i++)
-      whisper_cpu_bias_gelu (job->y + (size_t) i * job->y_stride + r0,
-                             job->bias ? job->bias + r0 : NULL, r1 - r0,
-                             (job->flags & WHISPER_LINEAR_GELU) != 0);
-}
-
 static void
 weight_rows_task (int task, int thread, gpointer data)
 {
   QLinearJob *job = data;
-  const int r0 = task * job->per_task, r1 = MIN (r0 + job->per_task, job->w->rows);
-  qlinear_block (job, thread, 0, job->n, r0, r1);
+  const WhisperWeight *w = job->w;
+  const int r0 = task * job->per_task, r1 = MIN (r0 + job->per_task, w->rows);
+  const WhisperCpuQRows x = { w->cols / WHISPER_QBLOCK_VALUES, job->qd, job->qs, job->qq };
+  float *scratch = whisper_cpu_thread_scratch (job->self, thread,
+                                               WHISPER_CPU_QBLOCK_GEMM_SCRATCH (x.n_blocks, job->n));
+  job->self->qblock->gemv (weight_qtype (w), w->data, x.n_blocks, r0, r1, &x, 0, job->n, job->y,
+                           job->y_stride, (job->flags & WHISPER_LINEAR_ACCUMULATE) != 0, scratch);
+  if (job->bias || (job->flags & WHISPER_LINEAR_GELU))
+    for (int i = 0; i < job->n; i++)
+      whisper_cpu_bias_gelu (job->y + (size_t) i * job->y_stride + r0,
+                             job->bias ? job->bias + r0 : NULL, r1 - r0,
+                             (job->flags & WHISPER_LINEAR_GELU) != 0);
 }
 
 /* Many rows: the register tiles of the kernel set's gemm. */
@@ -138,7 +118,7 @@ whisper_cpu_qblock_linear (WhisperBackendCpu *self, float *y, int y_stride, cons
                            &job);
   const int threads = self->parent.n_threads;
   if (n <= WHISPER_CPU_GEMV_MAX_ROWS) {
-    job.per_task = MAX ((w->rows + threads - 1) / threads, 1);
+    job.per_task = MAX ((w->rows + 4 * threads - 1) / (4 * threads) * 4, 4); /* whole tiles */
     whisper_thread_pool_run (self->pool, (w->rows + job.per_task - 1) / job.per_task,
                              weight_rows_task, &job);
   } else {

@@ -33,7 +33,7 @@ qb_fifth_avx2 (uint32_t bits)
 const WhisperCpuQblockKernels *
 whisper_cpu_qblock_avx2 (void)
 {
-  static const WhisperCpuQblockKernels kernels = { "avx2", qb_dot_avx2, qb_gemm_avx2 };
+  static const WhisperCpuQblockKernels kernels = { "avx2", qb_dot_avx2, qb_gemm_avx2, qb_gemv_avx2 };
   return &kernels;
 }
 #else

@@ -20,7 +20,7 @@
 const WhisperCpuQblockKernels *
 whisper_cpu_qblock_avx512 (void)
 {
-  static const WhisperCpuQblockKernels kernels = { "avx512", qb_dot_avx512, qb_gemm_avx512 };
+  static const WhisperCpuQblockKernels kernels = { "avx512", qb_dot_avx512, qb_gemm_avx512, qb_gemv_avx512 };
   return &kernels;
 }
 #else

@@ -118,14 +118,14 @@ qb_dot_f32 (const float *c, const float *s, int n)
  * and minimum terms from c (QB_TW rows of n_blocks) afterwards. */
 QB_TARGET static inline __attribute__ ((always_inline)) void
 qb_tile (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blocks,
-         const WhisperCpuQRows *x, int i, const float *c, float sums[QB_TW][QB_TX])
+         const WhisperCpuQRows *x, int i, const int tx, const float *c, float sums[QB_TW][QB_TX])
 {
   const size_t bytes = whisper_qblock_bytes (type);
   const int head = type == WHISPER_DTYPE_Q4_1 || type == WHISPER_DTYPE_Q5_1 ? 4 : 2;
   const int signed_q8 = type == WHISPER_DTYPE_Q8_0 && QB_Q8_SIGNED;
   __m256 acc[QB_TW][QB_TX];
   for (int k = 0; k < QB_TW; k++)
-    for (int j = 0; j < QB_TX; j++)
+    for (int j = 0; j < tx; j++)
       acc[k][j] = _mm256_setzero_ps ();
   for (int b = 0; b < n_blocks; b++) {
     __m256i u[QB_TW], w8[QB_TW];
@@ -147,7 +147,7 @@ qb_tile (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blocks,
         break;
       }
     }
-    for (int j = 0; j < QB_TX; j++) {
+    for (int j = 0; j < tx; j++) {
       const size_t at = (size_t) (i + j) * x->n_blocks + b;
       const __m256i q = _mm256_loadu_si256 ((const __m256i *) (x->q + at * 32));
       const __m256 dx = _mm256_broadcast_ss (x->d + at);
@@ -159,7 +159,7 @@ qb_tile (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blocks,
     }
   }
   for (int k = 0; k < QB_TW; k++)
-    for (int j = 0; j < QB_TX; j++)
+    for (int j = 0; j < tx; j++)
       sums[k][j] = hsum256 (acc[k][j]) +
                    (c ? qb_dot_f32 (c + (size_t) k * n_blocks,
                                     x->s + (size_t) (i + j) * x->n_blocks, n_blocks)
@@ -188,10 +188,21 @@ qb_offsets (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blocks, 
 
 /* y[i, r] (+)= the sums of rows [r0, r1) by [i0, i1): whole tiles, the
  * edges by qb_rows. */
+static inline void
+qb_store (float sums[QB_TW][QB_TX], int tx, float *y, size_t y_stride, int i, int r,
+          gboolean accumulate)
+{
+  for (int k = 0; k < QB_TW; k++)
+    for (int j = 0; j < tx; j++) {
+      float *out = y + (size_t) (i + j) * y_stride + r + k;
+      *out = (accumulate ? *out : 0.0f) + sums[k][j];
+    }
+}
+
 QB_TARGET static inline __attribute__ ((always_inline)) void
 qb_gemm (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
          const WhisperCpuQRows *x, int i0, int i1, float *y, size_t y_stride,
-         gboolean accumulate, float *scratch)
+         gboolean accumulate, float *scratch, const int one_row_tiles)
 {
   const size_t w_stride = (size_t) n_blocks * whisper_qblock_bytes (type);
   int r = r0;
@@ -202,12 +213,15 @@ qb_gemm (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
     int i = i0;
     for (; whole && i + QB_TX <= i1; i += QB_TX) {
       float sums[QB_TW][QB_TX];
-      qb_tile (type, wr, w_stride, n_blocks, x, i, c, sums);
-      for (int k = 0; k < QB_TW; k++)
-        for (int j = 0; j < QB_TX; j++) {
-          float *out = y + (size_t) (i + j) * y_stride + r + k;
-          *out = (accumulate ? *out : 0.0f) + sums[k][j];
-        }
+      qb_tile (type, wr, w_stride, n_blocks, x, i, QB_TX, c, sums);
+      qb_store (sums, QB_TX, y, y_stride, i, r, accumulate);
+    }
+    /* one-row tiles for the rest in gemv (every row the same sums for any
+     * number of rows), qb_rows below in gemm */
+    for (; whole && one_row_tiles && i < i1; i++) {
+      float sums[QB_TW][QB_TX];
+      qb_tile (type, wr, w_stride, n_blocks, x, i, 1, c, sums);
+      qb_store (sums, 1, y, y_stride, i, r, accumulate);
     }
     for (int k = 0; k < QB_TW && r + k < r1; k++) {
       float *col = scratch + (size_t) QB_TW * n_blocks;
@@ -233,7 +247,13 @@ qb_gemm (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
       const uint8_t *w, int n_blocks, int r0, int r1, const WhisperCpuQRows *x, int i0, int i1, \
       float *y, size_t y_stride, gboolean accumulate, float *scratch)                         \
   {                                                                                            \
-    qb_gemm (TYPE, w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch);         \
+    qb_gemm (TYPE, w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch, 0);      \
+  }                                                                                            \
+  QB_TARGET static void QB_CAT (qb_gemv_##tag##_, QB_SUFFIX) (                                 \
+      const uint8_t *w, int n_blocks, int r0, int r1, const WhisperCpuQRows *x, int i0, int i1, \
+      float *y, size_t y_stride, gboolean accumulate, float *scratch)                         \
+  {                                                                                            \
+    qb_gemm (TYPE, w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch, 1);      \
   }
 QB_GEMM_OF (WHISPER_DTYPE_Q4_0, q4_0)
 QB_GEMM_OF (WHISPER_DTYPE_Q4_1, q4_1)
@@ -252,6 +272,21 @@ QB_CAT (qb_gemm_, QB_SUFFIX) (WhisperDType type, const uint8_t *w, int n_blocks,
   case WHISPER_DTYPE_Q5_0: QB_CAT (qb_gemm_q5_0_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
   case WHISPER_DTYPE_Q5_1: QB_CAT (qb_gemm_q5_1_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
   case WHISPER_DTYPE_Q8_0: QB_CAT (qb_gemm_q8_0_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
+  default: g_return_if_reached ();
+  }
+}
+
+static void
+QB_CAT (qb_gemv_, QB_SUFFIX) (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
+                              const WhisperCpuQRows *x, int i0, int i1, float *y,
+                              size_t y_stride, gboolean accumulate, float *scratch)
+{
+  switch (type) {
+  case WHISPER_DTYPE_Q4_0: QB_CAT (qb_gemv_q4_0_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
+  case WHISPER_DTYPE_Q4_1: QB_CAT (qb_gemv_q4_1_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
+  case WHISPER_DTYPE_Q5_0: QB_CAT (qb_gemv_q5_0_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
+  case WHISPER_DTYPE_Q5_1: QB_CAT (qb_gemv_q5_1_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
+  case WHISPER_DTYPE_Q8_0: QB_CAT (qb_gemv_q8_0_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
   default: g_return_if_reached ();
   }
 }

@@ -78,7 +78,7 @@ gemm_portable (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1
 const WhisperCpuQblockKernels *
 whisper_cpu_qblock_portable (void)
 {
-  static const WhisperCpuQblockKernels kernels = { "portable", dot_portable, gemm_portable };
+  static const WhisperCpuQblockKernels kernels = { "portable", dot_portable, gemm_portable, gemm_portable };
   return &kernels;
 }
 

@@ -61,6 +61,10 @@ typedef struct {
   const char *name; /* "portable", "avx2", "avx512" */
   WhisperCpuQblockDotFunc dot;
   WhisperCpuQblockGemmFunc gemm;
+  /* gemm's contract for the few rows of decode steps: each output row has
+   * the bits it gets with any other number of input rows (the same tiles
+   * down to one row) */
+  WhisperCpuQblockGemmFunc gemv;
 } WhisperCpuQblockKernels;
 
 /* The kernel set WHISPER_CPU_QBLOCK names, else the best the CPU has;
