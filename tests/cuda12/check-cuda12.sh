@@ -53,7 +53,7 @@ objects=()
 
 # 1. host files
 host_files=("$src"/kernels/host/*.c "$src"/engine/src/util/tensor.c "$src"/engine/src/util/half.c
-            "$src"/engine/src/util/cpu-features.c)
+            "$src"/engine/src/util/cpu-features.c "$src"/engine/src/util/qblock.c)
 for f in "${host_files[@]}"; do
   o="$tmp/$(basename "$f").o"
   # shellcheck disable=SC2086
