@@ -81,6 +81,7 @@ gst_whisper_commit_reset (GstWhisperCommit *c)
   c->agree_before = G_MAXUINT64;
   c->decoded_end = 0;
   c->context_end = 0;
+  c->pending_decoded_end = 0;
 }
 
 gchar *
@@ -248,17 +249,35 @@ words_agree (const GstWhisperCommit *c, const GstWhisperTimedWord *a,
   return strcmp (na, nb) == 0;
 }
 
+/* Whether `w`, the first word of a decode after the committed ones,
+ * starts a sentence after a pause (GstWhisperCommit's start_hold). */
+static gboolean
+starts_after_pause (const GstWhisperCommit *c, const GstWhisperTimedWord *w)
+{
+  return !c->any_committed || gst_whisper_commit_ends_sentence (c)
+      || w->start >= c->committed_end + seconds_to_samples (c, GST_WHISPER_COMMIT_PAUSE_S);
+}
+
 /* Whether word `i` of `hyp` (the first `agreed` of which the last decode
  * gave too) may be committed now, the words before it committed. */
 static gboolean
-may_commit (const GstWhisperCommit *c, const GstWhisperTimedWord *w, gboolean agreed,
+may_commit (const GstWhisperCommit *c, const GstWhisperTimedWord *w, guint i, gboolean agreed,
     guint64 force_before, gboolean final)
 {
   const guint64 heard_after = seconds_to_samples (c, GST_WHISPER_COMMIT_UNSURE_WAIT_S);
 
-  return final || w->end < force_before
-      || (agreed && w->end <= c->agree_before && (w->probability >= c->min_probability
-          || c->decoded_end >= w->end + heard_after));
+  if (final || w->end < force_before)
+    return TRUE;
+  if (!agreed || w->end > c->agree_before)
+    return FALSE;
+  if (w->probability < c->min_probability && c->decoded_end < w->end + heard_after)
+    return FALSE;
+  /* a sentence's first word after a pause: both decodes heard enough
+   * after it (the earlier of the two heard less) */
+  if (i == 0 && c->start_hold > 0 && starts_after_pause (c, w)
+      && MIN (c->pending_decoded_end, c->decoded_end) < w->end + c->start_hold)
+    return FALSE;
+  return TRUE;
 }
 
 /* The mean log probability of words [from, to) of `words`. */
@@ -320,7 +339,7 @@ gst_whisper_commit_update (GstWhisperCommit *c, GArray *hyp, guint64 force_befor
       && words_agree (c, &g_array_index (c->pending, GstWhisperTimedWord, agreed),
           &g_array_index (hyp, GstWhisperTimedWord, agreed)))
     agreed++;
-  while (k < hyp->len && may_commit (c, &g_array_index (hyp, GstWhisperTimedWord, k),
+  while (k < hyp->len && may_commit (c, &g_array_index (hyp, GstWhisperTimedWord, k), k,
           k < agreed, force_before, final))
     k++;
   if (!final && k > agreed)
@@ -332,6 +351,7 @@ gst_whisper_commit_update (GstWhisperCommit *c, GArray *hyp, guint64 force_befor
   }
   /* The rest waits for the next decode to agree. */
   g_array_set_size (c->pending, 0);
+  c->pending_decoded_end = c->decoded_end;
   for (; i < hyp->len; i++) {
     GstWhisperTimedWord *w = &g_array_index (hyp, GstWhisperTimedWord, i);
     g_array_append_vals (c->pending, w, 1);
@@ -446,14 +466,17 @@ gst_whisper_commit_drop_before_onset (const GstWhisperCommit *c, GArray *hyp, gu
     GArray *dropped)
 {
   const guint64 last_end = onset + (guint64) (GST_WHISPER_COMMIT_ONSET_SLACK_S * c->rate);
+  const guint64 pad = (guint64) (GST_WHISPER_COMMIT_ONSET_PAD_S * c->rate);
+  const guint64 pad_end = onset > pad ? onset - pad : 0;
   guint n = 0, upto = 0;
 
-  /* the candidates up to the last one that ends a sentence */
+  /* the candidates up to the last one that ends a sentence or that ends
+   * in the pad before the onset */
   for (guint i = 0; i < hyp->len; i++) {
     const GstWhisperTimedWord *tw = &g_array_index (hyp, GstWhisperTimedWord, i);
     if (tw->end > last_end)
       break;
-    if (noise_candidate (c, tw) && text_ends_sentence (tw->text))
+    if (noise_candidate (c, tw) && (text_ends_sentence (tw->text) || tw->end <= pad_end))
       upto = i + 1;
   }
   for (guint i = 0; i < upto - n;) {

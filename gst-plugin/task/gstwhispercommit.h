@@ -42,6 +42,18 @@
  * that the next half second of audio corrects; with a budget of a few
  * seconds the deadline comes first anyway.
  *
+ * A sentence's first word after a pause (the first word decoded after
+ * the committed ones when nothing is committed yet, when the last
+ * committed word ends a sentence, or when it starts
+ * GST_WHISPER_COMMIT_PAUSE_S or more after the committed end) is
+ * committed by agreement only once both agreeing decodes heard
+ * `start_hold` of audio after its end, else by its deadline; the words
+ * after it wait with it. Two decodes half a second apart that heard
+ * little after an utterance's first words agree on a wrong reading with
+ * fair probabilities ("How do you marry" at 0.7 to 0.99 for "Had he
+ * married", which the decodes read right once the rest of the sentence
+ * was heard); agreement between such decodes is not evidence enough.
+ *
  * Pure bookkeeping, no GStreamer: times are run sample indices
  * (gstwhisperwindow.h). Used by the inference task only. */
 #pragma once
@@ -65,6 +77,10 @@ GArray *gst_whisper_timed_words_new (void);
  * speech, wherever it starts, unless it is the last committed word again
  * (gst_whisper_commit_same_word). */
 #define GST_WHISPER_COMMIT_NEW_AFTER_S 0.3
+
+/* A word that starts this long after the committed end starts after a
+ * pause (start_hold). */
+#define GST_WHISPER_COMMIT_PAUSE_S 0.5
 
 /* An agreed word below min_probability waits until the decoded audio
  * reaches this far past its end, then is committed as agreed. */
@@ -101,6 +117,10 @@ typedef struct {
                               unsure words wait for their deadline) */
   guint64 context_end;     /* where that decode's context of committed speech
                               ends, its splice (run index; 0: no context) */
+  guint64 start_hold;      /* a sentence's first word after a pause is committed by
+                              agreement only when both decodes heard this much
+                              audio after it (samples; 0 after init: no hold) */
+  guint64 pending_decoded_end;  /* decoded_end of the decode that left `pending` */
 } GstWhisperCommit;
 
 void gst_whisper_commit_init (GstWhisperCommit *c, gint rate);
@@ -139,16 +159,26 @@ gboolean gst_whisper_commit_ends_sentence (const GstWhisperCommit *c);
 /* A word may end this much past a detector's onset of speech and still be
  * the noise before it (two steps of the word alignment). */
 #define GST_WHISPER_COMMIT_ONSET_SLACK_S 0.04
+/* A word that ends this much or more before the onset lies in the
+ * detector's pad before it. */
+#define GST_WHISPER_COMMIT_ONSET_PAD_S 0.2
 
 /* Leaves out of a decode's words (`hyp`, in order) those read from the
  * noise before a sentence whose onset the voice activity detector put at
  * run index `onset`: of the words that end by the onset (with
  * GST_WHISPER_COMMIT_ONSET_SLACK_S), those after the committed end and
  * less probable than min_probability, up to the last of them that ends a
- * sentence; none if none does. The noise came as a sentence of its own
+ * sentence or that ends GST_WHISPER_COMMIT_ONSET_PAD_S or more before the
+ * onset; none if none does. The noise came as a sentence of its own
  * ("smoke." before "Had he married"); a sentence's own first word, which
  * base's alignment ended 20 to 40 ms past the onset at probabilities of
- * 0.02 to 0.57 ("He began", "And so"), does not end one. Appends the
+ * 0.02 to 0.57 ("He began", "And so"), does not end one. A word that ends
+ * in the pad kept before the onset is the pad's noise read as a word
+ * ("spell the temperature"): left in, the next call saw it as speech the
+ * detector missed and decoded the whole buffer instead, which read "The
+ * temperature", and the calls after that switched between the two inputs
+ * and readings, so that no two decodes agreed and the deadline committed
+ * whichever the last one gave. Appends the
  * words left out to `dropped` (moved out of `hyp`) and returns how many. */
 guint gst_whisper_commit_drop_before_onset (const GstWhisperCommit *c, GArray *hyp,
     guint64 onset, GArray *dropped);

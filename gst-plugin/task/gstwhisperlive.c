@@ -85,6 +85,10 @@
 #define SENTENCE_PAUSE_MIN_SILENCE_MS 500
 #define SENTENCE_PAUSE_PAD_MS 200
 
+/* A sentence's first word after a pause is committed by agreement once
+ * both decodes heard this much audio after it (gstwhispercommit.h). */
+#define START_HOLD_S 1.0
+
 #define FINAL_TRANSCRIPT_EVENT "rstranscribe/final-transcript"
 
 void
@@ -244,6 +248,7 @@ gst_whisper_live_prepare (GstWhisperSink *self, GstWhisperLive *live, WhisperStr
   }
   whisper_stream_set_history (stream, live->prompt_ids, live->n_prompt_ids);
   live->commit.min_probability = min_probability;
+  live->commit.start_hold = (guint64) (START_HOLD_S * live->rate);
 }
 
 /* The `words` list of a message: each word's text, timestamp, duration and

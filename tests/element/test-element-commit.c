@@ -320,6 +320,71 @@ GST_START_TEST (test_min_probability)
 }
 GST_END_TEST;
 
+/* start_hold: a sentence's first word after a pause is committed by
+ * agreement only once both agreeing decodes heard start_hold after it
+ * (the decodes of a paced tiny.en run, latency 3000: "How do you marry"
+ * for "Had he married", agreed by decodes that heard 0.64 and 1.14 s after
+ * "How"); the words after it wait with it; its deadline commits it; a word
+ * within a sentence, no pause before it, is not held; 0 holds nothing. */
+GST_START_TEST (test_sentence_start_hold)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  fail_unless_equals_uint64 (c.start_hold, 0);
+  c.min_probability = 0.65;
+  c.start_hold = at (1.0);
+  update_expect (&c, "about 71.66 71.90|15 71.90 72.24|minutes. 72.24 72.70", 0, TRUE,
+      "about|15|minutes.", "");
+  c.decoded_end = at (74.5);
+  update_expect (&c, "How 73.76 73.86 0.78|do 73.86 73.96 0.38|you 73.96 74.08 0.99|"
+      "marry 74.08 74.28 0.50|them? 74.28 74.46 0.52", 0, FALSE, "",
+      "How|do|you|marry|them?");
+  /* agreed, sure enough, but the earlier decode heard 0.64 s after "How" */
+  c.decoded_end = at (75.0);
+  update_expect (&c, "How 73.76 73.86 0.69|do 73.86 73.98 0.67|you 73.98 74.08 0.99|"
+      "marry 74.08 74.32 0.85|the 74.32 74.54 0.18|more? 74.54 74.86 0.69", 0, FALSE, "",
+      "How|do|you|marry|the|more?");
+  /* both heard a second or more after it: committed, and the agreed sure
+   * words after it (within the sentence: not held) */
+  c.decoded_end = at (75.5);
+  update_expect (&c, "How 73.75 73.87 0.75|do 73.87 73.99 0.80|you 73.99 74.11 0.99|"
+      "marry 74.11 74.33 0.84|a 74.33 74.57 0.44|more 74.57 74.93 0.98", 0, FALSE,
+      "How|do|you|marry", "a|more");
+  gst_whisper_commit_clear (&c);
+
+  /* nothing committed yet: held too; the deadline commits it at once */
+  gst_whisper_commit_init (&c, RATE);
+  c.start_hold = at (1.0);
+  c.decoded_end = at (1.0);
+  update_expect (&c, "The 0.5 0.7|train 0.7 0.9", 0, FALSE, "", "The|train");
+  c.decoded_end = at (1.5);
+  update_expect (&c, "The 0.5 0.7|train 0.7 0.9|to 0.9 1.1", 0, FALSE, "", "The|train|to");
+  /* (then the agreed words after it: no sentence end, no pause) */
+  update_expect (&c, "The 0.5 0.7|train 0.7 0.9|to 0.9 1.1", at (0.8), FALSE, "The|train|to",
+      "");
+  c.decoded_end = at (2.0);
+  update_expect (&c, "Manchester 1.1 1.6", 0, FALSE, "", "Manchester");
+  /* a word 0.5 s or more after the committed end starts after a pause */
+  c.decoded_end = at (2.5);
+  update_expect (&c, "Manchester 1.1 1.6|leaves 2.1 2.4", 0, FALSE, "Manchester", "leaves");
+  c.decoded_end = at (3.0);
+  update_expect (&c, "leaves 2.1 2.4|platform 2.4 2.9", 0, FALSE, "", "leaves|platform");
+  c.decoded_end = at (3.5);
+  update_expect (&c, "leaves 2.1 2.4|platform 2.4 2.9", 0, FALSE, "", "leaves|platform");
+  c.decoded_end = at (4.0);
+  update_expect (&c, "leaves 2.1 2.4|platform 2.4 2.9|four 2.9 3.2", 0, FALSE,
+      "leaves|platform", "four");
+  gst_whisper_commit_clear (&c);
+
+  /* start_hold 0: agreement alone */
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "The 0.5 0.7|train 0.7 0.9", 0, FALSE, "", "The|train");
+  update_expect (&c, "The 0.5 0.7|train 0.7 0.9|to 0.9 1.1", 0, FALSE, "The|train", "to");
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
 /* With no deadline near, an agreed unsure word waits until the decoded
  * audio reaches GST_WHISPER_COMMIT_UNSURE_WAIT_S (3 s) past its end, then
  * is committed with the agreed words after it (not forced); before that,
@@ -738,7 +803,8 @@ drop_expect (const GstWhisperCommit *c, const gchar *spec, double onset,
  * are left out; a sure one, one ending later, one ending at the committed
  * end, every word after the first that ends later and unsure words with
  * no sentence end after them stay (base read the sentence's own first
- * word so: "He" at 64.13-64.67 s, 0.02, onset at 64.65). */
+ * word so: "He" at 64.13-64.67 s, 0.02, onset at 64.65), unless they end
+ * GST_WHISPER_COMMIT_ONSET_PAD_S or more before the onset. */
 GST_START_TEST (test_drop_before_onset)
 {
   GstWhisperCommit c;
@@ -755,8 +821,18 @@ GST_START_TEST (test_drop_before_onset)
   drop_expect (&c, "Had 39.63 39.71 0.3", 39.55, "Had", "");
   /* a sentence's own first word, unsure and ending within the slack */
   drop_expect (&c, "He 64.13 64.67 0.02|began 64.67 64.95 0.9", 64.65, "He|began", "");
-  drop_expect (&c, "uh 63.9 64.1 0.2|He 64.13 64.67 0.02|began 64.67 64.95 0.9", 64.65,
+  drop_expect (&c, "uh 64.0 64.5 0.2|He 64.13 64.67 0.02|began 64.67 64.95 0.9", 64.65,
       "uh|He|began", "");
+  /* an unsure word that ends in the detector's pad, 0.2 s or more before
+   * the onset, goes with no sentence end (tiny.en on a paced run: "spell"
+   * at 45.04-45.24 s in the 0.4 s kept before the onset at 45.48, read as
+   * "The" at 45.62 by the decodes without the cut); a sure one stays */
+  drop_expect (&c, "uh 63.9 64.1 0.2|He 64.13 64.67 0.02|began 64.67 64.95 0.9", 64.65,
+      "He|began", "uh");
+  drop_expect (&c, "spell 45.04 45.24 0.47|the 45.24 45.68 0.35|temper. 45.68 45.98 0.29",
+      45.48, "the|temper.", "spell");
+  drop_expect (&c, "spell 45.04 45.30 0.47|the 45.30 45.68 0.35", 45.48, "spell|the", "");
+  drop_expect (&c, "So 45.04 45.24 0.9|the 45.24 45.68 0.35", 45.48, "So|the", "");
   /* the unsure words up to the last sentence end go, a sure one between stays */
   drop_expect (&c, "a 39.0 39.1 0.3|the 39.1 39.2 0.9|line. 39.2 39.4 0.4|"
       "uh 39.4 39.5 0.2|And 39.6 39.8 0.9", 39.55, "the|uh|And", "a|line.");
@@ -932,6 +1008,7 @@ commit_suite (void)
   tcase_add_test (tc, test_final);
   tcase_add_test (tc, test_min_probability);
   tcase_add_test (tc, test_unsure_word_heard_in_full);
+  tcase_add_test (tc, test_sentence_start_hold);
   tcase_add_test (tc, test_deadline_surer_reading);
   tcase_add_test (tc, test_context_keep);
   tcase_add_test (tc, test_context_input);
