@@ -51,7 +51,8 @@
  * towards it. Agreed words less probable
  * than live-min-probability wait for more audio, up to their deadline or
  * until GST_WHISPER_COMMIT_UNSURE_WAIT_S of audio after them has been
- * decoded (gstwhispercommit.h). */
+ * decoded, and a sentence's first word after a pause until both agreeing
+ * decodes heard START_HOLD_S after it (gstwhispercommit.h). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
