@@ -10,14 +10,18 @@ Both run their default transcription (beam 5, temperature fallback,
 conditioning on the previous text; ours with its voice activity
 detector and silence rules, faster-whisper without vad_filter), int8
 quantized at load (whisper-transcribe --precision int8, faster-whisper
-compute_type int8). WER: tools/benchmark.py's (lowercase, punctuation
-stripped, word-level Levenshtein over the reference's words; numbers
-written in digits count as errors against words, the same for every
-contender). Prints a Markdown table, and every transcript to DIR/out/.
+compute_type int8). WER: word-level Levenshtein over the reference's
+words, both texts through tools/benchmark.py's normalize_words (lowercase,
+punctuation stripped) and then every number written in digits spelled
+out (whole numbers below a million: "10" and "ten", "7:45" and "seven
+forty five" are the same words; "8%" is "eight" against "eight percent").
+Prints a Markdown table, and every transcript to DIR/out/; --rescore scores
+the transcripts already there instead of transcribing again.
 """
 import argparse
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import time
@@ -27,12 +31,46 @@ MODELS = os.path.join(os.environ.get("XDG_DATA_HOME", os.path.expanduser("~/.loc
                       "gst-whisper", "models")
 
 
-def load_wer():
+ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen").split()
+TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def spelled(n):
+    """Words of 0 <= n < 1e6, as read aloud ("three hundred and twenty")."""
+    if n < 20:
+        return [ONES[n]]
+    if n < 100:
+        return [TENS[n // 10]] + ([ONES[n % 10]] if n % 10 else [])
+    if n < 1000:
+        return [ONES[n // 100], "hundred"] + (["and"] + spelled(n % 100) if n % 100 else [])
+    return spelled(n // 1000) + ["thousand"] + (spelled(n % 1000) if n % 1000 else [])
+
+
+def load_normalize():
     spec = importlib.util.spec_from_file_location("benchmark", os.path.join(ROOT, "tools",
                                                                            "benchmark.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.wer
+
+    def words(text):
+        out = []
+        text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)   # 40,000: one number
+        for w in module.normalize_words(text):
+            out += spelled(int(w)) if w.isdigit() and int(w) < 1000000 else [w]
+        return out
+    return words
+
+
+def word_errors(ref, hyp):
+    """Word-level Levenshtein distance."""
+    prev = list(range(len(hyp) + 1))
+    for i, rw in enumerate(ref, 1):
+        cur = [i] + [0] * len(hyp)
+        for j, hw in enumerate(hyp, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (rw != hw))
+        prev = cur
+    return prev[-1]
 
 
 def ours(cli, model, precision, audio, threads):
@@ -61,14 +99,17 @@ def main():
     ap.add_argument("--halves", default="dev,held-out")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--no-faster-whisper", action="store_true")
+    ap.add_argument("--rescore", action="store_true",
+                    help="score the transcripts in DIR/out instead of transcribing")
     a = ap.parse_args()
-    wer = load_wer()
+    words = load_normalize()
     cli = os.path.join(a.build, "engine", "cli", "whisper-transcribe")
     out = os.path.join(a.dir, "out")
     os.makedirs(out, exist_ok=True)
     contenders = [("ours", "exact"), ("ours", "int8")]
     if not a.no_faster_whisper:
         contenders += [("faster-whisper", "float32"), ("faster-whisper", "int8")]
+    print("WER % (word errors)\n")
     print("| model | recording | " + " | ".join(f"{c} {p}" for c, p in contenders) +
           " | int8 − exact (ours) |")
     print("|---|---|" + "---|" * (len(contenders) + 1))
@@ -78,20 +119,25 @@ def main():
             base = os.path.join(a.dir, f"long-{half}")
             audio = base + ".wav"
             with open(base + ".txt") as f:
-                ref = f.read()
-            n_words = len(ref.split())
+                ref = words(f.read())
+            n_words = len(ref)
             cells, got = [], {}
             for who, prec in contenders:
-                t0 = time.monotonic()
-                text = (ours(cli, model, prec, audio, a.threads) if who == "ours"
-                        else faster_whisper(model, prec, audio, a.threads))
-                wall = time.monotonic() - t0
-                with open(os.path.join(out, f"{name}-{half}-{who}-{prec}.txt"), "w") as f:
-                    f.write(text)
-                got[(who, prec)] = 100 * wer(ref, text)
-                cells.append(f"{got[(who, prec)]:.2f} ({wall:.0f} s)")
-                print(f"long-wer: {name} {half} {who} {prec}: {got[(who, prec)]:.2f} % "
-                      f"({wall:.0f} s)", file=sys.stderr)
+                path = os.path.join(out, f"{name}-{half}-{who}-{prec}.txt")
+                if a.rescore:
+                    with open(path) as f:
+                        text = f.read()
+                else:
+                    t0 = time.monotonic()
+                    text = (ours(cli, model, prec, audio, a.threads) if who == "ours"
+                            else faster_whisper(model, prec, audio, a.threads))
+                    print(f"long-wer: {name} {half} {who} {prec}: "
+                          f"{time.monotonic() - t0:.0f} s", file=sys.stderr)
+                    with open(path, "w") as f:
+                        f.write(text)
+                errors = word_errors(ref, words(text))
+                got[(who, prec)] = 100 * errors / len(ref)
+                cells.append(f"{got[(who, prec)]:.2f} ({errors})")
             diff = got[("ours", "int8")] - got[("ours", "exact")]
             print(f"| {name} | {half} ({n_words} words) | " + " | ".join(cells) +
                   f" | {diff:+.2f} |", flush=True)
