@@ -15,8 +15,12 @@ words, both texts through tools/benchmark.py's normalize_words (lowercase,
 punctuation stripped) and then every number written in digits spelled
 out (whole numbers below a million: "10" and "ten", "7:45" and "seven
 forty five" are the same words; "8%" is "eight" against "eight percent").
-Prints a Markdown table, and every transcript to DIR/out/; --rescore scores
-the transcripts already there instead of transcribing again.
+Prints a Markdown table (and per model a row of all its recordings), and
+every transcript to DIR/out/; --rescore scores the transcripts already
+there instead of transcribing again. --dither K also runs ours on K copies
+of each recording with seeded noise of at most one 16-bit step added
+(inaudible: how far the word errors move when the samples move by a last
+bit), and gives their word errors after the recording's.
 """
 import argparse
 import importlib.util
@@ -91,6 +95,23 @@ def faster_whisper(model, compute_type, audio, threads):
     return " ".join(s.text.strip() for s in segments)
 
 
+def dithered(audio, seed):
+    """A copy of audio (16-bit WAV) with -1, 0 or +1 added to each sample."""
+    import wave
+    import numpy as np
+    path = audio[:-4] + f"-d{seed}.wav"
+    if not os.path.exists(path):
+        with wave.open(audio) as w:
+            x = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.int32)
+        y = x + np.random.default_rng(seed).integers(-1, 2, size=x.shape)
+        with wave.open(path, "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(16000)
+            w.writeframes(np.clip(y, -32768, 32767).astype("<i2").tobytes())
+    return path
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -99,6 +120,7 @@ def main():
     ap.add_argument("--halves", default="dev,held-out")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--no-faster-whisper", action="store_true")
+    ap.add_argument("--dither", type=int, default=0, metavar="K")
     ap.add_argument("--rescore", action="store_true",
                     help="score the transcripts in DIR/out instead of transcribing")
     a = ap.parse_args()
@@ -114,6 +136,7 @@ def main():
           " | int8 − exact (ours) |")
     print("|---|---|" + "---|" * (len(contenders) + 1))
     for name in a.models.split(","):
+        total_words, total = 0, {c: 0 for c in contenders}
         model = os.path.join(MODELS, name)
         for half in a.halves.split(","):
             base = os.path.join(a.dir, f"long-{half}")
@@ -123,24 +146,37 @@ def main():
             n_words = len(ref)
             cells, got = [], {}
             for who, prec in contenders:
-                path = os.path.join(out, f"{name}-{half}-{who}-{prec}.txt")
-                if a.rescore:
-                    with open(path) as f:
-                        text = f.read()
-                else:
-                    t0 = time.monotonic()
-                    text = (ours(cli, model, prec, audio, a.threads) if who == "ours"
-                            else faster_whisper(model, prec, audio, a.threads))
-                    print(f"long-wer: {name} {half} {who} {prec}: "
-                          f"{time.monotonic() - t0:.0f} s", file=sys.stderr)
-                    with open(path, "w") as f:
-                        f.write(text)
-                errors = word_errors(ref, words(text))
+                runs = [("", audio)]
+                if who == "ours":
+                    runs += [(f"-d{k}", dithered(audio, k)) for k in range(1, a.dither + 1)]
+                counts = []
+                for tag, wav in runs:
+                    path = os.path.join(out, f"{name}-{half}{tag}-{who}-{prec}.txt")
+                    if a.rescore:
+                        with open(path) as f:
+                            text = f.read()
+                    else:
+                        t0 = time.monotonic()
+                        text = (ours(cli, model, prec, wav, a.threads) if who == "ours"
+                                else faster_whisper(model, prec, wav, a.threads))
+                        print(f"long-wer: {name} {half}{tag} {who} {prec}: "
+                              f"{time.monotonic() - t0:.0f} s", file=sys.stderr)
+                        with open(path, "w") as f:
+                            f.write(text)
+                    counts.append(word_errors(ref, words(text)))
+                errors = counts[0]
+                total[(who, prec)] += errors
                 got[(who, prec)] = 100 * errors / len(ref)
-                cells.append(f"{got[(who, prec)]:.2f} ({errors})")
+                more = f"; dithered {', '.join(map(str, counts[1:]))}" if len(counts) > 1 else ""
+                cells.append(f"{got[(who, prec)]:.2f} ({errors}{more})")
+            total_words += n_words
             diff = got[("ours", "int8")] - got[("ours", "exact")]
             print(f"| {name} | {half} ({n_words} words) | " + " | ".join(cells) +
                   f" | {diff:+.2f} |", flush=True)
+        pct = {c: 100 * total[c] / max(total_words, 1) for c in contenders}
+        print(f"| {name} | all ({total_words} words) | " +
+              " | ".join(f"{pct[c]:.2f} ({total[c]})" for c in contenders) +
+              f" | {pct[('ours', 'int8')] - pct[('ours', 'exact')]:+.2f} |", flush=True)
     return 0
 
 
