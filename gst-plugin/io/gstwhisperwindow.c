@@ -166,15 +166,17 @@ gst_whisper_window_next_region (const GstWhisperWindow *w,
 
   if (p->live) {
     guint64 from = MAX (w->given, w->seek);
-    gsize fresh = (gsize) (end - from), limit = gst_whisper_window_carry_limit (p);
+    gsize fresh = (gsize) (end - from), limit = gst_whisper_window_carry_limit (p), take;
 
     if (p->chunk_samples == 0 || fresh < p->chunk_samples)
       return FALSE;
-    /* Whole chunks past the end of the last call: where a call ends then
-     * depends on the audio only, not on how much arrived while the one
-     * before ran (unless it ran longer than a chunk). */
-    region->n_samples = MIN ((gsize) (from - w->seek) + fresh - fresh % p->chunk_samples,
-        p->window_samples);
+    /* One chunk past the end of the last call, so that where a call ends
+     * depends on the audio, not on how much arrived while the one before
+     * ran: a call slower than a chunk is followed at once by the next, a
+     * chunk on. Only two chunks behind does a call take all the whole
+     * chunks waiting. */
+    take = fresh < 2 * p->chunk_samples ? p->chunk_samples : fresh - fresh % p->chunk_samples;
+    region->n_samples = MIN ((gsize) (from - w->seek) + take, p->window_samples);
     /* The last segment may be cut by the edge of the audio: decode it again
      * with the next chunk, as long as that call stays within the limit. */
     if (region->n_samples + p->chunk_samples <= limit)

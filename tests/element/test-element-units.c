@@ -248,12 +248,13 @@ append_tone (GstWhisperWindow *w, gsize n, float amp)
   g_free (x);
 }
 
-/* Live without the commit policy (device=remote): calls end on a grid of
- * whole chunks from the end of the call before, however much more audio
- * arrived while it ran, so that two runs cut the same audio wherever the
- * answers' timing differs; the call that moves the window on ends at the
- * quietest 20 ms of its last 0.6 s (half a chunk at most). Before, a call
- * took all the audio waiting (2.5 s here) and moved on at its very end. */
+/* Live without the commit policy (device=remote): a call ends a chunk
+ * after the end of the call before, however much more audio arrived while
+ * that one ran (up to two chunks behind), so that two runs cut the same
+ * audio wherever the answers' timing differs; the call that moves the
+ * window on ends at the quietest 20 ms of its last 0.6 s (half a chunk at
+ * most). Before, a call took all the audio waiting (2.5 s here) and moved
+ * on at its very end. */
 GST_START_TEST (test_live_grid)
 {
   /* latency=8000: 2-s chunks, an 8-s budget, calls carried up to 6 s */
@@ -291,6 +292,12 @@ GST_START_TEST (test_live_grid)
   append_tone (&w, 14 * RATE / 10, 0.5f);             /* 8.0 s in all */
   fail_unless (gst_whisper_window_next_region (&w, &p, FALSE, &r));
   fail_unless_equals_int (r.n_samples, 2 * RATE);
+  /* two chunks behind (a slow server): all the whole chunks waiting */
+  gst_whisper_window_advance (&w, r.n_samples, 0);
+  append_tone (&w, 41 * RATE / 10, 0.5f);
+  fail_unless (gst_whisper_window_next_region (&w, &p, FALSE, &r));
+  fail_unless (r.n_samples > 54 * RATE / 10 && r.n_samples <= 6 * RATE,
+      "%" G_GSIZE_FORMAT " samples, not 6 s ending in a quiet moment", r.n_samples);
   gst_whisper_window_clear (&w);
 }
 GST_END_TEST;

@@ -17,8 +17,8 @@
  *    (answers JSON): no interim message, no delta, no warning.
  *  - plain: server-stream=false: no interim message, no delta.
  * The three give the same committed text, word for word: calls cut the
- * audio on a grid of chunks (io/gstwhisperwindow.c), not where the audio
- * ended when an answer came back, and live answers are committed by
+ * audio a chunk after the call before (io/gstwhisperwindow.c), not where
+ * the audio ended when an answer came back, and live answers are committed by
  * agreement whether streamed or not, so streaming changes when words come
  * out, not which. (Before, the cuts followed the answers' timing and two
  * runs could differ where a cut fell in a word: "what you are coming
@@ -499,10 +499,12 @@ word_delays (GArray *hyp, GArray *ref)
   return out;
 }
 
-static void
+/* Returns the run's committed text. */
+static gchar *
 bench_run (const gchar *name, guint port, const gchar *extra, const gchar *const *paths,
     GArray *ref)
 {
+  gchar *text;
   Run r;
   GArray *hyp, *delays;
   guint n;
@@ -521,12 +523,14 @@ bench_run (const gchar *name, guint port, const gchar *extra, const gchar *const
     g_print ("BENCH %s: no word matched (%s)\n", name, r.error ? r.error : "");
   g_array_unref (delays);
   g_array_unref (hyp);
+  text = committed_text (&r);
   run_clear (&r);
+  return text;
 }
 
 /* Live, the files back to back in real time: server-stream off, on, and
- * on against a server that answers JSON (agreement at the end of each
- * answer). */
+ * on against a server that answers JSON; whether the three committed the
+ * same text. */
 static int
 bench (const gchar *server_py, const gchar *model, guint port, const gchar *const *paths,
     const gchar *latency)
@@ -536,12 +540,19 @@ bench (const gchar *server_py, const gchar *model, guint port, const gchar *cons
   gchar *stream = g_strdup_printf ("latency=%s server-stream=true", latency);
   GArray *ref = reference_words (port, paths);
 
-  bench_run ("segments", port, plain, paths, ref);
-  bench_run ("streamed", port, stream, paths, ref);
+  gchar *texts[3];
+
+  texts[0] = bench_run ("not streamed", port, plain, paths, ref);
+  texts[1] = bench_run ("streamed", port, stream, paths, ref);
   stop_server (server);
   server = start_server (server_py, model, port, "--ignore-stream");
-  bench_run ("agreement at the end", port, stream, paths, ref);
+  texts[2] = bench_run ("stream ignored", port, stream, paths, ref);
   stop_server (server);
+  g_print ("BENCH committed texts: streamed %s not streamed, stream ignored %s\n",
+      strcmp (texts[0], texts[1]) == 0 ? "==" : "!=",
+      strcmp (texts[1], texts[2]) == 0 ? "== streamed" : "!= streamed");
+  for (guint i = 0; i < 3; i++)
+    g_free (texts[i]);
   g_array_unref (ref);
   g_free (plain);
   g_free (stream);
