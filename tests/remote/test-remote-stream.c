@@ -145,33 +145,17 @@ on_sync (G_GNUC_UNUSED GstBus *bus, GstMessage *m, gpointer data)
 static void
 handle_message (Run *r, GstMessage *m)
 {
-  const GstStructure *details = NULL;
-  GError *e = NULL;
+  const gchar *reason = remote_take_message (m, &r->error, &r->eos);
 
-  switch (GST_MESSAGE_TYPE (m)) {
-    case GST_MESSAGE_WARNING:
-      gst_message_parse_warning (m, &e, NULL);
-      gst_message_parse_warning_details (m, &details);
-      g_print ("  warning: %s\n", e->message);
-      if (details && g_strcmp0 (gst_structure_get_string (details, "reason"),
-              "server-unavailable") == 0)
-        g_string_append_printf (r->warnings, "%s\n", e->message);
-      else
-        r->other_warnings++;
-      g_error_free (e);
-      break;
-    case GST_MESSAGE_ERROR:
-      gst_message_parse_error (m, &e, NULL);
-      g_print ("  error: %s\n", e->message);
-      if (r->error == NULL)
-        r->error = g_strdup (e->message);
-      g_error_free (e);
-      break;
-    case GST_MESSAGE_EOS:
-      r->eos = TRUE;
-      break;
-    default:
-      break;
+  if (GST_MESSAGE_TYPE (m) != GST_MESSAGE_WARNING)
+    return;
+  if (g_strcmp0 (reason, "server-unavailable") == 0) {
+    GError *e = NULL;
+    gst_message_parse_warning (m, &e, NULL);
+    g_string_append_printf (r->warnings, "%s\n", e->message);
+    g_error_free (e);
+  } else {
+    r->other_warnings++;
   }
 }
 
