@@ -588,6 +588,74 @@ GST_START_TEST (test_overload_before_drop)
 }
 GST_END_TEST;
 
+/* The settings are read again for every call: a property change or a
+ * translate_src pad that comes or goes must not take or undo a step
+ * without its message. The steps in effect are the ones posted, undone
+ * last taken first. */
+GST_START_TEST (test_overload_settings_change)
+{
+  GstElement *e = gst_bin_new ("w");
+  GstBus *bus = gst_bus_new ();
+  GstWhisperOverload o;
+  GstWhisperSettings s;
+
+  gst_whisper_debug_init ();
+  gst_element_set_bus (e, bus);
+  /* greedy passed over (beam-size=1), then beam-size=5 again: the beam
+   * stays until calls fall behind once more, and then greedy is the step
+   * taken */
+  gst_whisper_overload_reset (&o);
+  ladder_settings (&s, TRUE);
+  s.decoding.beam_size = 1;
+  gst_whisper_overload_apply (&o, &s, TRUE);
+  calls (&o, e, 3, 2.0);
+  assert_overload (bus, "+buffered-encoder", 1);
+  ladder_settings (&s, TRUE);
+  s.decoding.beam_size = 5;
+  gst_whisper_overload_apply (&o, &s, TRUE);
+  fail_unless_equals_int (s.decoding.beam_size, 5);
+  fail_unless_equals_int (s.live.encoder, GST_WHISPER_LIVE_ENCODER_BUFFERED);
+  calls (&o, e, 3, 2.0);
+  assert_overload (bus, "+greedy", 1);
+  fail_unless_equals_int (o.level, 2);
+  ladder_settings (&s, TRUE);
+  gst_whisper_overload_apply (&o, &s, TRUE);
+  fail_unless_equals_int (s.decoding.beam_size, 1);
+  /* undone last taken first, and only what was taken */
+  calls (&o, e, 12, 0.1);
+  assert_overload (bus, "-greedy -buffered-encoder", 0);
+  calls (&o, e, 12, 0.1);
+  assert_overload (bus, "", 0);
+  /* every step taken, then the translate_src pad goes: no-translation
+   * gives nothing up, stays in effect and is undone in its turn, posted */
+  gst_whisper_overload_reset (&o);
+  ladder_settings (&s, TRUE);
+  gst_whisper_overload_apply (&o, &s, TRUE);
+  calls (&o, e, 12, 2.0);
+  assert_overload (bus, "+greedy +buffered-encoder +short-context +no-translation", 4);
+  ladder_settings (&s, TRUE);
+  gst_whisper_overload_apply (&o, &s, FALSE);
+  fail_if (gst_whisper_overload_skips_translation (&o));
+  /* nothing left to take: the pad's step is still in effect */
+  calls (&o, e, 3, 2.0);
+  assert_overload (bus, "", 0);
+  calls (&o, e, 6, 0.1);
+  assert_overload (bus, "-no-translation", 0);
+  /* live-context lowered below 1 s with short-context in effect: the step
+   * does not raise it */
+  ladder_settings (&s, TRUE);
+  s.live.context_s = 0.5;
+  gst_whisper_overload_apply (&o, &s, FALSE);
+  fail_unless (s.live.context_s == 0.5);
+  calls (&o, e, 18, 0.1);
+  assert_overload (bus, "-short-context -buffered-encoder -greedy", 0);
+  fail_unless_equals_int (o.level, 0);
+  gst_element_set_bus (e, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+GST_END_TEST;
+
 static Suite *
 whispersink_units_suite (void)
 {
@@ -603,6 +671,7 @@ whispersink_units_suite (void)
   tcase_add_test (tc, test_words);
   tcase_add_test (tc, test_overload_ladder);
   tcase_add_test (tc, test_overload_before_drop);
+  tcase_add_test (tc, test_overload_settings_change);
   return s;
 }
 
