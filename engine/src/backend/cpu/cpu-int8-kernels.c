@@ -262,32 +262,32 @@ panel_portable (int32_t out[TILE][PANEL], const int8_t *const *x, int na, const 
 #define AVX512VNNI_TARGET __attribute__ ((target ("avx512f,avx512bw,avx512vnni")))
 
 /* NA input rows (1 or TILE: a constant in each caller); a panel's group is
- * two ymm halves of 8 rows. |w| (a stored -128 is 128 unsigned) times x
- * with w's sign: x is never -128 (quantize_row), so each pair sum is at
- * most 2 * 128 * 127 and never saturates. */
+ * two ymm halves of 8 rows, taken one half at a time over all k so that
+ * the sums, the weights and the input stay in the 16 ymm registers (both
+ * halves at once spilled sums to the stack). |w| (a stored -128 is 128
+ * unsigned) times x with w's sign: x is never -128 (quantize_row), so
+ * each pair sum is at most 2 * 128 * 127 and never saturates. */
 AVX2_TARGET static inline __attribute__ ((always_inline)) void
 panel_avx2_n (int32_t out[TILE][PANEL], const int8_t *const *x, const int NA,
               const int8_t *panel, int k)
 {
   const __m256i ones = _mm256_set1_epi16 (1);
-  __m256i acc[TILE][2];
-  for (int a = 0; a < NA; a++)
-    acc[a][0] = acc[a][1] = _mm256_setzero_si256 ();
-  for (int g = 0; g < k / 4; g++) {
-    const __m256i w0 = _mm256_load_si256 ((const __m256i *) (panel + 64 * g));
-    const __m256i w1 = _mm256_load_si256 ((const __m256i *) (panel + 64 * g + 32));
-    const __m256i aw0 = _mm256_abs_epi8 (w0), aw1 = _mm256_abs_epi8 (w1);
-    for (int a = 0; a < NA; a++) {
-      const __m256i xb = _mm256_set1_epi32 (group_of (x[a], g));
-      const __m256i p0 = _mm256_maddubs_epi16 (aw0, _mm256_sign_epi8 (xb, w0));
-      const __m256i p1 = _mm256_maddubs_epi16 (aw1, _mm256_sign_epi8 (xb, w1));
-      acc[a][0] = _mm256_add_epi32 (acc[a][0], _mm256_madd_epi16 (p0, ones));
-      acc[a][1] = _mm256_add_epi32 (acc[a][1], _mm256_madd_epi16 (p1, ones));
+  for (int h = 0; h < 2; h++) {
+    __m256i acc[TILE];
+    for (int a = 0; a < NA; a++)
+      acc[a] = _mm256_setzero_si256 ();
+    for (int g = 0; g < k / 4; g++) {
+      const __m256i w = _mm256_load_si256 ((const __m256i *) (panel + 64 * g + 32 * h));
+      const __m256i aw = _mm256_abs_epi8 (w);
+      const __m256i neg = _mm256_cmpgt_epi8 (_mm256_setzero_si256 (), w);
+      for (int a = 0; a < NA; a++) {
+        const __m256i xb = _mm256_set1_epi32 (group_of (x[a], g));
+        const __m256i p = _mm256_maddubs_epi16 (aw, _mm256_sub_epi8 (_mm256_xor_si256 (xb, neg), neg));
+        acc[a] = _mm256_add_epi32 (acc[a], _mm256_madd_epi16 (p, ones));
+      }
     }
-  }
-  for (int a = 0; a < NA; a++) {
-    _mm256_storeu_si256 ((__m256i *) out[a], acc[a][0]);
-    _mm256_storeu_si256 ((__m256i *) (out[a] + 8), acc[a][1]);
+    for (int a = 0; a < NA; a++)
+      _mm256_storeu_si256 ((__m256i *) (out[a] + 8 * h), acc[a]);
   }
 }
 
