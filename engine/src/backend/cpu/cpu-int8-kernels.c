@@ -486,6 +486,53 @@ panel_func (WhisperCpuInt8Isa isa)
 
 /* ---- the product ------------------------------------------------------- */
 
+#define ROW_BLOCK 16  /* input rows whose sums wait for the last column chunk */
+#define K_CHUNK 1024  /* columns per pass: 16 KiB of a panel, which stays in L1 */
+
+/* y[i * y_stride + b] = (accumulate ? y : 0) + sums[i][b] / (x_scale[i] * ws[b]),
+ * b in [b0, b1): the same division for every path (vdivps rounds as the
+ * scalar one) */
+static void
+scale_out (float *y, int y_stride, const int32_t (*sums)[PANEL], const float *x_scale, int n,
+           const float *ws, int b0, int b1, gboolean accumulate)
+{
+  for (int a = 0; a < n; a++) {
+    float *yr = y + (size_t) a * y_stride;
+    for (int b = b0; b < b1; b++) {
+      const float v = (float) sums[a][b] / (x_scale[a] * ws[b]);
+      yr[b] = accumulate ? yr[b] + v : v;
+    }
+  }
+}
+
+#ifdef INT8_X86
+AVX2_TARGET static void
+scale_out_avx2 (float *y, int y_stride, const int32_t (*sums)[PANEL], const float *x_scale, int n,
+                const float *ws, int b0, int b1, gboolean accumulate)
+{
+  if (b0 != 0 || b1 != PANEL) {
+    scale_out (y, y_stride, sums, x_scale, n, ws, b0, b1, accumulate);
+    return;
+  }
+  const __m256 w0 = _mm256_loadu_ps (ws), w1 = _mm256_loadu_ps (ws + 8);
+  for (int a = 0; a < n; a++) {
+    float *yr = y + (size_t) a * y_stride;
+    const __m256 xs = _mm256_set1_ps (x_scale[a]);
+    __m256 v0 = _mm256_div_ps (_mm256_cvtepi32_ps (_mm256_loadu_si256 ((const __m256i *) sums[a])),
+                               _mm256_mul_ps (xs, w0));
+    __m256 v1 = _mm256_div_ps (
+        _mm256_cvtepi32_ps (_mm256_loadu_si256 ((const __m256i *) (sums[a] + 8))),
+        _mm256_mul_ps (xs, w1));
+    if (accumulate) {
+      v0 = _mm256_add_ps (_mm256_loadu_ps (yr), v0);
+      v1 = _mm256_add_ps (_mm256_loadu_ps (yr + 8), v1);
+    }
+    _mm256_storeu_ps (yr, v0);
+    _mm256_storeu_ps (yr + 8, v1);
+  }
+}
+#endif
+
 void
 whisper_cpu_int8_linear_rows (WhisperCpuInt8Isa isa, float *y, int y_stride, const int8_t *xq,
                               const float *x_scale, int n, const WhisperCpuInt8Weight *w, int r0,
@@ -493,26 +540,44 @@ whisper_cpu_int8_linear_rows (WhisperCpuInt8Isa isa, float *y, int y_stride, con
 {
   const PanelFunc panel = panel_func (isa);
   const int cp = w->cols_pad;
-  /* panels outside: each stays in L1 while the input rows pass */
-  for (int p = r0 / PANEL; p * PANEL < r1; p++) {
-    const int b0 = MAX (r0 - p * PANEL, 0), b1 = MIN (r1 - p * PANEL, PANEL);
-    const float *ws = w->scale + (size_t) p * PANEL;
-    for (int i0 = 0; i0 < n; i0 += TILE) {
-      const int na = MIN (TILE, n - i0);
-      const int8_t *xp[TILE];
-      for (int a = 0; a < TILE; a++)
-        xp[a] = xq + (size_t) (i0 + MIN (a, na - 1)) * cp; /* repeats the last row */
-      int32_t out[TILE][PANEL];
-      panel (out, xp, na == 1 ? 1 : TILE, w->q + (size_t) p * PANEL * cp,
-             w->sum + (size_t) p * PANEL, cp);
-      for (int a = 0; a < na; a++) {
-        float *yr = y + (size_t) (i0 + a) * y_stride + (size_t) p * PANEL;
-        const float xs = x_scale[i0 + a];
-        for (int b = b0; b < b1; b++) {
-          const float v = (float) out[a][b] / (xs * ws[b]);
-          yr[b] = accumulate ? yr[b] + v : v;
+  static const int32_t no_sum[PANEL]; /* the VNNI offset taken once, with the first chunk */
+#ifdef INT8_X86
+  const gboolean vector_out = isa != WHISPER_CPU_INT8_PORTABLE;
+#endif
+  for (int ib = 0; ib < n; ib += ROW_BLOCK) {
+    const int nb = MIN (ROW_BLOCK, n - ib);
+    /* panels outside: each (a chunk of its columns at a time) stays in L1
+     * while the input rows pass */
+    for (int p = r0 / PANEL; p * PANEL < r1; p++) {
+      const int b0 = MAX (r0 - p * PANEL, 0), b1 = MIN (r1 - p * PANEL, PANEL);
+      const int8_t *wp = w->q + (size_t) p * PANEL * cp;
+      int32_t sums[ROW_BLOCK][PANEL];
+      for (int kc = 0; kc < cp; kc += K_CHUNK) {
+        const int k = MIN (K_CHUNK, cp - kc);
+        for (int i0 = 0; i0 < nb; i0 += TILE) {
+          const int na = MIN (TILE, nb - i0);
+          const int8_t *xp[TILE];
+          for (int a = 0; a < TILE; a++) /* repeats the last row */
+            xp[a] = xq + (size_t) (ib + i0 + MIN (a, na - 1)) * cp + kc;
+          int32_t out[TILE][PANEL];
+          panel (out, xp, na == 1 ? 1 : TILE, wp + (size_t) kc * PANEL,
+                 kc == 0 ? w->sum + (size_t) p * PANEL : no_sum, k);
+          for (int a = 0; a < na; a++)
+            for (int b = 0; b < PANEL; b++)
+              sums[i0 + a][b] = (kc == 0 ? 0 : sums[i0 + a][b]) + out[a][b];
         }
       }
+      float *yb = y + (size_t) ib * y_stride + (size_t) p * PANEL;
+      const float *ws = w->scale + (size_t) p * PANEL;
+#ifdef INT8_X86
+      if (vector_out) {
+        scale_out_avx2 (yb, y_stride, (const int32_t (*)[PANEL]) sums, x_scale + ib, nb, ws, b0,
+                        b1, accumulate);
+        continue;
+      }
+#endif
+      scale_out (yb, y_stride, (const int32_t (*)[PANEL]) sums, x_scale + ib, nb, ws, b0, b1,
+                 accumulate);
     }
   }
 }

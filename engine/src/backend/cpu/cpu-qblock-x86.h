@@ -248,7 +248,8 @@ qb_gemm (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
 
 #define QB_PANEL 16
 #define QB_PANEL_TILE 4     /* input rows per pass over a panel */
-#define QB_PANEL_CHUNK 512  /* input rows per unpacking of a panel */
+#define QB_PANEL_CHUNK 256  /* input rows per unpacking of a panel */
+#define QB_PANEL_KBLOCKS 32 /* blocks per pass over a chunk: 16 KiB of codes */
 
 /* codes[nb * 8 groups][16 rows][4]; dw[nb][16]; c[nb][16] (the offset and
  * minimum term, m - offset * dw), rows past the weight's end zero */
@@ -297,15 +298,15 @@ qb_panel_unpack (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blo
   }
 }
 
-/* out[a][j] = the sum of panel row j by input row i + a, a < NA (1 or
+/* out[a][j] = the sum over blocks [b0, b1) of panel row j by input row
+ * i + a, added to out's sum of the blocks before b0, a < NA (1 or
  * QB_PANEL_TILE), each half of 8 rows in turn (the sums of both at once
  * do not fit the 16 ymm registers of AVX2). Signed q8_0: |w| by q with
  * w's sign (by xor and subtract, off the multiplier ports), no offset
  * term; the other types: unsigned codes by q, then the offset term. */
 QB_TARGET static inline __attribute__ ((always_inline)) void
 qb_panel_rows (WhisperDType type, const int8_t *codes, const float *dw, const float *c,
-               int n_blocks, const WhisperCpuQRows *x, int i, const int NA,
-               float out[QB_PANEL_TILE][QB_PANEL])
+               int b0, int b1, const WhisperCpuQRows *x, int i, const int NA, float (*out)[QB_PANEL])
 {
   const int signed_q8 = type == WHISPER_DTYPE_Q8_0 && QB_Q8_SIGNED;
   const __m256i ones = _mm256_set1_epi16 (1);
@@ -319,9 +320,9 @@ qb_panel_rows (WhisperDType type, const int8_t *codes, const float *dw, const fl
   }
   for (int h = 0; h < 2; h++) {
     __m256 facc[QB_PANEL_TILE];
-    for (int a = 0; a < NA; a++)
-      facc[a] = _mm256_setzero_ps ();
-    for (int b = 0; b < n_blocks; b++) {
+    for (int a = 0; a < NA; a++) /* the sums of blocks [0, b0) so far */
+      facc[a] = b0 == 0 ? _mm256_setzero_ps () : _mm256_loadu_ps (out[a] + 8 * h);
+    for (int b = b0; b < b1; b++) {
       __m256i iacc[QB_PANEL_TILE];
       for (int a = 0; a < NA; a++)
         iacc[a] = _mm256_setzero_si256 ();
@@ -362,7 +363,10 @@ qb_panel_rows (WhisperDType type, const int8_t *codes, const float *dw, const fl
 }
 
 /* y[i, r] (+)= weight rows [r0, r1) by input rows [i0, i1); scratch holds
- * WHISPER_CPU_QBLOCK_GEMM_SCRATCH floats (a panel). */
+ * WHISPER_CPU_QBLOCK_GEMM_SCRATCH floats (a panel and the sums of a chunk
+ * of input rows). The blocks go QB_PANEL_KBLOCKS at a time past all the
+ * chunk's rows, so that the part of the panel they read stays in L1; each
+ * sum still takes the blocks in order. */
 QB_TARGET static inline __attribute__ ((always_inline)) void
 qb_panels (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
            const WhisperCpuQRows *x, int i0, int i1, float *y, size_t y_stride,
@@ -370,28 +374,26 @@ qb_panels (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
 {
   const size_t w_stride = (size_t) n_blocks * whisper_qblock_bytes (type);
   float *dw = scratch, *c = scratch + (size_t) n_blocks * QB_PANEL;
-  int8_t *codes = (int8_t *) (scratch + 2 * (size_t) n_blocks * QB_PANEL);
+  float (*sums)[QB_PANEL] = (float (*)[QB_PANEL]) (scratch + 2 * (size_t) n_blocks * QB_PANEL);
+  int8_t *codes = (int8_t *) (scratch + 2 * (size_t) n_blocks * QB_PANEL +
+                              QB_PANEL_CHUNK * QB_PANEL);
   for (int c0 = i0; c0 < i1; c0 += QB_PANEL_CHUNK) {
     const int c1 = MIN (c0 + QB_PANEL_CHUNK, i1);
     for (int r = r0; r < r1; r += QB_PANEL) {
       const int nr = MIN (QB_PANEL, r1 - r);
       qb_panel_unpack (type, w + (size_t) r * w_stride, w_stride, n_blocks, nr, codes, dw, c);
-      for (int i = c0; i < c1;) {
-        float out[QB_PANEL_TILE][QB_PANEL];
-        int na;
-        if (i + QB_PANEL_TILE <= c1) {
-          qb_panel_rows (type, codes, dw, c, n_blocks, x, i, QB_PANEL_TILE, out);
-          na = QB_PANEL_TILE;
-        } else {
-          qb_panel_rows (type, codes, dw, c, n_blocks, x, i, 1, out);
-          na = 1;
-        }
-        for (int a = 0; a < na; a++) {
-          float *yr = y + (size_t) (i + a) * y_stride + r;
-          for (int k = 0; k < nr; k++)
-            yr[k] = (accumulate ? yr[k] : 0.0f) + out[a][k];
-        }
-        i += na;
+      for (int b0 = 0; b0 < n_blocks; b0 += QB_PANEL_KBLOCKS) {
+        const int b1 = MIN (b0 + QB_PANEL_KBLOCKS, n_blocks);
+        int i = c0;
+        for (; i + QB_PANEL_TILE <= c1; i += QB_PANEL_TILE)
+          qb_panel_rows (type, codes, dw, c, b0, b1, x, i, QB_PANEL_TILE, sums + (i - c0));
+        for (; i < c1; i++)
+          qb_panel_rows (type, codes, dw, c, b0, b1, x, i, 1, sums + (i - c0));
+      }
+      for (int i = c0; i < c1; i++) {
+        float *yr = y + (size_t) i * y_stride + r;
+        for (int k = 0; k < nr; k++)
+          yr[k] = (accumulate ? yr[k] : 0.0f) + sums[i - c0][k];
       }
     }
   }
