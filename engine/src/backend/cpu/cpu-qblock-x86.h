@@ -209,6 +209,13 @@ qb_gemm (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
   for (; r < r1; r += QB_TW) {
     const int whole = r + QB_TW <= r1;
     const uint8_t *wr = w + (size_t) r * w_stride;
+    /* decode steps stream the weights from memory: the next tile's rows
+     * asked for ahead (without, AVX2's q8_0 tiles, which have no offset
+     * pass over their rows first, waited on memory at a third of the
+     * speed) */
+    if (r + 2 * QB_TW <= r1)
+      for (size_t at = 0; at < QB_TW * w_stride; at += 64)
+        _mm_prefetch ((const char *) wr + QB_TW * w_stride + at, _MM_HINT_T0);
     const float *c = whole && qb_offsets (type, wr, w_stride, n_blocks, scratch) ? scratch : NULL;
     int i = i0;
     for (; whole && i + QB_TX <= i1; i += QB_TX) {
