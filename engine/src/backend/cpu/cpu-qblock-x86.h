@@ -211,8 +211,7 @@ qb_gemm (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
     const uint8_t *wr = w + (size_t) r * w_stride;
     /* decode steps stream the weights from memory: the next tile's rows
      * asked for ahead (without, AVX2's q8_0 tiles, which have no offset
-     * pass over their rows first, waited on memory at a third of the
-     * speed) */
+     * pass over their rows first, waited on memory) */
     if (r + 2 * QB_TW <= r1)
       for (size_t at = 0; at < QB_TW * w_stride; at += 64)
         _mm_prefetch ((const char *) wr + QB_TW * w_stride + at, _MM_HINT_T0);
@@ -330,6 +329,36 @@ qb_panel_rows (WhisperDType type, const int8_t *codes, const float *dw, const fl
     for (int a = 0; a < NA; a++) /* the sums of blocks [0, b0) so far */
       facc[a] = b0 == 0 ? _mm256_setzero_ps () : _mm256_loadu_ps (out[a] + 8 * h);
     for (int b = b0; b < b1; b++) {
+#if QB_PANEL_I16 && QB_Q8_SIGNED /* q8_0 never here: its codes are not 5-bit */
+      if (!signed_q8) {
+        /* codes of at most 5 bits: four groups' vpmaddubsw pair sums (each
+         * within 2 * 31 * 127) add up in int16 without saturating; one
+         * vpmaddwd and one scaled add per four groups */
+        const int8_t *cb = codes + (size_t) b * 8 * 64 + 32 * h;
+        const __m256 d = _mm256_loadu_ps (dw + (size_t) b * QB_PANEL + 8 * h);
+        for (int g0 = 0; g0 < 8; g0 += 4) {
+          __m256i s16[QB_PANEL_TILE];
+          for (int a = 0; a < NA; a++)
+            s16[a] = _mm256_setzero_si256 ();
+          for (int g = g0; g < g0 + 4; g++) {
+            const __m256i w = _mm256_loadu_si256 ((const __m256i *) (cb + 64 * g));
+            for (int a = 0; a < NA; a++) {
+              int32_t v;
+              memcpy (&v, xq[a] + b * 32 + 4 * g, 4);
+              s16[a] = _mm256_add_epi16 (s16[a], _mm256_maddubs_epi16 (w, _mm256_set1_epi32 (v)));
+            }
+          }
+          for (int a = 0; a < NA; a++)
+            facc[a] = _mm256_fmadd_ps (
+                _mm256_cvtepi32_ps (_mm256_madd_epi16 (s16[a], _mm256_set1_epi16 (1))),
+                _mm256_mul_ps (d, _mm256_broadcast_ss (xd[a] + b)), facc[a]);
+        }
+        const __m256 cv = _mm256_loadu_ps (c + (size_t) b * QB_PANEL + 8 * h);
+        for (int a = 0; a < NA; a++)
+          facc[a] = _mm256_fmadd_ps (cv, _mm256_broadcast_ss (xs[a] + b), facc[a]);
+        continue;
+      }
+#endif
       __m256i iacc[QB_PANEL_TILE];
       for (int a = 0; a < NA; a++)
         iacc[a] = _mm256_setzero_si256 ();
