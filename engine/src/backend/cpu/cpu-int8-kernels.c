@@ -26,11 +26,12 @@
 #endif
 
 #define TILE 4 /* input rows per kernel call */
+#define WIDE 8 /* input rows per call of the many-row passes (AVX2 in one pass) */
 
 /* out[a][j] = dot (x[a], row j of the panel) over k values (a multiple of
- * 64), for a < na (1 or TILE), j < WHISPER_CPU_INT8_PANEL; sum[j] = sum of
+ * 64), for a < na (1, TILE or WIDE), j < WHISPER_CPU_INT8_PANEL; sum[j] = sum of
  * row j's values. */
-typedef void (*PanelFunc) (int32_t out[TILE][WHISPER_CPU_INT8_PANEL], const int8_t *const *x,
+typedef void (*PanelFunc) (int32_t out[WIDE][WHISPER_CPU_INT8_PANEL], const int8_t *const *x,
                            int na, const int8_t *panel, const int32_t *sum, int k);
 
 /* ---- rows and weights ----------------------------------------------- */
@@ -242,7 +243,7 @@ group_of (const int8_t *x, int g)
 }
 
 static void
-panel_portable (int32_t out[TILE][PANEL], const int8_t *const *x, int na, const int8_t *panel,
+panel_portable (int32_t out[WIDE][PANEL], const int8_t *const *x, int na, const int8_t *panel,
                 const int32_t *sum, int k)
 {
   (void) sum;
@@ -261,19 +262,19 @@ panel_portable (int32_t out[TILE][PANEL], const int8_t *const *x, int na, const 
 #define AVXVNNI_TARGET __attribute__ ((target ("avx2,avxvnni")))
 #define AVX512VNNI_TARGET __attribute__ ((target ("avx512f,avx512bw,avx512vnni")))
 
-/* NA input rows (1 or TILE: a constant in each caller); a panel's group is
+/* NA input rows (1, TILE or WIDE: a constant in each caller); a panel's group is
  * two ymm halves of 8 rows, taken one half at a time over all k so that
  * the sums, the weights and the input stay in the 16 ymm registers (both
  * halves at once spilled sums to the stack). |w| (a stored -128 is 128
  * unsigned) times x with w's sign: x is never -128 (quantize_row), so
  * each pair sum is at most 2 * 128 * 127 and never saturates. */
 AVX2_TARGET static inline __attribute__ ((always_inline)) void
-panel_avx2_n (int32_t out[TILE][PANEL], const int8_t *const *x, const int NA,
+panel_avx2_n (int32_t out[WIDE][PANEL], const int8_t *const *x, const int NA,
               const int8_t *panel, int k)
 {
   const __m256i ones = _mm256_set1_epi16 (1);
   for (int h = 0; h < 2; h++) {
-    __m256i acc[TILE];
+    __m256i acc[WIDE];
     for (int a = 0; a < NA; a++)
       acc[a] = _mm256_setzero_si256 ();
     for (int g = 0; g < k / 4; g++) {
@@ -292,18 +293,20 @@ panel_avx2_n (int32_t out[TILE][PANEL], const int8_t *const *x, const int NA,
 }
 
 AVX2_TARGET static void
-panel_avx2 (int32_t out[TILE][PANEL], const int8_t *const *x, int na, const int8_t *panel,
+panel_avx2 (int32_t out[WIDE][PANEL], const int8_t *const *x, int na, const int8_t *panel,
             const int32_t *sum, int k)
 {
   (void) sum;
   if (na == 1)
     panel_avx2_n (out, x, 1, panel, k);
-  else
+  else if (na == TILE)
     panel_avx2_n (out, x, TILE, panel, k);
+  else /* 8 sums, a weight vector and its magnitude and sign, the input: 12 of 16 ymm */
+    panel_avx2_n (out, x, WIDE, panel, k);
 }
 
 AVXVNNI_TARGET static inline __attribute__ ((always_inline)) void
-panel_avxvnni_n (int32_t out[TILE][PANEL], const int8_t *const *x, const int NA,
+panel_avxvnni_n (int32_t out[WIDE][PANEL], const int8_t *const *x, const int NA,
                  const int8_t *panel, const int32_t *sum, int k)
 {
   __m256i acc[TILE][2];
@@ -327,18 +330,19 @@ panel_avxvnni_n (int32_t out[TILE][PANEL], const int8_t *const *x, const int NA,
 }
 
 AVXVNNI_TARGET static void
-panel_avxvnni (int32_t out[TILE][PANEL], const int8_t *const *x, int na, const int8_t *panel,
+panel_avxvnni (int32_t out[WIDE][PANEL], const int8_t *const *x, int na, const int8_t *panel,
                const int32_t *sum, int k)
 {
   if (na == 1)
     panel_avxvnni_n (out, x, 1, panel, sum, k);
   else
-    panel_avxvnni_n (out, x, TILE, panel, sum, k);
+    for (int a = 0; a < na; a += TILE) /* WIDE: two tiles */
+      panel_avxvnni_n (out + a, x + a, TILE, panel, sum, k);
 }
 
 /* x + 128 (stored so by quantize_row) unsigned times w, minus 128 sum(w) */
 AVX512VNNI_TARGET static inline __attribute__ ((always_inline)) void
-panel_avx512vnni_n (int32_t out[TILE][PANEL], const int8_t *const *x, const int NA,
+panel_avx512vnni_n (int32_t out[WIDE][PANEL], const int8_t *const *x, const int NA,
                     const int8_t *panel, const int32_t *sum, int k)
 {
   /* one input row: two sums (even and odd groups), so that the adds do
@@ -371,7 +375,7 @@ panel_avx512vnni_n (int32_t out[TILE][PANEL], const int8_t *const *x, const int 
 /* One input row (decode steps): four sums, so that the dot products do
  * not wait on each other's latency (two measured slower than AVX2 here). */
 AVX512VNNI_TARGET static void
-panel_avx512vnni_1 (int32_t out[TILE][PANEL], const int8_t *x, const int8_t *panel,
+panel_avx512vnni_1 (int32_t out[WIDE][PANEL], const int8_t *x, const int8_t *panel,
                     const int32_t *sum, int k)
 {
   __m512i acc[4];
@@ -394,13 +398,14 @@ panel_avx512vnni_1 (int32_t out[TILE][PANEL], const int8_t *x, const int8_t *pan
 }
 
 AVX512VNNI_TARGET static void
-panel_avx512vnni (int32_t out[TILE][PANEL], const int8_t *const *x, int na, const int8_t *panel,
+panel_avx512vnni (int32_t out[WIDE][PANEL], const int8_t *const *x, int na, const int8_t *panel,
                   const int32_t *sum, int k)
 {
   if (na == 1)
     panel_avx512vnni_1 (out, x[0], panel, sum, k);
   else
-    panel_avx512vnni_n (out, x, TILE, panel, sum, k);
+    for (int a = 0; a < na; a += TILE) /* WIDE: two tiles */
+      panel_avx512vnni_n (out + a, x + a, TILE, panel, sum, k);
 }
 
 #endif /* INT8_X86 */
@@ -554,17 +559,20 @@ whisper_cpu_int8_linear_rows (WhisperCpuInt8Isa isa, float *y, int y_stride, con
       int32_t sums[ROW_BLOCK][PANEL];
       for (int kc = 0; kc < cp; kc += K_CHUNK) {
         const int k = MIN (K_CHUNK, cp - kc);
-        for (int i0 = 0; i0 < nb; i0 += TILE) {
-          const int na = MIN (TILE, nb - i0);
-          const int8_t *xp[TILE];
-          for (int a = 0; a < TILE; a++) /* repeats the last row */
+        for (int i0 = 0; i0 < nb;) {
+          /* WIDE rows a call, then TILE (the last row repeated), then one */
+          const int left = nb - i0, call = left >= WIDE ? WIDE : left > 1 ? TILE : 1;
+          const int na = MIN (call, left);
+          const int8_t *xp[WIDE];
+          for (int a = 0; a < call; a++)
             xp[a] = xq + (size_t) (ib + i0 + MIN (a, na - 1)) * cp + kc;
-          int32_t out[TILE][PANEL];
-          panel (out, xp, na == 1 ? 1 : TILE, wp + (size_t) kc * PANEL,
+          int32_t out[WIDE][PANEL];
+          panel (out, xp, call, wp + (size_t) kc * PANEL,
                  kc == 0 ? w->sum + (size_t) p * PANEL : no_sum, k);
           for (int a = 0; a < na; a++)
             for (int b = 0; b < PANEL; b++)
               sums[i0 + a][b] = (kc == 0 ? 0 : sums[i0 + a][b]) + out[a][b];
+          i0 += na;
         }
       }
       float *yb = y + (size_t) ib * y_stride + (size_t) p * PANEL;
