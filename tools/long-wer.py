@@ -15,7 +15,8 @@ words, both texts through tools/benchmark.py's normalize_words (lowercase,
 punctuation stripped) and then every number written in digits spelled
 out (whole numbers below a million: "10" and "ten", "7:45" and "seven
 forty five" are the same words; "8%" is "eight" against "eight percent").
-Prints a Markdown table (and per model a row of all its recordings), and
+Prints a Markdown table (and per model a row of all its recordings, and
+with --dither one of every run), and
 every transcript to DIR/out/; --rescore scores the transcripts already
 there instead of transcribing again. --dither K also runs ours on K copies
 of each recording with seeded noise of at most one 16-bit step added
@@ -137,6 +138,7 @@ def main():
     print("|---|---|" + "---|" * (len(contenders) + 1))
     for name in a.models.split(","):
         total_words, total = 0, {c: 0 for c in contenders}
+        every = {c: [0, 0] for c in contenders}   # errors, words over every run
         model = os.path.join(MODELS, name)
         for half in a.halves.split(","):
             base = os.path.join(a.dir, f"long-{half}")
@@ -166,6 +168,8 @@ def main():
                     counts.append(word_errors(ref, words(text)))
                 errors = counts[0]
                 total[(who, prec)] += errors
+                every[(who, prec)][0] += sum(counts)
+                every[(who, prec)][1] += n_words * len(counts)
                 got[(who, prec)] = 100 * errors / len(ref)
                 more = f"; dithered {', '.join(map(str, counts[1:]))}" if len(counts) > 1 else ""
                 cells.append(f"{got[(who, prec)]:.2f} ({errors}{more})")
@@ -177,6 +181,11 @@ def main():
         print(f"| {name} | all ({total_words} words) | " +
               " | ".join(f"{pct[c]:.2f} ({total[c]})" for c in contenders) +
               f" | {pct[('ours', 'int8')] - pct[('ours', 'exact')]:+.2f} |", flush=True)
+        if a.dither:
+            pct = {c: 100 * e / max(n, 1) for c, (e, n) in every.items()}
+            print(f"| {name} | all, dithered copies too | " +
+                  " | ".join(f"{pct[c]:.2f} ({every[c][0]} of {every[c][1]})" for c in contenders) +
+                  f" | {pct[('ours', 'int8')] - pct[('ours', 'exact')]:+.2f} |", flush=True)
     return 0
 
 
