@@ -9,14 +9,23 @@
  *   3. a 1-s live context (live-context, when longer);
  *   4. no translate_src decode (their pads get GAPs).
  * A step that gives nothing up with the settings (beam-size=1 already, no
- * translate_src pad, ...) is passed over. The load is measured as the time
+ * translate_src pad, ...) is passed over. The steps in effect are the ones
+ * taken and posted, kept in the order taken: the settings are read again
+ * for every call (a property may change, a translate_src pad come or go),
+ * so a step passed over may apply later, and one taken may give nothing up
+ * any more. Such changes never take or undo a step unposted: a step that
+ * applies now and was passed over is taken only when calls fall behind
+ * again (the next one in the ladder's order that applies and is not in
+ * effect), and a step in effect that gives nothing up now stays in effect
+ * (it changes no setting then) until it is undone in its turn, posted,
+ * last taken first. The load is measured as the time
  * the last GST_WHISPER_OVERLOAD_CALLS calls took over the new audio they
  * covered: above SLOW_LOAD, when the call ends with the next one due
  * already (upstream that waits for the element, as a paced test does, is
  * not behind), the next step is taken (and the measure starts again, so
  * that a step is judged by calls that ran with it); a drop that is due
  * takes the next step at once instead. After QUICK_CALLS calls in a
- * row below QUICK_LOAD the last step is undone (the gap between the two
+ * row below QUICK_LOAD the last step taken is undone (the gap between the two
  * loads is the hysteresis: undoing a step that halved the work keeps the
  * load below SLOW_LOAD). Each change is posted (element message
  * whisper-overload) and the first time a step is taken in a run, a
@@ -61,10 +70,11 @@ gst_whisper_overload_reset (GstWhisperOverload *o)
   memset (o, 0, sizeof *o);
 }
 
-static gboolean
-in_effect (const GstWhisperOverload *o, GstWhisperOverloadStep step)
+gboolean
+gst_whisper_overload_in_effect (const GstWhisperOverload *o, GstWhisperOverloadStep step)
 {
-  return o->enabled && (guint) step < o->level && (o->can & (1u << step));
+  return o->enabled && (guint) step < GST_WHISPER_OVERLOAD_N_STEPS
+      && (o->in & o->can & (1u << step));
 }
 
 /* The steps that give something up with the settings `s`. */
@@ -89,18 +99,18 @@ gst_whisper_overload_apply (GstWhisperOverload *o, GstWhisperSettings *s, gboole
 {
   o->enabled = s->live.overload == GST_WHISPER_OVERLOAD_DEGRADE;
   o->can = steps_that_apply (s, translating);
-  if (in_effect (o, GST_WHISPER_OVERLOAD_STEP_GREEDY))
+  if (gst_whisper_overload_in_effect (o, GST_WHISPER_OVERLOAD_STEP_GREEDY))
     s->decoding.beam_size = 1;
-  if (in_effect (o, GST_WHISPER_OVERLOAD_STEP_BUFFERED))
+  if (gst_whisper_overload_in_effect (o, GST_WHISPER_OVERLOAD_STEP_BUFFERED))
     s->live.encoder = GST_WHISPER_LIVE_ENCODER_BUFFERED;
-  if (in_effect (o, GST_WHISPER_OVERLOAD_STEP_SHORT_CONTEXT))
+  if (gst_whisper_overload_in_effect (o, GST_WHISPER_OVERLOAD_STEP_SHORT_CONTEXT))
     s->live.context_s = SHORT_CONTEXT_S;
 }
 
 gboolean
 gst_whisper_overload_skips_translation (const GstWhisperOverload *o)
 {
-  return in_effect (o, GST_WHISPER_OVERLOAD_STEP_NO_TRANSLATION);
+  return gst_whisper_overload_in_effect (o, GST_WHISPER_OVERLOAD_STEP_NO_TRANSLATION);
 }
 
 static void
@@ -133,14 +143,16 @@ forget_calls (GstWhisperOverload *o)
   o->quick = 0;
 }
 
-/* The next step that applies, taken; FALSE when none is left. */
+/* The first step in the ladder's order that applies and is not in effect,
+ * taken; FALSE when none is left. */
 static gboolean
 step_up (GstWhisperOverload *o, GstElement *element, double load)
 {
-  for (guint step = o->level; step < GST_WHISPER_OVERLOAD_N_STEPS; step++) {
-    if (!(o->can & (1u << step)))
+  for (guint step = 0; step < GST_WHISPER_OVERLOAD_N_STEPS; step++) {
+    if (!(o->can & (1u << step)) || (o->in & (1u << step)))
       continue;
-    o->level = step + 1;
+    o->taken[o->level++] = step;
+    o->in |= 1u << step;
     forget_calls (o);
     post_change (o, element, step, TRUE, load);
     return TRUE;
@@ -148,18 +160,19 @@ step_up (GstWhisperOverload *o, GstElement *element, double load)
   return FALSE;
 }
 
-/* The last step in effect, undone. */
+/* The last step taken, undone (whether or not it gives anything up with
+ * the settings now: its undo is posted as its taking was). */
 static void
 step_down (GstWhisperOverload *o, GstElement *element, double load)
 {
+  GstWhisperOverloadStep step;
+
   forget_calls (o);
-  while (o->level > 0) {
-    o->level--;
-    if (o->can & (1u << o->level)) {
-      post_change (o, element, o->level, FALSE, load);
-      return;
-    }
-  }
+  if (o->level == 0)
+    return;
+  step = o->taken[--o->level];
+  o->in &= ~(1u << step);
+  post_change (o, element, step, FALSE, load);
 }
 
 void

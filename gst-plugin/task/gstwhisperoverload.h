@@ -23,7 +23,10 @@ typedef enum {
 #define GST_WHISPER_OVERLOAD_CALLS 3
 
 typedef struct {
-  guint level;                  /* steps [0, level) are in effect (those that apply) */
+  guint level;                  /* how many steps are in effect: taken[0, level) */
+  GstWhisperOverloadStep taken[GST_WHISPER_OVERLOAD_N_STEPS];  /* the steps in
+                                   effect, in the order they were taken (posted) */
+  guint in;                     /* the same steps, a bit per step */
   guint can;                    /* steps that give something up with the settings of
                                    the last call (bit per step) */
   gboolean enabled;             /* overload=degrade at the last call */
@@ -46,11 +49,16 @@ void gst_whisper_overload_apply (GstWhisperOverload *o, GstWhisperSettings *s,
 /* Whether the translate_src pads' decode is skipped (they get GAPs). */
 gboolean gst_whisper_overload_skips_translation (const GstWhisperOverload *o);
 
+/* Whether `step` changes the task's settings now: taken, and it gives
+ * something up with the settings of the last call. */
+gboolean gst_whisper_overload_in_effect (const GstWhisperOverload *o,
+    GstWhisperOverloadStep step);
+
 /* After a live call that took `spent` for `covered` of new audio, with
  * `behind` TRUE when the next call was due before it ended (a chunk of new
  * audio waits): when the last calls took longer than 0.9 of the audio they
  * covered and this one is behind, the next step is taken; after 6 calls in
- * a row under 0.4 the last step is undone. Each change is posted on
+ * a row under 0.4 the last step taken is undone. Each change is posted on
  * `element`'s bus. */
 void gst_whisper_overload_observe (GstWhisperOverload *o, GstElement *element,
     GstClockTime spent, GstClockTime covered, gboolean behind);

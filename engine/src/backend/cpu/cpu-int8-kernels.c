@@ -63,11 +63,27 @@ row_amax_portable (const float *x, int cols)
   return amax;
 }
 
+/* Two roundings (cpu-int8.h): a weight row's values, round (v * scale);
+ * an input row's, round (v * scale + 128) - 128, as CTranslate2 rounds
+ * them for its u8 x s8 products (the value shifted to 0 .. 255 in float,
+ * then rounded: v * scale within a few float steps of a half rounds to
+ * the other side now and then). */
+#define INPUT_SHIFT 128.0f
+
 static void
-quantize_portable (int8_t *q, const float *x, int c0, int cols, float scale)
+quantize_weight_portable (int8_t *q, const float *x, int cols, float scale)
 {
-  for (int c = c0; c < cols; c++)
+  for (int c = 0; c < cols; c++)
     q[c] = (int8_t) CLAMP (round_even (x[c] * scale), -127.0f, 127.0f); /* never -128 */
+}
+
+static void
+quantize_input_portable (int8_t *q, const float *x, int c0, int cols, float scale)
+{
+  for (int c = c0; c < cols; c++) {
+    const float shifted = x[c] * scale + INPUT_SHIFT; /* no FMA: -std=c11 contracts nothing */
+    q[c] = (int8_t) (CLAMP (round_even (shifted), 1.0f, 255.0f) - INPUT_SHIFT);
+  }
 }
 
 /* the row's scale from its largest magnitude (model_spec.py's rule and
@@ -94,19 +110,23 @@ quantize_avx2 (int8_t *q, const float *x, int cols)
   _mm256_storeu_ps (lanes, m);
   float amax = MAX (row_amax_portable (lanes, 8), row_amax_portable (x + c, cols - c));
   const float scale = row_scale (amax);
-  const __m256 vs = _mm256_set1_ps (scale);
-  const __m256i lo = _mm256_set1_epi32 (-127), hi = _mm256_set1_epi32 (127);
+  const __m256 vs = _mm256_set1_ps (scale), shift = _mm256_set1_ps (INPUT_SHIFT);
+  const __m256i lo = _mm256_set1_epi32 (1), hi = _mm256_set1_epi32 (255),
+                back = _mm256_set1_epi32 ((int) INPUT_SHIFT);
   const __m256i order = _mm256_setr_epi32 (0, 4, 1, 5, 2, 6, 3, 7);
   for (c = 0; c + 32 <= cols; c += 32) {
     __m256i v[4];
-    for (int k = 0; k < 4; k++)
-      v[k] = _mm256_min_epi32 (_mm256_max_epi32 (_mm256_cvtps_epi32 (_mm256_mul_ps (
-                                   _mm256_loadu_ps (x + c + 8 * k), vs)), lo), hi);
+    for (int k = 0; k < 4; k++) {
+      const __m256 shifted = _mm256_add_ps (_mm256_mul_ps (_mm256_loadu_ps (x + c + 8 * k), vs),
+                                            shift);
+      v[k] = _mm256_sub_epi32 (
+          _mm256_min_epi32 (_mm256_max_epi32 (_mm256_cvtps_epi32 (shifted), lo), hi), back);
+    }
     const __m256i p = _mm256_packs_epi16 (_mm256_packs_epi32 (v[0], v[1]),
                                           _mm256_packs_epi32 (v[2], v[3]));
     _mm256_storeu_si256 ((__m256i *) (q + c), _mm256_permutevar8x32_epi32 (p, order));
   }
-  quantize_portable (q, x, c, cols, scale);
+  quantize_input_portable (q, x, c, cols, scale);
   return scale;
 }
 
@@ -121,14 +141,16 @@ quantize_avx512 (int8_t *q, const float *x, int cols)
   _mm512_storeu_ps (lanes, m);
   float amax = MAX (row_amax_portable (lanes, 16), row_amax_portable (x + c, cols - c));
   const float scale = row_scale (amax);
-  const __m512 vs = _mm512_set1_ps (scale);
-  const __m512i lo = _mm512_set1_epi32 (-127), hi = _mm512_set1_epi32 (127);
+  const __m512 vs = _mm512_set1_ps (scale), shift = _mm512_set1_ps (INPUT_SHIFT);
+  const __m512i lo = _mm512_set1_epi32 (1), hi = _mm512_set1_epi32 (255),
+                back = _mm512_set1_epi32 ((int) INPUT_SHIFT);
   for (c = 0; c + 16 <= cols; c += 16) {
-    const __m512i v = _mm512_min_epi32 (
-        _mm512_max_epi32 (_mm512_cvtps_epi32 (_mm512_mul_ps (_mm512_loadu_ps (x + c), vs)), lo), hi);
+    const __m512 shifted = _mm512_add_ps (_mm512_mul_ps (_mm512_loadu_ps (x + c), vs), shift);
+    const __m512i v = _mm512_sub_epi32 (
+        _mm512_min_epi32 (_mm512_max_epi32 (_mm512_cvtps_epi32 (shifted), lo), hi), back);
     _mm_storeu_si128 ((__m128i *) (q + c), _mm512_cvtsepi32_epi8 (v));
   }
-  quantize_portable (q, x, c, cols, scale);
+  quantize_input_portable (q, x, c, cols, scale);
   return scale;
 }
 #endif
@@ -150,7 +172,7 @@ whisper_cpu_int8_quantize_row (WhisperCpuInt8Isa isa, int8_t *q, const float *x,
 #endif
   default:
     scale = row_scale (row_amax_portable (x, cols));
-    quantize_portable (q, x, 0, cols, scale);
+    quantize_input_portable (q, x, 0, cols, scale);
   }
   memset (q + cols, 0, (size_t) (cols_pad - cols));
   if (whisper_cpu_int8_isa_offsets_x (isa))
@@ -213,9 +235,9 @@ whisper_cpu_int8_weight_set_stored (WhisperCpuInt8Weight *w, int r, const int8_t
 void
 whisper_cpu_int8_weight_set_f32 (WhisperCpuInt8Weight *w, int r, const float *x)
 {
-  g_autofree int8_t *q = g_new (int8_t, w->cols_pad);
-  w->scale[r] = whisper_cpu_int8_quantize_row (WHISPER_CPU_INT8_PORTABLE, q, x, w->cols,
-                                               w->cols_pad);
+  g_autofree int8_t *q = g_new (int8_t, MAX (w->cols, 1));
+  w->scale[r] = row_scale (row_amax_portable (x, w->cols));
+  quantize_weight_portable (q, x, w->cols, w->scale[r]);
   store_row (w, r, q);
 }
 
@@ -494,9 +516,11 @@ panel_func (WhisperCpuInt8Isa isa)
 #define ROW_BLOCK 64  /* input rows whose sums wait for the last column chunk */
 #define K_CHUNK 1024  /* columns per pass: 16 KiB of a panel, which stays in L1 */
 
-/* y[i * y_stride + b] = (accumulate ? y : 0) + sums[i][b] / (x_scale[i] * ws[b]),
- * b in [b0, b1): the same division for every path (vdivps rounds as the
- * scalar one) */
+/* y[i * y_stride + b] = (accumulate ? y : 0) + sums[i][b] * (1 / x_scale[i]) / ws[b],
+ * b in [b0, b1): CTranslate2's order (dequantize_gemm_output in
+ * src/cpu/kernels.cc: times the input row's reciprocal scale, then over the
+ * weight row's), the same for every path (vmulps and vdivps round as the
+ * scalar operations) */
 static void
 scale_out (float *y, int y_stride, const int32_t (*sums)[PANEL], const float *x_scale, int n,
            const float *ws, int b0, int b1, gboolean accumulate)
@@ -504,7 +528,7 @@ scale_out (float *y, int y_stride, const int32_t (*sums)[PANEL], const float *x_
   for (int a = 0; a < n; a++) {
     float *yr = y + (size_t) a * y_stride;
     for (int b = b0; b < b1; b++) {
-      const float v = (float) sums[a][b] / (x_scale[a] * ws[b]);
+      const float v = (float) sums[a][b] * (1.0f / x_scale[a]) / ws[b];
       yr[b] = accumulate ? yr[b] + v : v;
     }
   }
@@ -522,12 +546,15 @@ scale_out_avx2 (float *y, int y_stride, const int32_t (*sums)[PANEL], const floa
   const __m256 w0 = _mm256_loadu_ps (ws), w1 = _mm256_loadu_ps (ws + 8);
   for (int a = 0; a < n; a++) {
     float *yr = y + (size_t) a * y_stride;
-    const __m256 xs = _mm256_set1_ps (x_scale[a]);
-    __m256 v0 = _mm256_div_ps (_mm256_cvtepi32_ps (_mm256_loadu_si256 ((const __m256i *) sums[a])),
-                               _mm256_mul_ps (xs, w0));
+    const __m256 inverse_xs = _mm256_set1_ps (1.0f / x_scale[a]);
+    __m256 v0 = _mm256_div_ps (
+        _mm256_mul_ps (_mm256_cvtepi32_ps (_mm256_loadu_si256 ((const __m256i *) sums[a])),
+                       inverse_xs),
+        w0);
     __m256 v1 = _mm256_div_ps (
-        _mm256_cvtepi32_ps (_mm256_loadu_si256 ((const __m256i *) (sums[a] + 8))),
-        _mm256_mul_ps (xs, w1));
+        _mm256_mul_ps (_mm256_cvtepi32_ps (_mm256_loadu_si256 ((const __m256i *) (sums[a] + 8))),
+                       inverse_xs),
+        w1);
     if (accumulate) {
       v0 = _mm256_add_ps (_mm256_loadu_ps (yr), v0);
       v1 = _mm256_add_ps (_mm256_loadu_ps (yr + 8), v1);
