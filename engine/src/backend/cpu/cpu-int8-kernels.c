@@ -513,7 +513,7 @@ panel_func (WhisperCpuInt8Isa isa)
 
 /* ---- the product ------------------------------------------------------- */
 
-#define ROW_BLOCK 64  /* input rows whose sums wait for the last column chunk */
+#define ROW_BLOCK 256 /* input rows whose sums wait for the last column chunk */
 #define K_CHUNK 1024  /* columns per pass: 16 KiB of a panel, which stays in L1 */
 
 /* y[i * y_stride + b] = (accumulate ? y : 0) + sums[i][b] * (1 / x_scale[i]) / ws[b],

@@ -15,7 +15,7 @@
  * call whatever the split. */
 #include "backend-cpu-private.h"
 
-#define INT8_BLOCK_ROWS 64 /* most input rows per task of a many-row linear */
+#define INT8_BLOCK_ROWS 256 /* most input rows per task of a many-row linear */
 
 gboolean
 whisper_cpu_int8_takes (const WhisperBackendCpu *self, const WhisperWeight *w,
