@@ -9,7 +9,8 @@
  *
  * - ours: whisper_cpu_int8_linear_rows () on the path WHISPER_CPU_INT8
  *   names (default: the best the CPU has), input rows quantized once,
- *   64 rows a call as cpu-int8-linear.c does, float32 out with the
+ *   256 rows a call as cpu-int8-linear.c does at most (WHISPER_BENCH_BLOCK
+ *   for another count), float32 out with the
  *   scales applied;
  * - oneDNN: dnnl_matmul of the same int8 values, s8 by s8 to s32 and u8
  *   (the values + 128) by s8 to s32, weights reordered once to the format
@@ -155,12 +156,14 @@ bench_shape (WhisperCpuInt8Isa isa, GRand *r, const char *name, int m, int n, in
     }
     xs[i] = 1.0f;
   }
+  const char *b = g_getenv ("WHISPER_BENCH_BLOCK");
+  const int block = b ? MAX (atoi (b), 1) : 256;
   double best = G_MAXDOUBLE;
   for (int rep = 0; rep < REPS; rep++) {
     const double t0 = now ();
-    for (int i0 = 0; i0 < m; i0 += 64)
+    for (int i0 = 0; i0 < m; i0 += block)
       whisper_cpu_int8_linear_rows (isa, y + (size_t) i0 * n, n, xq + (size_t) i0 * w->cols_pad,
-                                    xs + i0, MIN (64, m - i0), w, 0, n, FALSE);
+                                    xs + i0, MIN (block, m - i0), w, 0, n, FALSE);
     best = MIN (best, now () - t0);
   }
   printf ("  ours %-10s            %7.1f GMAC/s\n", whisper_cpu_int8_isa_name (isa),

@@ -179,7 +179,7 @@ test_kernels (void)
   g_autoptr (GRand) r = g_rand_new_with_seed (5);
   const int shapes[][2] = { { 1, 1 }, { 5, 63 }, { 8, 64 }, { 7, 65 }, { 13, 384 }, { 9, 1536 },
                             { 17, 2200 } /* three column chunks, the last partial */ };
-  const int ns[] = { 1, 2, 3, 4, 5, 9, 17, 70 /* two blocks of input rows */ };
+  const int ns[] = { 1, 2, 3, 4, 5, 9, 17, 70, 260 /* two blocks of input rows */ };
   int paths = 0;
   for (int isa = 0; isa < WHISPER_CPU_INT8_N_ISA; isa++) {
     if (!whisper_cpu_int8_isa_available (isa)) {

@@ -5,11 +5,13 @@
  * 16 rows in 64 consecutive bytes (the layout vpdpbusd multiplies by one
  * broadcast group of 4 input values), so a kernel's sums land in the
  * lanes of one vector, one lane per weight row, and need no horizontal
- * adds. Every kernel computes the exact int32 dot products of up to 4
- * input rows (one for decode steps, so that no work is repeated) with one
- * panel. The AVX2 one multiplies |w| (unsigned) by x with w's sign
- * (vpsignb), so vpmaddubsw's pair sums stay within 2 * 128 * 127 and never
- * saturate. The VNNI ones take x + 128 (x xor 0x80, as quantize_row
+ * adds. Every kernel computes the exact int32 dot products of 1, 4 or 8
+ * input rows (one for decode steps, so that no work is repeated; the VNNI
+ * ones take 8 as two tiles of 4) with a run of a panel's columns (1024 at
+ * most, which stay in L1; the sums of the runs add up in int32). The AVX2
+ * one multiplies |w| (unsigned) by x with w's sign (by xor and subtract),
+ * so vpmaddubsw's pair sums stay within 2 * 128 * 127 and never saturate.
+ * The VNNI ones take x + 128 (x xor 0x80, as quantize_row
  * stores it for them: one broadcast load per group) as the unsigned operand
  * of vpdpbusd and subtract 128 * sum(w) afterwards. */
 #include "cpu-int8.h"
@@ -513,7 +515,7 @@ panel_func (WhisperCpuInt8Isa isa)
 
 /* ---- the product ------------------------------------------------------- */
 
-#define ROW_BLOCK 64  /* input rows whose sums wait for the last column chunk */
+#define ROW_BLOCK 256 /* input rows whose sums wait for the last column chunk */
 #define K_CHUNK 1024  /* columns per pass: 16 KiB of a panel, which stays in L1 */
 
 /* y[i * y_stride + b] = (accumulate ? y : 0) + sums[i][b] * (1 / x_scale[i]) / ws[b],

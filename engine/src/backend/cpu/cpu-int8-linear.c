@@ -15,7 +15,7 @@
  * call whatever the split. */
 #include "backend-cpu-private.h"
 
-#define INT8_BLOCK_ROWS 64 /* most input rows per task of a many-row linear */
+#define INT8_BLOCK_ROWS 256 /* most input rows per task of a many-row linear */
 
 gboolean
 whisper_cpu_int8_takes (const WhisperBackendCpu *self, const WhisperWeight *w,
@@ -157,8 +157,10 @@ whisper_cpu_int8_linear (WhisperBackendCpu *self, float *y, int y_stride, const 
   const int threads = self->parent.n_threads;
   if (n > WHISPER_CPU_GEMV_MAX_ROWS) {
     /* up to INT8_BLOCK_ROWS rows a task (each task reads the whole weight
-     * once), at least two tasks a thread where there are rows for them */
-    job.per_task = CLAMP ((n + 2 * threads - 1) / (2 * threads), 16, INT8_BLOCK_ROWS);
+     * once), at least four tasks a thread where there are rows for them,
+     * so that a thread slowed by others sharing the CPU leaves its share
+     * to the rest */
+    job.per_task = CLAMP ((n + 4 * threads - 1) / (4 * threads), 16, INT8_BLOCK_ROWS);
     whisper_thread_pool_run (self->pool, (n + job.per_task - 1) / job.per_task,
                              int8_block_task, &job);
     return;

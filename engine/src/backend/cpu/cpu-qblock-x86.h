@@ -315,8 +315,6 @@ qb_panel_rows (WhisperDType type, const int8_t *codes, const float *dw, const fl
                int b0, int b1, const WhisperCpuQRows *x, int i, const int NA, float (*out)[QB_PANEL])
 {
   const int signed_q8 = type == WHISPER_DTYPE_Q8_0 && QB_Q8_SIGNED;
-  const __m256i ones = _mm256_set1_epi16 (1);
-  (void) ones;
   const int8_t *xq[QB_PANEL_TILE];
   const float *xd[QB_PANEL_TILE], *xs[QB_PANEL_TILE];
   for (int a = 0; a < NA; a++) {
