@@ -50,8 +50,9 @@ real speech at hand with 1 to 2 s of very low noise between clips.
 
 --cap-avx2 caps every contender at AVX2, as on a CPU without AVX-512:
 CT2_FORCE_CPU_ISA=AVX2 for faster-whisper, ONEDNN_MAX_CPU_ISA=AVX2,
-WHISPER_CPU_NO_AVX512=1 and WHISPER_CPU_INT8=avx2 for ours (so ours-fast is
-int8 there), GGML has no such switch (whisper.cpp runs as built).
+WHISPER_CPU_NO_AVX512=1, WHISPER_CPU_INT8=avx2 and OPENBLAS_CORETYPE=Haswell
+(OpenBLAS's AVX2 kernels) for ours (so ours-fast is int8 there), GGML has no
+such switch (whisper.cpp runs as built).
 
 No timing is ever asserted: the script reports, it does not judge.
 """
@@ -84,7 +85,7 @@ OURS_PRECISION = {"ours-fast": "fast", "ours-int8": "int8"}
 # --cap-avx2: the environment of each side
 CAP_AVX2_PEERS = {"CT2_FORCE_CPU_ISA": "AVX2"}
 CAP_AVX2_OURS = {"ONEDNN_MAX_CPU_ISA": "AVX2", "WHISPER_CPU_NO_AVX512": "1",
-                 "WHISPER_CPU_INT8": "avx2"}
+                 "WHISPER_CPU_INT8": "avx2", "OPENBLAS_CORETYPE": "Haswell"}
 PEERS = ["fw-float32", "fw-int8", "whispercpp", "whispercpp-q8_0", "whispercpp-q5_0"]
 # ggml block types: ours and whisper.cpp on the same quantized file
 OURS_QUANT = {"ours-q8_0": "whispercpp-q8_0", "ours-q5_0": "whispercpp-q5_0"}
@@ -840,7 +841,7 @@ def main():
     ap.add_argument("--cap-avx2", action="store_true",
                     help="cap ours and faster-whisper at AVX2 (a CPU without AVX-512): "
                          "CT2_FORCE_CPU_ISA=AVX2; ONEDNN_MAX_CPU_ISA=AVX2, WHISPER_CPU_NO_AVX512=1, "
-                         "WHISPER_CPU_INT8=avx2")
+                         "WHISPER_CPU_INT8=avx2, OPENBLAS_CORETYPE=Haswell")
     ap.add_argument("--shared-data", default=str(ROOT.parent / "shared" / "data"),
                     help="folder with jfk.wav etc. (default: ../shared/data from the repo root)")
     ap.add_argument("--model", default=None, help="CTranslate2 model directory (default: the installed tiny.en)")

@@ -108,6 +108,34 @@ gst_whisper_window_backlog_limit (const GstWhisperWindowPolicy *p)
       gst_whisper_window_carry_limit (p) + p->chunk_samples);
 }
 
+/* The call that moves the window on ends at the quietest moment of its last
+ * `search` samples (frames of QUIET_FRAME_MS, the latest of equals; the
+ * end itself when the last frame is the quietest), so that a word is seldom
+ * cut in two: the rest waits for the next call. */
+#define QUIET_SEARCH_MS 600
+#define QUIET_FRAME_MS 20
+
+static gsize
+quiet_end (const GstWhisperWindow *w, gsize n, gsize search)
+{
+  const float *x = gst_whisper_window_data (w);
+  gsize frame = (gsize) w->rate * QUIET_FRAME_MS / 1000, best = n, at;
+  double best_energy = G_MAXDOUBLE;
+
+  if (frame == 0 || search < frame || n < 2 * search)
+    return n;
+  for (at = n; at >= n - search + frame; at -= frame) {
+    double e = 0.0;
+    for (gsize i = at - frame; i < at; i++)
+      e += (double) x[i] * x[i];
+    if (e < best_energy) {
+      best_energy = e;
+      best = at - frame / 2;
+    }
+  }
+  return best == n - frame / 2 ? n : best;
+}
+
 gboolean
 gst_whisper_window_next_region (const GstWhisperWindow *w,
     const GstWhisperWindowPolicy *p, gboolean drain, GstWhisperRegion *region)
@@ -137,15 +165,25 @@ gst_whisper_window_next_region (const GstWhisperWindow *w,
   }
 
   if (p->live) {
-    gsize fresh = (gsize) (end - MAX (w->given, w->seek));
+    guint64 from = MAX (w->given, w->seek);
+    gsize fresh = (gsize) (end - from), limit = gst_whisper_window_carry_limit (p), take;
 
     if (p->chunk_samples == 0 || fresh < p->chunk_samples)
       return FALSE;
-    region->n_samples = MIN (pending, p->window_samples);
+    /* One chunk past the end of the last call, so that where a call ends
+     * depends on the audio, not on how much arrived while the one before
+     * ran: a call slower than a chunk is followed at once by the next, a
+     * chunk on. Only two chunks behind does a call take all the whole
+     * chunks waiting. */
+    take = fresh < 2 * p->chunk_samples ? p->chunk_samples : fresh - fresh % p->chunk_samples;
+    region->n_samples = MIN ((gsize) (from - w->seek) + take, p->window_samples);
     /* The last segment may be cut by the edge of the audio: decode it again
      * with the next chunk, as long as that call stays within the limit. */
-    if (pending + p->chunk_samples <= gst_whisper_window_carry_limit (p))
+    if (region->n_samples + p->chunk_samples <= limit)
       region->carry = GST_WHISPER_CARRY_LAST_SEGMENT;
+    else if (limit >= 2 * p->chunk_samples)
+      region->n_samples = quiet_end (w, region->n_samples,
+          MIN (p->chunk_samples / 2, (gsize) w->rate * QUIET_SEARCH_MS / 1000));
     return TRUE;
   }
 

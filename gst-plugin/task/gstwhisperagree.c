@@ -93,6 +93,8 @@ agreed_word (const GstWhisperAgree *a, GPtrArray *words, GArray *ends, guint i,
   GstWhisperAgreedWord out;
 
   out.text = g_strstrip (g_strdup (w));
+  out.from = start;
+  out.to = end;
   out.start = CLAMP (start / cps, 0.0, seconds);
   out.end = CLAMP (end / cps, out.start, seconds);
   return out;

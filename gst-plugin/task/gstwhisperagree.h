@@ -1,28 +1,28 @@
-/* gstwhisperagree.h: the commit policy of live text-only answers
- * (device=remote with server-stream): LocalAgreement-2 over words without
- * times.
+/* gstwhisperagree.h: the commit policy of live answers from a server
+ * (device=remote, streamed with server-stream or not): LocalAgreement-2
+ * over the answers' words.
  *
- * A streamed answer has text only. Live, each call sends the audio from
- * the window's start, which stays put while the answer's one segment is
- * carried (gstwhisperwindow.h), so consecutive answers read the same audio
- * from the same start, the later one a chunk longer. A word is committed
- * once two consecutive answers from one window start agree on it and on
- * every word before it (compared without case and punctuation), as
- * gstwhispercommit.h does with timed words (Macháček, Dabre and Bojar,
- * https://arxiv.org/abs/2307.14743). The words of a streamed answer are
- * compared as they arrive (its last word may still grow, so it waits for
- * the next delta or the end), so an agreed word is out before the answer
- * ends. When the window moves on (the answer is not carried: the carry
- * limit, or a drain) every word of that answer not out yet is committed,
- * and the window moves to the end of the audio sent: the estimated times
- * are too rough to cut elsewhere (a cut at the estimated start of the last
- * word, which the end of the audio may have cut, read JFK's pauses wrong
- * and sent words again), so a word across the cut may be read twice,
- * half each time.
+ * Live, each call sends the audio from the window's start, which stays put
+ * while the answer is carried (gstwhisperwindow.h), so consecutive answers
+ * read the same audio from the same start, the later one a chunk longer. A
+ * word is committed once two consecutive answers from one window start
+ * agree on it and on every word before it (compared without case and
+ * punctuation), as gstwhispercommit.h does with timed words (Macháček,
+ * Dabre and Bojar, https://arxiv.org/abs/2307.14743). The words of a
+ * streamed answer are compared as they arrive (its last word may still
+ * grow, so it waits for the next delta or the end), so an agreed word is
+ * out before the answer ends; the words committed by the end of an answer
+ * are the same either way. When the window moves on (the answer is not
+ * carried: the carry limit, or a drain) every word of that answer not out
+ * yet is committed, and the window moves to the end of the audio sent (a
+ * streamed answer has no times to cut elsewhere; the window ends that call
+ * at a quiet moment instead), so a word across the cut may still be read
+ * twice, half each time.
  *
  * Times are estimates: a word's place in the text, in characters, at the
  * previous answer's characters per second of audio (GST_WHISPER_AGREE_CPS
- * before there is one), within the audio sent.
+ * before there is one), within the audio sent; the caller may time the
+ * words better from an answer's segments (GstWhisperAgreedWord's offsets).
  *
  * Pure bookkeeping, no GStreamer. Inference task only. */
 #pragma once
@@ -42,11 +42,14 @@ typedef struct {
   double cps;               /* the last answer's characters per second of audio */
 } GstWhisperAgree;
 
-/* A committed word: its text (without surrounding spaces) and estimated
- * times, in seconds from the start of the audio sent. */
+/* A committed word: its text (without surrounding spaces), estimated
+ * times, in seconds from the start of the audio sent, and where it is in
+ * the answer it was committed from (bytes [from, to) of that text), so
+ * that an answer with times can time it better. */
 typedef struct {
   gchar *text;
   double start, end;
+  gsize from, to;
 } GstWhisperAgreedWord;
 
 void gst_whisper_agree_init (GstWhisperAgree *a);

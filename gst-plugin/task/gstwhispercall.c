@@ -5,9 +5,10 @@
  * segments) becomes output items (io/gstwhisperoutput.c,
  * io/gstwhisperwords.c), live through the commit policy
  * (gstwhisperlive.c), and the translate_src pads decode the same audio
- * again (gstwhispertranslate.c). device=remote with server-stream, live:
- * the answer's text deltas are interim messages as they arrive and its
- * words are committed by agreement (gstwhisperagree.h). */
+ * again (gstwhispertranslate.c). device=remote, live: the answers' words
+ * are committed by agreement (gstwhisperagree.h), and with server-stream
+ * the text deltas are interim messages as they arrive and agreed words go
+ * out before the answer ends. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -27,6 +28,13 @@
 #define LIVE_TOKENS_BASE 20
 #define LIVE_TOKENS_PER_S 6
 
+/* Bytes [from, to) of a live remote answer's text were spoken from `start`
+ * to `end` s (a segment, or a word when the answer has word times). */
+typedef struct {
+  gsize from, to;
+  double start, end;
+} AnswerSpan;
+
 typedef struct {
   GstWhisperSink *self;
   GstWhisperOutputMode output;
@@ -41,8 +49,11 @@ typedef struct {
   GPtrArray *segments;       /* CARRY_COMMIT: the call's segments, for the commit policy */
   gboolean batched;          /* offline-mode=batched: no token events */
   gboolean words_from_segments; /* output=words timed by the segments' word timestamps */
-  GString *answer;           /* server-stream: the answer's text, for the agreement
-                                (gstwhisperagree.h); NULL: its segments go out */
+  GString *answer;           /* device=remote, live: the answer's text, for the
+                                agreement (gstwhisperagree.h); NULL: its segments go out */
+  GArray *spans;             /* AnswerSpan: times of parts of `answer`, when it has them */
+  GArray *answer_words;      /* GstWhisperWord: the answer's timed words not placed in
+                                `answer` yet (they come before their segment) */
   GstFlowReturn flow;
 } CallContext;
 
@@ -243,18 +254,68 @@ on_token (const WhisperTokenEvent *event, gpointer user_data)
   return ctx->flow == GST_FLOW_OK;
 }
 
+static void
+add_span (CallContext *ctx, gsize from, gsize to, double start, double end)
+{
+  AnswerSpan span = { from, to, start, end };
+
+  if (ctx->spans && to > from && end >= start)
+    g_array_append_val (ctx->spans, span);
+}
+
+/* Live remote: a segment of the answer joins its text; its times, and those
+ * of its words (found in its text in order), become spans. */
+static void
+add_answer_segment (CallContext *ctx, const WhisperSegment *segment)
+{
+  const gchar *text = segment->text ? segment->text : "";
+  gsize base = ctx->answer->len, at = 0;
+
+  g_string_append (ctx->answer, text);
+  add_span (ctx, base + strspn (text, " "), ctx->answer->len, segment->start, segment->end);
+  for (guint i = 0; ctx->answer_words && i < ctx->answer_words->len; i++) {
+    GstWhisperWord *w = &g_array_index (ctx->answer_words, GstWhisperWord, i);
+    const gchar *found = *w->text ? strstr (text + at, w->text) : NULL;
+    if (found) {
+      at = (gsize) (found - text) + strlen (w->text);
+      add_span (ctx, base + (gsize) (found - text), base + at, w->start, w->end);
+    }
+  }
+  if (ctx->answer_words)
+    g_array_set_size (ctx->answer_words, 0);
+}
+
+/* Live remote: the time of byte `at` of the answer's text, from the
+ * narrowest span that holds it; NAN when none does. */
+static double
+answer_time_at (const CallContext *ctx, gsize at)
+{
+  const AnswerSpan *best = NULL;
+
+  for (guint i = 0; ctx->spans && i < ctx->spans->len; i++) {
+    const AnswerSpan *sp = &g_array_index (ctx->spans, AnswerSpan, i);
+    if (sp->from <= at && at <= sp->to && (best == NULL
+            || sp->to - sp->from < best->to - best->from))
+      best = sp;
+  }
+  if (best == NULL)
+    return NAN;
+  return best->start + (best->end - best->start) * (double) (at - best->from)
+      / (double) (best->to - best->from);
+}
+
 static gboolean
 on_segment (WhisperSegment *segment, gpointer user_data)
 {
   CallContext *ctx = user_data;
 
+  announce_language (ctx->self, segment->language);
   if (ctx->answer) {
-    /* server-stream: text only, committed by agreement */
-    g_string_append (ctx->answer, segment->text ? segment->text : "");
+    /* live remote: the text, committed by agreement */
+    add_answer_segment (ctx, segment);
     whisper_segment_free (segment);
     return TRUE;
   }
-  announce_language (ctx->self, segment->language);
 
   if (ctx->words_from_segments) {
     /* the segment's words, with their word timestamps */
@@ -627,11 +688,19 @@ on_remote_word (GstWhisperWord *word, gpointer user_data)
     gst_whisper_word_clear (word);
     return FALSE;
   }
+  if (ctx->answer) {
+    /* live remote: out when agreed on, timed by it (add_answer_segment) */
+    if (ctx->answer_words)
+      g_array_append_val (ctx->answer_words, *word);
+    else
+      gst_whisper_word_clear (word);
+    return TRUE;
+  }
   take_word (ctx, word);
   return ctx->flow == GST_FLOW_OK;
 }
 
-/* server-stream: committed words (gstwhisperagree.h) go out: a buffer per
+/* Live remote: committed words (gstwhisperagree.h) go out: a buffer per
  * word (output=words) or per run of words, final. */
 static void
 push_agreed (CallContext *ctx, GArray *agreed)
@@ -645,6 +714,15 @@ push_agreed (CallContext *ctx, GArray *agreed)
   item.final = TRUE;
   item.decode_step = -1;
   item.push = TRUE;
+  for (i = 0; i < agreed->len; i++) {
+    /* an answer with times times its words better than the estimate */
+    GstWhisperAgreedWord *w = &g_array_index (agreed, GstWhisperAgreedWord, i);
+    double start = answer_time_at (ctx, w->from), end = answer_time_at (ctx, w->to);
+    if (isfinite (start) && isfinite (end)) {
+      w->start = start;
+      w->end = MAX (end, start);
+    }
+  }
   for (i = 0; i < agreed->len && ctx->flow == GST_FLOW_OK; i++) {
     GstWhisperAgreedWord *w = &g_array_index (agreed, GstWhisperAgreedWord, i);
     GstWhisperAgreedWord *first = &g_array_index (agreed, GstWhisperAgreedWord, 0);
@@ -708,7 +786,7 @@ on_remote_delta (const gchar *text, G_GNUC_UNUSED const gchar *delta, gpointer u
   return ctx->flow == GST_FLOW_OK && !is_cancelled (ctx->self);
 }
 
-/* server-stream: after the answer, what agreement commits (gstwhisperagree.h);
+/* Live remote: after the answer, what agreement commits (gstwhisperagree.h);
  * how much of the region is done (none while the answer is carried), and
  * the text that leaves the window (`gone`). */
 static gsize
@@ -800,8 +878,15 @@ gst_whisper_call_transcribe_remote (GstWhisperSink *self, const GstWhisperRegion
   /* server-stream: live calls only (file pieces need the segments' times) */
   req.stream = s->remote.stream && policy->live;
   req.delta_func = on_remote_delta;
-  if (req.stream) {
+  if (policy->live) {
+    /* committed by agreement, streamed or not: server-stream changes when
+     * the words come, not which (gstwhisperagree.h) */
     ctx.answer = g_string_new (NULL);
+    if (!req.stream) {
+      ctx.spans = g_array_new (FALSE, FALSE, sizeof (AnswerSpan));
+      ctx.answer_words = g_array_new (FALSE, FALSE, sizeof (GstWhisperWord));
+      g_array_set_clear_func (ctx.answer_words, (GDestroyNotify) gst_whisper_word_clear);
+    }
     gst_whisper_agree_begin (&self->agree, w->seek);
   }
   block = drain || (!policy->live
@@ -843,6 +928,8 @@ gst_whisper_call_transcribe_remote (GstWhisperSink *self, const GstWhisperRegion
   g_clear_pointer (&ctx.held, whisper_segment_free);
   if (ctx.answer)
     g_string_free (ctx.answer, TRUE);
+  g_clear_pointer (&ctx.spans, g_array_unref);
+  g_clear_pointer (&ctx.answer_words, g_array_unref);
   if (ret != GST_FLOW_OK || *later)
     return ret;
 

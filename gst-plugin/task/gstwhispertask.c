@@ -45,8 +45,10 @@
  * of the engine. Non-live audio is cut at non-speech into pieces of at
  * most a window whatever offline-mode says, up to server-requests of them
  * in flight on the servers of server-url, their text out in order
- * (gstwhisperfleet.c); live audio goes chunk by chunk as above, a
- * carried segment sent again with the next chunk. While the server does
+ * (gstwhisperfleet.c); live audio goes chunk by chunk as above (whole
+ * chunks, gstwhisperwindow.c), the answer carried and sent again with the
+ * next chunk, its words committed by agreement (gstwhisperagree.h). While
+ * the server does
  * not answer the audio stays in the window: the task goes on taking audio
  * from the queue and tries again after a back-off, up to server-queue of
  * audio; beyond it live audio is dropped (GAP, warning) and non-live audio

@@ -3,6 +3,7 @@
  * token events (gstwhisperwords.c), and the overload ladder's decisions
  * (gstwhisperoverload.c) on given call times. */
 #include <gst/check/gstcheck.h>
+#include <math.h>
 #include <string.h>
 
 #include "io/gstwhisperalign.h"
@@ -232,6 +233,71 @@ GST_START_TEST (test_window_policy)
   fail_unless_equals_int (gst_whisper_window_drop_backlog (&w, p.chunk_samples), 24 * RATE);
   fail_unless_equals_int (gst_whisper_window_pending (&w), 2 * RATE);
   fail_unless_equals_uint64 (gst_whisper_window_time_at (&w, w.seek), 24 * GST_SECOND);
+  gst_whisper_window_clear (&w);
+}
+GST_END_TEST;
+
+/* A 440-Hz tone of amplitude `amp`. */
+static void
+append_tone (GstWhisperWindow *w, gsize n, float amp)
+{
+  float *x = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    x[i] = amp * (float) sin (2 * G_PI * 440.0 * i / RATE);
+  gst_whisper_window_append (w, x, n);
+  g_free (x);
+}
+
+/* Live without the commit policy (device=remote): a call ends a chunk
+ * after the end of the call before, however much more audio arrived while
+ * that one ran (up to two chunks behind), so that two runs cut the same
+ * audio wherever the answers' timing differs; the call that moves the
+ * window on ends at the quietest 20 ms of its last 0.6 s (half a chunk at
+ * most). Before, a call took all the audio waiting (2.5 s here) and moved
+ * on at its very end. */
+GST_START_TEST (test_live_grid)
+{
+  /* latency=8000: 2-s chunks, an 8-s budget, calls carried up to 6 s */
+  GstWhisperWindowPolicy p = { TRUE, GST_WHISPER_OFFLINE_EXACT, 480000, RATE, 2 * RATE,
+    8 * RATE, FALSE };
+  GstWhisperWindow w;
+  GstWhisperRegion r;
+
+  gst_whisper_window_init (&w, RATE);
+  gst_whisper_window_reset (&w, 0);
+  append_tone (&w, 5 * RATE / 2, 0.5f);
+  fail_unless (gst_whisper_window_next_region (&w, &p, FALSE, &r));
+  fail_unless_equals_int (r.n_samples, 2 * RATE);
+  fail_unless_equals_int (r.carry, GST_WHISPER_CARRY_LAST_SEGMENT);
+  gst_whisper_window_advance (&w, r.n_samples, 0);
+  append_tone (&w, 16 * RATE / 10, 0.5f);             /* 4.1 s in all */
+  fail_unless (gst_whisper_window_next_region (&w, &p, FALSE, &r));
+  fail_unless_equals_int (r.n_samples, 4 * RATE);
+  fail_unless_equals_int (r.carry, GST_WHISPER_CARRY_LAST_SEGMENT);
+  gst_whisper_window_advance (&w, r.n_samples, 0);
+  /* to 6.6 s, with a quieter 40 ms at 5.60-5.64 s and a silent 20 ms at
+   * 5.30-5.32 s (more than 0.6 s before the end of the call: not looked at) */
+  append_tone (&w, 12 * RATE / 10, 0.5f);
+  append_zeros (&w, RATE / 50);
+  append_tone (&w, 28 * RATE / 100, 0.5f);
+  append_tone (&w, 4 * RATE / 100, 0.05f);
+  append_tone (&w, 96 * RATE / 100, 0.5f);
+  fail_unless (gst_whisper_window_next_region (&w, &p, FALSE, &r));
+  fail_unless_equals_int (r.carry, GST_WHISPER_CARRY_NONE);   /* 6 + 2 > 6 s */
+  fail_unless (r.n_samples > 56 * RATE / 10 && r.n_samples < 564 * RATE / 100,
+      "cut at %" G_GSIZE_FORMAT " samples, not in the quiet 5.60-5.64 s", r.n_samples);
+  gst_whisper_window_advance (&w, r.n_samples, r.n_samples);
+  /* the rest waits: the next call after 2 s more than the call's end */
+  fail_if (gst_whisper_window_next_region (&w, &p, FALSE, &r));
+  append_tone (&w, 14 * RATE / 10, 0.5f);             /* 8.0 s in all */
+  fail_unless (gst_whisper_window_next_region (&w, &p, FALSE, &r));
+  fail_unless_equals_int (r.n_samples, 2 * RATE);
+  /* two chunks behind (a slow server): all the whole chunks waiting */
+  gst_whisper_window_advance (&w, r.n_samples, 0);
+  append_tone (&w, 41 * RATE / 10, 0.5f);
+  fail_unless (gst_whisper_window_next_region (&w, &p, FALSE, &r));
+  fail_unless (r.n_samples > 54 * RATE / 10 && r.n_samples <= 6 * RATE,
+      "%" G_GSIZE_FORMAT " samples, not 6 s ending in a quiet moment", r.n_samples);
   gst_whisper_window_clear (&w);
 }
 GST_END_TEST;
@@ -600,6 +666,7 @@ whispersink_units_suite (void)
   tcase_add_test (tc, test_align);
   tcase_add_test (tc, test_window_timestamps_no_drift);
   tcase_add_test (tc, test_window_policy);
+  tcase_add_test (tc, test_live_grid);
   tcase_add_test (tc, test_live_policy_keeps_up);
   tcase_add_test (tc, test_words);
   tcase_add_test (tc, test_overload_ladder);

@@ -1,8 +1,9 @@
 /* test-cpu-int8.c: the CPU backend's int8 linears (cpu-int8.h) on seeded
  * random inputs.
- * - /cpu-int8/quantize: a row's stored values and scale with CTranslate2's
- *   rule on every path this CPU has (ties to even), each value within half
- *   a step of the float one.
+ * - /cpu-int8/quantize: an input row's stored values and scale with
+ *   CTranslate2's rule on every path this CPU has (shifted by 128, then
+ *   ties to even; values just under a half that the shift rounds up), each
+ *   value within half a step (and a float step of the shift) of the float one.
  * - /cpu-int8/kernels: every kernel path this CPU has against 64-bit
  *   integer dot products: the same bits (the sums are exact), for tile
  *   edges in rows, input rows and columns, with and without accumulation.
@@ -10,7 +11,9 @@
  *   WHISPER_CPU_INT8 names, else the CPU's best): a float weight quantized
  *   at load, linears of 1 to 40 input rows with bias, GELU and
  *   accumulation against a double-precision float reference (within the
- *   quantization error) and each row with its one-row call's bits (up to
+ *   quantization error), an accumulated row with the bits of the residual
+ *   plus the biased product (CTranslate2's order), and each row with its
+ *   one-row call's bits (up to
  *   max_exact_rows rows; within 1e-6 above, where GELU splits differently); an int8
  *   tensor (a CTranslate2 int8 model's) kept as stored.
  * - /cpu-int8/env: WHISPER_CPU_INT8 naming no path is refused, naming it.
@@ -36,8 +39,17 @@ rnd (GRand *r)
   return (float) g_rand_double_range (r, -1.0, 1.0);
 }
 
-/* one row on one path: CTranslate2's rule computed here in the plainest
- * way (nearbyintf: round to nearest even) */
+/* an input row's stored value: CTranslate2's rule (cpu-int8.h) in the
+ * plainest way: shifted by 128 in float, then nearbyintf (round to nearest
+ * even) */
+static int
+want_q (float x, float scale)
+{
+  volatile float shifted = x * scale + 128.0f; /* rounded to float here */
+  return (int) nearbyintf (shifted) - 128;
+}
+
+/* one row on one path against want_q () */
 static void
 check_quantize (WhisperCpuInt8Isa isa, const float *x, int cols)
 {
@@ -53,11 +65,13 @@ check_quantize (WhisperCpuInt8Isa isa, const float *x, int cols)
     for (int c = 0; c < pad; c++)
       q[c] ^= (int8_t) 0x80;
   for (int c = 0; c < cols; c++) {
-    if (q[c] != (int) nearbyintf (x[c] * scale))
+    if (q[c] != want_q (x[c], scale))
       g_error ("int8 %s: cols %d: q[%d] = %d for %.9g * %.9g, want %d",
                whisper_cpu_int8_isa_name (isa), cols, c, q[c], x[c], scale,
-               (int) nearbyintf (x[c] * scale));
-    g_assert_cmpfloat (fabs ((double) q[c] / scale - x[c]), <=, 0.5 / scale + 1e-6);
+               want_q (x[c], scale));
+    /* half a step, plus the float rounding of the shifted value (at most
+     * half of 2^-15, the float step from 128 to 256) */
+    g_assert_cmpfloat (fabs ((double) q[c] / scale - x[c]), <=, (0.5 + 0x1p-16) / scale + 1e-6);
   }
   for (int c = cols; c < pad; c++)
     g_assert_cmpint (q[c], ==, 0);
@@ -83,6 +97,16 @@ test_quantize (void)
         x[c] = (float) g_rand_int_range (r, -127, 127) + 0.5f;
       x[0] = 127.0f;
       check_quantize (isa, x, sizes[s]);
+      /* amax 127, scale 1: just under halves, where the shift by 128
+       * rounds them up (1.49999988 + 128 is 129.5 in float: 2, not 1) */
+      for (int c = 0; c < sizes[s]; c++)
+        x[c] = nextafterf ((float) g_rand_int_range (r, -126, 126) + 0.5f, 0.0f);
+      x[0] = 127.0f;
+      check_quantize (isa, x, sizes[s]);
+      if (sizes[s] > 1) {
+        const float scale = 1.0f, under = nextafterf (1.5f, 0.0f);
+        g_assert_cmpint (want_q (under, scale), ==, 2);
+      }
       memset (x, 0, sizes[s] * sizeof (float)); /* a zero row: scale 1, zeros */
       check_quantize (isa, x, sizes[s]);
     }
@@ -98,7 +122,7 @@ reference_out (const int8_t *xq, gboolean offset, float xs, const WhisperCpuInt8
   for (int c = 0; c < w->cols; c++)
     dot += (int64_t) (offset ? (int8_t) (xq[c] ^ 0x80) : xq[c]) *
            w->q[whisper_cpu_int8_index (w, r, c)];
-  return (float) dot / (xs * w->scale[r]);
+  return (float) dot * (1.0f / xs) / w->scale[r];
 }
 
 static WhisperCpuInt8Weight *
@@ -153,8 +177,9 @@ static void
 test_kernels (void)
 {
   g_autoptr (GRand) r = g_rand_new_with_seed (5);
-  const int shapes[][2] = { { 1, 1 }, { 5, 63 }, { 8, 64 }, { 7, 65 }, { 13, 384 }, { 9, 1536 } };
-  const int ns[] = { 1, 2, 3, 4, 5, 9, 17 };
+  const int shapes[][2] = { { 1, 1 }, { 5, 63 }, { 8, 64 }, { 7, 65 }, { 13, 384 }, { 9, 1536 },
+                            { 17, 2200 } /* three column chunks, the last partial */ };
+  const int ns[] = { 1, 2, 3, 4, 5, 9, 17, 70, 260 /* two blocks of input rows */ };
   int paths = 0;
   for (int isa = 0; isa < WHISPER_CPU_INT8_N_ISA; isa++) {
     if (!whisper_cpu_int8_isa_available (isa)) {
@@ -209,6 +234,16 @@ check_backend_linear (WhisperBackend *be, const WhisperWeight *w, const float *w
       /* each factor within half a step (1/127 of its row's largest, 1 here) */
       const double bound = 1.2 * (mag * 0.5 / 127.0 + cols * 0.25 / 127.0 / 127.0) + 1e-5;
       g_assert_cmpfloat (fabs (y[(size_t) i * rows + j] - s), <=, bound);
+    }
+    if (flags & WHISPER_LINEAR_ACCUMULATE) {
+      /* CTranslate2's order: the residual joins the biased product, 0.5 +
+       * (product + bias), not (0.5 + product) + bias */
+      be->ops->linear (be, y1, rows, x + (size_t) i * cols, cols, w, bias, 1,
+                       flags & ~WHISPER_LINEAR_ACCUMULATE);
+      for (int j = 0; j < rows; j++)
+        if (y[(size_t) i * rows + j] != 0.5f + y1[j])
+          g_error ("int8 backend: n %d: y[%d, %d] = %.9g accumulated, want 0.5 + %.9g = %.9g", n,
+                   i, j, y[(size_t) i * rows + j], y1[j], 0.5f + y1[j]);
     }
     for (int j = 0; j < rows; j++)
       y1[j] = 0.5f;

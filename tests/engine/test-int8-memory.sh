@@ -5,13 +5,26 @@
 # quantized to an int8 CTranslate2 directory by tools/ct2-quantize.py
 # (loaded as stored), must each peak at least 0.4 x model.bin's size below
 # the float16 run's peak (0.5 x is what int8 saves; a float copy of the
-# weights anywhere would add 2 to 4 times that instead). The issue's bar,
-# int8 peak <= 0.6 x float16 peak, cannot hold for the whole process: the
-# libraries, caches and buffers that do not depend on the weights
-# (about 160 MiB here) stay. Measured 2026-12-07 (AMD EPYC, Zen 4): float16
-# 303 MiB, int8 at load 235 MiB, int8 as stored 230 MiB (under meson, whose
-# MALLOC_PERTURB_ touches every page malloc hands out: 336, 271, 266 MiB).
-# Also checks the text, so that a bound is not met by a run that failed.
+# weights anywhere would add 2 to 4 times that instead).
+#
+# The float16 run's peak less its weights (libraries, vocabulary, encoder
+# and decoder work buffers, cross-attention K/V, scratch) must stay under
+# 180 MiB: the encoder's work buffers are one block whose last part the
+# convolutions and the layers share (net/whisper-encoder.c); as eight
+# separate buffers, each rounded up to 2 MiB, they took twice the memory
+# and this part was about 200 MiB under meson.
+#
+# Issue 40's bar, int8 peak <= 0.6 x float16 peak, is not asserted: with
+# 138 MiB of float16 weights, 69 MiB in int8, and X MiB of everything
+# else, (69 + X) <= 0.6 (138 + X) holds only for X <= 34 MiB, and the
+# cross-attention K/V of one window alone are 35 MiB (6 layers x 1500
+# frames x 1024 float32). The script prints the ratio;
+# tools/int8-memory-ratio.sh measures it outside meson and docs/benchmarks.md
+# has the figures.
+#
+# Under meson, MALLOC_PERTURB_ touches every page malloc hands out, so
+# pages allocated but never used count too. Also checks the text, so that
+# a bound is not met by a run that failed.
 #
 # Usage: test-int8-memory.sh WHISPER_TRANSCRIBE PYTHON3 CT2_QUANTIZE
 set -euo pipefail
@@ -59,4 +72,12 @@ for run in "precision int8:$at_load" "int8 directory:$stored"; do
     status=1
   fi
 done
+if awk -v f="$f16" -v w="$weights_mib" 'BEGIN { exit !(f - w <= 180) }'; then
+  echo "ok: float16: peak RSS $f16 MiB less its $weights_mib MiB of weights <= 180 MiB"
+else
+  echo "FAIL: float16: peak RSS $f16 MiB less its $weights_mib MiB of weights > 180 MiB"
+  status=1
+fi
+awk -v a="$at_load" -v s="$stored" -v f="$f16" \
+  'BEGIN { printf "info: int8/float16 peak RSS: %.2f (at load), %.2f (directory); issue 40 asks 0.6\n", a / f, s / f }'
 exit $status

@@ -19,7 +19,11 @@
  * instruction) into a whole int8 step now and then, so the encoder's
  * output differs from CTranslate2's by about half as much as int8 differs
  * from float32, and near ties (timestamps, a comma) go either way. The
- * kernels themselves are exact (test-cpu-int8).
+ * kernels themselves are exact (test-cpu-int8), and the quantization,
+ * dequantization and bias order are CTranslate2's (cpu-int8.h). CTranslate2
+ * int8 moves as far from itself when its input moves by one float step
+ * (tools/int8-parity-ceiling.py; figures in docs/benchmarks.md): agreement
+ * on every clip needs every float step bit-exact with CTranslate2's.
  *
  * Usage: test-int8 [PYTHON3 [QUANTIZER]] (meson passes both). */
 #include <glib/gstdio.h>

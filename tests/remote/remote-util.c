@@ -116,3 +116,34 @@ remote_wer (const gchar *ref, const gchar *hyp)
   g_ptr_array_unref (h);
   return e;
 }
+
+const gchar *
+remote_take_message (GstMessage *m, gchar **error, gboolean *eos)
+{
+  const GstStructure *details = NULL;
+  GError *e = NULL;
+
+  switch (GST_MESSAGE_TYPE (m)) {
+    case GST_MESSAGE_WARNING:
+      gst_message_parse_warning (m, &e, NULL);
+      gst_message_parse_warning_details (m, &details);
+      break;
+    case GST_MESSAGE_INFO:
+      gst_message_parse_info (m, &e, NULL);
+      gst_message_parse_info_details (m, &details);
+      break;
+    case GST_MESSAGE_ERROR:
+      gst_message_parse_error (m, &e, NULL);
+      if (*error == NULL)
+        *error = g_strdup (e->message);
+      break;
+    case GST_MESSAGE_EOS:
+      *eos = TRUE;
+      return NULL;
+    default:
+      return NULL;
+  }
+  g_print ("  %s: %s\n", GST_MESSAGE_TYPE_NAME (m), e->message);
+  g_error_free (e);
+  return details ? gst_structure_get_string (details, "reason") : NULL;
+}

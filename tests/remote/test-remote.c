@@ -240,46 +240,18 @@ check_message_text (Run *r, GstMessage *m)
 static void
 handle_message (Run *r, GstMessage *m)
 {
-  const GstStructure *details = NULL;
-  const gchar *reason = NULL;
-  GError *e = NULL;
+  const gchar *reason;
 
   check_message_text (r, m);
-  switch (GST_MESSAGE_TYPE (m)) {
-    case GST_MESSAGE_WARNING:
-    case GST_MESSAGE_INFO:
-      if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_WARNING) {
-        gst_message_parse_warning_details (m, &details);
-        gst_message_parse_warning (m, &e, NULL);
-      } else {
-        gst_message_parse_info_details (m, &details);
-        gst_message_parse_info (m, &e, NULL);
-      }
-      reason = details ? gst_structure_get_string (details, "reason") : NULL;
-      g_print ("  %s: %s\n", GST_MESSAGE_TYPE_NAME (m), e->message);
-      if (g_strcmp0 (reason, "server-unavailable") == 0)
-        r->unavailable++;
-      else if (g_strcmp0 (reason, "server-recovered") == 0)
-        r->recovered++;
-      else if (g_strcmp0 (reason, "dropped-audio") == 0)
-        r->dropped_warnings++;
-      else if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_WARNING)
-        r->other_warnings++;
-      g_error_free (e);
-      break;
-    case GST_MESSAGE_ERROR:
-      gst_message_parse_error (m, &e, NULL);
-      g_print ("  error: %s\n", e->message);
-      if (r->error == NULL)
-        r->error = g_strdup (e->message);
-      g_error_free (e);
-      break;
-    case GST_MESSAGE_EOS:
-      r->eos = TRUE;
-      break;
-    default:
-      break;
-  }
+  reason = remote_take_message (m, &r->error, &r->eos);
+  if (g_strcmp0 (reason, "server-unavailable") == 0)
+    r->unavailable++;
+  else if (g_strcmp0 (reason, "server-recovered") == 0)
+    r->recovered++;
+  else if (g_strcmp0 (reason, "dropped-audio") == 0)
+    r->dropped_warnings++;
+  else if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_WARNING)
+    r->other_warnings++;
 }
 
 typedef void (*DuringFunc) (double seconds, gpointer data);

@@ -7,41 +7,53 @@
 
 #define LN_EPS 1e-5f
 
-/* The encoder's work buffers, L = max_encoder_length rows
- * (WhisperEncoderBuffers). */
-static void
-encoder_buffers_plan (WhisperNet *net, WhisperNetBuffer plan[8])
+/* n floats rounded up to whole 64-byte lines */
+static size_t
+encoder_part (size_t n)
 {
-  WhisperEncoderBuffers *b = &net->enc;
-  const size_t L = net->max_encoder_length, d = net->d;
-  const size_t cols = MAX ((size_t) net->n_mels, d) * 3;
-  const WhisperNetBuffer all[] = {
-    { &b->mel, 2 * L * net->n_mels },
-    { &b->conv1, 2 * L * d },
-    { &b->scratch, 2 * L * cols },
-    { &b->x, L * d },
-    { &b->h, L * d },
-    { &b->qkv, L * 3 * d },
-    { &b->attn, L * d },
-    { &b->ffn, L * 4 * d },
-  };
-  memcpy (plan, all, sizeof all);
+  return (n + 15) / 16 * 16;
 }
 
+/* The encoder's work buffers (WhisperEncoderBuffers), L =
+ * max_encoder_length rows, carved from one block: mel, x and h each
+ * their own part, then one part that the convolutions use for conv1 and
+ * the im2col scratch and the layers for qkv, attn and ffn (whichever
+ * needs more). */
 gboolean
 whisper_encoder_buffers_init (WhisperNet *net, GError **error)
 {
-  WhisperNetBuffer plan[8];
-  encoder_buffers_plan (net, plan);
-  return whisper_net_alloc_buffers (net, plan, G_N_ELEMENTS (plan), error);
+  WhisperEncoderBuffers *b = &net->enc;
+  const size_t L = net->max_encoder_length, d = net->d, n_mels = net->n_mels;
+  /* im2col rows of the two convolutions: 2L rows of 3 n_mels (stride 1),
+   * then L rows of 3d (stride 2) */
+  const size_t scratch = MAX (2 * L * 3 * n_mels, L * 3 * d);
+  const size_t convs = encoder_part (2 * L * d) + encoder_part (scratch);
+  const size_t layers = encoder_part (3 * L * d) + encoder_part (L * d) + encoder_part (4 * L * d);
+  const size_t mel = encoder_part (2 * L * n_mels), row = encoder_part (L * d);
+
+  memset (b, 0, sizeof *b);
+  b->block = net->backend->ops->alloc (net->backend, mel + 2 * row + MAX (convs, layers), error);
+  if (!b->block)
+    return FALSE;
+  b->mel = b->block;
+  b->x = b->mel + mel;
+  b->h = b->x + row;
+  float *shared = b->h + row;
+  b->conv1 = shared;
+  b->scratch = b->conv1 + encoder_part (2 * L * d);
+  b->qkv = shared;
+  b->attn = b->qkv + encoder_part (3 * L * d);
+  b->ffn = b->attn + encoder_part (L * d);
+  return TRUE;
 }
 
 void
 whisper_encoder_buffers_clear (WhisperNet *net)
 {
-  WhisperNetBuffer plan[8];
-  encoder_buffers_plan (net, plan);
-  whisper_net_free_buffers (net, plan, G_N_ELEMENTS (plan));
+  WhisperEncoderBuffers *b = &net->enc;
+  if (b->block)
+    net->backend->ops->free (net->backend, b->block);
+  memset (b, 0, sizeof *b);
 }
 
 void

@@ -21,14 +21,20 @@ typedef struct {
 } WhisperDecoderWork;
 
 /* Encoder work buffers (backend memory), sized once from the cached
- * maximum encoder length. Used under the engine's compute lock. */
+ * maximum encoder length. Used under the engine's compute lock. One block
+ * holds them all: the convolutions' buffers (conv1, scratch) and the
+ * layers' (qkv, attn, ffn) are never in use at the same time, so they
+ * share its last part (whisper-encoder.c). */
 typedef struct {
+  float *block;     /* the one allocation (freed by whisper_encoder_buffers_clear ()) */
   /* L = max_encoder_length rows; a call uses its first encoder_length */
   float *mel;       /* [2L, n_mels] time-major input window */
-  float *conv1;     /* [2L, d] */
-  float *scratch;   /* im2col: [2L, max(n_mels, d) * 3] */
   float *x;         /* [L, d] residual stream */
-  float *h;         /* [L, d] normed / output */
+  float *h;         /* [L, d] normed / output (read by the decoder after the pass) */
+  /* the convolutions only */
+  float *conv1;     /* [2L, d] */
+  float *scratch;   /* im2col: [2L, 3 n_mels] for conv1, [L, 3d] for conv2 */
+  /* the layers only, where conv1 and scratch were */
   float *qkv;       /* [L, 3d] */
   float *attn;      /* [L, d] */
   float *ffn;       /* [L, 4d] */

@@ -6,9 +6,10 @@
  * - one to WHISPER_CPU_GEMV_MAX_ROWS input rows (decode steps, beams):
  *   the weight rows split over the threads in one contiguous share each,
  *   each weight row read once for all the input rows;
- * - more rows (encoder, prompt passes): blocks of input rows, two per
- *   thread, each against every weight row in register tiles of 4 weight
- *   rows by 4 (AVX-512) or 2 (AVX2) input rows (the kernel set's gemm).
+ * - more rows (encoder, prompt passes): the weight rows split over the
+ *   threads in whole panels of 16 rows, each panel unpacked into the int8
+ *   kernels' layout and multiplied by every input row, 4 at a time (the
+ *   kernel set's gemm).
  * Up to WHISPER_CPU_GEMV_MAX_ROWS rows, every output row has the bits of
  * its one-row call (cpu-qblock.h), so max_exact_rows holds as for the
  * float16 kernels. */
@@ -17,6 +18,7 @@
 
 #define QX_BLOCK_BYTES (2 * sizeof (float) + 32) /* d, s and 32 quants */
 #define QUANTIZE_ROWS 64
+#define PANEL_ROWS 16 /* the gemm's panel (cpu-qblock-x86.h) */
 
 gboolean
 whisper_cpu_qblock_weight_upload (WhisperWeight *w, const WhisperTensor *t, GError **error)
@@ -86,21 +88,24 @@ weight_rows_task (int task, int thread, gpointer data)
                              (job->flags & WHISPER_LINEAR_GELU) != 0);
 }
 
-/* Many rows: the register tiles of the kernel set's gemm. */
+/* Many rows: the task's weight rows (whole panels of 16) by every input
+ * row, in the kernel set's gemm (panels unpacked once per chunk of input
+ * rows, cpu-qblock-x86.h). */
 static void
-input_rows_task (int task, int thread, gpointer data)
+panel_rows_task (int task, int thread, gpointer data)
 {
   QLinearJob *job = data;
   const WhisperWeight *w = job->w;
-  const int i0 = task * job->per_task, i1 = MIN (i0 + job->per_task, job->n);
+  const int r0 = task * job->per_task, r1 = MIN (r0 + job->per_task, w->rows);
   const WhisperCpuQRows x = { w->cols / WHISPER_QBLOCK_VALUES, job->qd, job->qs, job->qq };
   float *scratch = whisper_cpu_thread_scratch (job->self, thread,
-                                               WHISPER_CPU_QBLOCK_GEMM_SCRATCH (x.n_blocks, i1 - i0));
-  job->self->qblock->gemm (weight_qtype (w), w->data, x.n_blocks, 0, w->rows, &x, i0, i1, job->y,
+                                               WHISPER_CPU_QBLOCK_GEMM_SCRATCH (x.n_blocks, job->n));
+  job->self->qblock->gemm (weight_qtype (w), w->data, x.n_blocks, r0, r1, &x, 0, job->n, job->y,
                            job->y_stride, (job->flags & WHISPER_LINEAR_ACCUMULATE) != 0, scratch);
   if (job->bias || (job->flags & WHISPER_LINEAR_GELU))
-    for (int i = i0; i < i1; i++)
-      whisper_cpu_bias_gelu (job->y + (size_t) i * job->y_stride, job->bias, w->rows,
+    for (int i = 0; i < job->n; i++)
+      whisper_cpu_bias_gelu (job->y + (size_t) i * job->y_stride + r0,
+                             job->bias ? job->bias + r0 : NULL, r1 - r0,
                              (job->flags & WHISPER_LINEAR_GELU) != 0);
 }
 
@@ -122,8 +127,11 @@ whisper_cpu_qblock_linear (WhisperBackendCpu *self, float *y, int y_stride, cons
     whisper_thread_pool_run (self->pool, (w->rows + job.per_task - 1) / job.per_task,
                              weight_rows_task, &job);
   } else {
-    job.per_task = MAX ((n + 2 * threads - 1) / (2 * threads), 1);
-    whisper_thread_pool_run (self->pool, (n + job.per_task - 1) / job.per_task, input_rows_task,
-                             &job);
+    /* about four tasks a thread, so that a thread slowed by others sharing
+     * the CPU leaves its share to the rest */
+    const int panels = (w->rows + PANEL_ROWS - 1) / PANEL_ROWS;
+    job.per_task = MAX ((panels + 4 * threads - 1) / (4 * threads), 1) * PANEL_ROWS;
+    whisper_thread_pool_run (self->pool, (w->rows + job.per_task - 1) / job.per_task,
+                             panel_rows_task, &job);
   }
 }

@@ -15,7 +15,7 @@
  * call whatever the split. */
 #include "backend-cpu-private.h"
 
-#define INT8_BLOCK_ROWS 16 /* input rows per task of a many-row linear */
+#define INT8_BLOCK_ROWS 256 /* most input rows per task of a many-row linear */
 
 gboolean
 whisper_cpu_int8_takes (const WhisperBackendCpu *self, const WhisperWeight *w,
@@ -74,14 +74,45 @@ typedef struct {
 } Int8Job;
 
 static void
-bias_act (const Int8Job *job, float *y, int n, int r0, int r1)
+bias_act (const Int8Job *job, float *y, int y_stride, int n, int r0, int r1)
 {
   const gboolean gelu = (job->flags & WHISPER_LINEAR_GELU) != 0;
   if (!job->bias && !gelu)
     return;
   for (int i = 0; i < n; i++)
-    whisper_cpu_bias_gelu (y + (size_t) i * job->y_stride + r0, job->bias ? job->bias + r0 : NULL,
+    whisper_cpu_bias_gelu (y + (size_t) i * y_stride + r0, job->bias ? job->bias + r0 : NULL,
                            r1 - r0, gelu);
+}
+
+/* Output columns [r0, r1) of n input rows: y = dot / scales, then bias
+ * and GELU; with WHISPER_LINEAR_ACCUMULATE, y += (dot / scales + bias):
+ * the bias joins the product before the residual, as CTranslate2's Dense
+ * adds its residual after the dequantization's bias (src/layers/common.cc,
+ * Dense::operator()), so each sum rounds as there. tmp: n * (r1 - r0)
+ * floats of the caller's scratch, used only then. */
+static void
+rows_out (const Int8Job *job, float *y, const int8_t *xq, const float *xs, int n, int r0, int r1,
+          float *tmp)
+{
+  const WhisperCpuInt8Isa isa = job->self->int8_isa;
+  if (!(job->flags & WHISPER_LINEAR_ACCUMULATE) || (!job->bias &&
+                                                   !(job->flags & WHISPER_LINEAR_GELU))) {
+    whisper_cpu_int8_linear_rows (isa, y, job->y_stride, xq, xs, n, job->w, r0, r1,
+                                  (job->flags & WHISPER_LINEAR_ACCUMULATE) != 0);
+    bias_act (job, y, job->y_stride, n, r0, r1);
+    return;
+  }
+  const int width = r1 - r0;
+  /* tmp's column 0 is output column r0: the kernel writes tmp - r0 + r */
+  whisper_cpu_int8_linear_rows (isa, tmp - r0, width, xq, xs, n, job->w, r0, r1, FALSE);
+  for (int i = 0; i < n; i++) {
+    float *t = tmp + (size_t) i * width;
+    whisper_cpu_bias_gelu (t, job->bias ? job->bias + r0 : NULL, width,
+                           (job->flags & WHISPER_LINEAR_GELU) != 0);
+    float *yr = y + (size_t) i * job->y_stride + r0;
+    for (int r = 0; r < width; r++)
+      yr[r] += t[r];
+  }
 }
 
 /* few input rows, already quantized into self->int8_x: weight rows
@@ -89,13 +120,12 @@ bias_act (const Int8Job *job, float *y, int n, int r0, int r1)
 static void
 int8_rows_task (int task, int thread, gpointer data)
 {
-  (void) thread;
   Int8Job *job = data;
   const int r0 = task * job->per_task, r1 = MIN (r0 + job->per_task, job->w->rows);
-  whisper_cpu_int8_linear_rows (job->self->int8_isa, job->y, job->y_stride, job->self->int8_x,
-                                job->self->int8_scale, job->n, job->w, r0, r1,
-                                (job->flags & WHISPER_LINEAR_ACCUMULATE) != 0);
-  bias_act (job, job->y, job->n, r0, r1);
+  float *tmp = (job->flags & WHISPER_LINEAR_ACCUMULATE)
+                   ? whisper_cpu_thread_scratch (job->self, thread, (size_t) job->n * (r1 - r0))
+                   : NULL;
+  rows_out (job, job->y, job->self->int8_x, job->self->int8_scale, job->n, r0, r1, tmp);
 }
 
 /* many input rows: the task's block, quantized into the thread's scratch */
@@ -106,16 +136,15 @@ int8_block_task (int task, int thread, gpointer data)
   const WhisperCpuInt8Weight *w = job->w;
   const int i0 = task * job->per_task, ni = MIN (job->per_task, job->n - i0);
   const size_t q_floats = ((size_t) ni * w->cols_pad + sizeof (float) - 1) / sizeof (float);
-  float *scale = whisper_cpu_thread_scratch (job->self, thread, ni + q_floats);
+  const size_t tmp_floats = (job->flags & WHISPER_LINEAR_ACCUMULATE) ? (size_t) ni * w->rows : 0;
+  float *scale = whisper_cpu_thread_scratch (job->self, thread, ni + q_floats + tmp_floats);
   int8_t *xq = (int8_t *) (scale + ni);
   for (int i = 0; i < ni; i++)
     scale[i] = whisper_cpu_int8_quantize_row (job->self->int8_isa, xq + (size_t) i * w->cols_pad,
                                               job->x + (size_t) (i0 + i) * job->x_stride,
                                               w->cols, w->cols_pad);
-  float *y = job->y + (size_t) i0 * job->y_stride;
-  whisper_cpu_int8_linear_rows (job->self->int8_isa, y, job->y_stride, xq, scale, ni, w, 0,
-                                w->rows, (job->flags & WHISPER_LINEAR_ACCUMULATE) != 0);
-  bias_act (job, y, ni, 0, w->rows);
+  rows_out (job, job->y + (size_t) i0 * job->y_stride, xq, scale, ni, 0, w->rows,
+            scale + ni + q_floats);
 }
 
 void
@@ -127,8 +156,12 @@ whisper_cpu_int8_linear (WhisperBackendCpu *self, float *y, int y_stride, const 
   Int8Job job = { self, y, y_stride, x, x_stride, q, bias, n, flags, 0 };
   const int threads = self->parent.n_threads;
   if (n > WHISPER_CPU_GEMV_MAX_ROWS) {
-    job.per_task = INT8_BLOCK_ROWS;
-    whisper_thread_pool_run (self->pool, (n + INT8_BLOCK_ROWS - 1) / INT8_BLOCK_ROWS,
+    /* up to INT8_BLOCK_ROWS rows a task (each task reads the whole weight
+     * once), at least four tasks a thread where there are rows for them,
+     * so that a thread slowed by others sharing the CPU leaves its share
+     * to the rest */
+    job.per_task = CLAMP ((n + 4 * threads - 1) / (4 * threads), 16, INT8_BLOCK_ROWS);
+    whisper_thread_pool_run (self->pool, (n + job.per_task - 1) / job.per_task,
                              int8_block_task, &job);
     return;
   }

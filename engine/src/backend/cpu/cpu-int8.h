@@ -4,13 +4,19 @@
  *
  * The rule is CTranslate2's
  * (https://github.com/OpenNMT/CTranslate2/blob/master/docs/quantization.md,
- * python/ctranslate2/specs/model_spec.py): per row, scale = 127 / amax
- * (amax the row's largest magnitude; 127 where the row is zero), stored =
- * round-to-nearest-even (value * scale); the product of an input row i and
- * a weight row r is the exact int32 dot product of the stored values
- * divided by (x_scale[i] * w_scale[r]). Input rows are quantized the same
- * way on every call (per row, dynamically), as CTranslate2's int8 Dense
- * layer does.
+ * python/ctranslate2/specs/model_spec.py; on the CPU src/cpu/kernels.cc,
+ * quantize_s8 and dequantize_gemm_output): per row, scale = 127 / amax
+ * (amax the row's largest magnitude; 1 where the row is zero). A weight
+ * row stores round-to-nearest-even (value * scale). An input row, quantized
+ * on every call (per row, dynamically, as CTranslate2's int8 Dense layer
+ * does), stores round-to-nearest-even (value * scale + 128) - 128: on x86
+ * CTranslate2 shifts its inputs to unsigned bytes for its u8 x s8 GEMMs
+ * (oneDNN, MKL) before it rounds, so a product within a few float steps
+ * of a half can round the other way than round (value * scale) would. The
+ * product of input row i and weight row r is the exact int32 dot product
+ * of the stored values, times (1 / x_scale[i]), over w_scale[r], in that
+ * order; the bias is added to that before any residual
+ * (cpu-int8-linear.c).
  *
  * The sums are integers, so every kernel path below gives the same bits:
  * the paths differ only in speed. The path is chosen once, when the
@@ -78,23 +84,23 @@ WhisperCpuInt8Weight *whisper_cpu_int8_weight_new (int rows, int cols);
 /* Row r from stored values and their scale (a CTranslate2 int8 tensor). */
 void whisper_cpu_int8_weight_set_stored (WhisperCpuInt8Weight *w, int r, const int8_t *q,
                                          float scale);
-/* Row r quantized from float32 values with the rule above. */
+/* Row r quantized from float32 values with the weight rule above. */
 void whisper_cpu_int8_weight_set_f32 (WhisperCpuInt8Weight *w, int r, const float *x);
 /* dst[0 .. (r1 - r0) * cols) = rows [r0, r1) as float32 (stored * (1 / scale)) */
 void whisper_cpu_int8_weight_rows_f32 (const WhisperCpuInt8Weight *w, int r0, int r1,
                                        float *dst);
 
-/* q[0 .. cols_pad) = x[0 .. cols) quantized with the rule above, zeros
- * after; returns the row's scale. Every path gives the same values
- * (vcvtps2dq rounds to nearest even, as the portable code does); the paths
+/* q[0 .. cols_pad) = the input row x[0 .. cols) quantized with the rule
+ * above, zeros after; returns the row's scale. Every path gives the same
+ * values (vcvtps2dq rounds to nearest even, as the portable code does); the paths
  * of whisper_cpu_int8_isa_offsets_x () store each value + 128 as an
  * unsigned byte (value xor 0x80), the operand vpdpbusd takes. */
 float whisper_cpu_int8_quantize_row (WhisperCpuInt8Isa isa, int8_t *q, const float *x, int cols,
                                      int cols_pad);
 gboolean whisper_cpu_int8_isa_offsets_x (WhisperCpuInt8Isa isa);
 
-/* y[i * y_stride + r] = (accumulate ? y[...] : 0) + dot (xq_i, w_r) /
- * (x_scale[i] * w->scale[r]) for i < n and r in [r0, r1); xq holds n
+/* y[i * y_stride + r] = (accumulate ? y[...] : 0) + dot (xq_i, w_r) *
+ * (1 / x_scale[i]) / w->scale[r] for i < n and r in [r0, r1); xq holds n
  * rows of w->cols_pad values from whisper_cpu_int8_quantize_row () on the
  * same path. */
 void whisper_cpu_int8_linear_rows (WhisperCpuInt8Isa isa, float *y, int y_stride,

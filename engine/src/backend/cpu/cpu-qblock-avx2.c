@@ -13,6 +13,11 @@
 #define QB_TW 4
 #define QB_TX 2 /* 8 accumulators: AVX2 has 16 registers */
 #define QB_Q8_SIGNED 1
+/* the panels' sums: vpmaddubsw then vpmaddwd by ones */
+#define QB_PANEL_I16 1 /* int16 sums of 4 groups of codes up to 5 bits */
+#define QB_PANEL_ACC(acc, u, s)                                                                \
+  _mm256_add_epi32 ((acc), _mm256_madd_epi16 (_mm256_maddubs_epi16 ((u), (s)),               \
+                                              _mm256_set1_epi16 (1)))
 
 /* byte j of the result: 0x10 where bit j of bits is set (each byte gets
  * byte j / 8 of bits, then tests its own bit) */

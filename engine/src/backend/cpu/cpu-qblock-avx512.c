@@ -14,6 +14,8 @@
 #define QB_TW 4
 #define QB_TX 4 /* 16 accumulators of the 32 registers */
 #define QB_Q8_SIGNED 0 /* vpdpbusd does not saturate */
+#define QB_PANEL_I16 0 /* int16 sums of 4 groups of codes up to 5 bits */
+#define QB_PANEL_ACC(acc, u, s) _mm256_dpbusd_epi32 ((acc), (u), (s))
 
 #include "cpu-qblock-x86.h"
 

@@ -209,6 +209,12 @@ qb_gemm (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
   for (; r < r1; r += QB_TW) {
     const int whole = r + QB_TW <= r1;
     const uint8_t *wr = w + (size_t) r * w_stride;
+    /* decode steps stream the weights from memory: the next tile's rows
+     * asked for ahead (without, AVX2's q8_0 tiles, which have no offset
+     * pass over their rows first, waited on memory) */
+    if (r + 2 * QB_TW <= r1)
+      for (size_t at = 0; at < QB_TW * w_stride; at += 64)
+        _mm_prefetch ((const char *) wr + QB_TW * w_stride + at, _MM_HINT_T0);
     const float *c = whole && qb_offsets (type, wr, w_stride, n_blocks, scratch) ? scratch : NULL;
     int i = i0;
     for (; whole && i + QB_TX <= i1; i += QB_TX) {
@@ -235,6 +241,198 @@ qb_gemm (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
   }
 }
 
+/* ---- many input rows: panels ------------------------------------------
+ *
+ * qb_panels below is the set's gemm: 16 weight rows at a time are unpacked
+ * (each task unpacks its own rows, into its scratch, once per chunk of
+ * QB_PANEL_CHUNK input rows) into the layout of the int8 kernels
+ * (cpu-int8.h): per block, 8 groups of 64 bytes, each 4 codes of the 16
+ * rows in turn, with the 16 rows' block scales and offset terms as float
+ * vectors. An input row's 4 quants of a group are one broadcast, so the 16
+ * rows' sums land in the lanes of two vectors with no horizontal add, and
+ * each block's scale is one multiply per 8 rows. */
+
+#define QB_PANEL 16
+#define QB_PANEL_TILE 4     /* input rows per pass over a panel */
+#define QB_PANEL_CHUNK 256  /* input rows per unpacking of a panel */
+#define QB_PANEL_KBLOCKS 32 /* blocks per pass over a chunk: 16 KiB of codes */
+
+/* codes[nb * 8 groups][16 rows][4]; dw[nb][16]; c[nb][16] (the offset and
+ * minimum term, m - offset * dw), rows past the weight's end zero */
+QB_TARGET static inline __attribute__ ((always_inline)) void
+qb_panel_unpack (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blocks, int rows,
+                 int8_t *codes, float *dw, float *c)
+{
+  const size_t bytes = whisper_qblock_bytes (type);
+  const int has_min = type == WHISPER_DTYPE_Q4_1 || type == WHISPER_DTYPE_Q5_1;
+  const int head = has_min ? 4 : 2;
+  const int signed_q8 = type == WHISPER_DTYPE_Q8_0 && QB_Q8_SIGNED;
+  const float offset = type == WHISPER_DTYPE_Q4_0   ? 8.0f
+                       : type == WHISPER_DTYPE_Q5_0 ? 16.0f
+                       : type == WHISPER_DTYPE_Q8_0 ? (signed_q8 ? 0.0f : 128.0f) : 0.0f;
+  for (int k = 0; k < QB_PANEL; k++) {
+    for (int b = 0; b < n_blocks; b++) {
+      uint8_t v[32];
+      float d = 0.0f, m = 0.0f;
+      if (k < rows) {
+        const uint8_t *blk = w + k * w_stride + (size_t) b * bytes;
+        __m256i u;
+        d = qb_half (blk);
+        m = has_min ? qb_half (blk + 2) : 0.0f;
+        switch (type) {
+        case WHISPER_DTYPE_Q4_0:
+        case WHISPER_DTYPE_Q4_1: u = qb_nibbles (blk + head); break;
+        case WHISPER_DTYPE_Q5_0:
+        case WHISPER_DTYPE_Q5_1:
+          u = _mm256_or_si256 (qb_nibbles (blk + head + 4), QB_FIFTH (qb_le32 (blk + head)));
+          break;
+        default:
+          u = _mm256_loadu_si256 ((const __m256i *) (blk + 2));
+          if (!signed_q8)
+            u = _mm256_xor_si256 (u, _mm256_set1_epi8 ((char) 0x80));
+          break;
+        }
+        _mm256_storeu_si256 ((__m256i *) v, u);
+      } else {
+        memset (v, 0, sizeof v);
+      }
+      for (int g = 0; g < 8; g++)
+        memcpy (codes + ((size_t) b * 8 + g) * 64 + k * 4, v + 4 * g, 4);
+      dw[(size_t) b * QB_PANEL + k] = d;
+      c[(size_t) b * QB_PANEL + k] = m - offset * d;
+    }
+  }
+}
+
+/* out[a][j] = the sum over blocks [b0, b1) of panel row j by input row
+ * i + a, added to out's sum of the blocks before b0, a < NA (1 or
+ * QB_PANEL_TILE), each half of 8 rows in turn (the sums of both at once
+ * do not fit the 16 ymm registers of AVX2). Signed q8_0: |w| by q with
+ * w's sign (by xor and subtract, off the multiplier ports), no offset
+ * term; the other types: unsigned codes by q, then the offset term. */
+QB_TARGET static inline __attribute__ ((always_inline)) void
+qb_panel_rows (WhisperDType type, const int8_t *codes, const float *dw, const float *c,
+               int b0, int b1, const WhisperCpuQRows *x, int i, const int NA, float (*out)[QB_PANEL])
+{
+  const int signed_q8 = type == WHISPER_DTYPE_Q8_0 && QB_Q8_SIGNED;
+  const int8_t *xq[QB_PANEL_TILE];
+  const float *xd[QB_PANEL_TILE], *xs[QB_PANEL_TILE];
+  for (int a = 0; a < NA; a++) {
+    xq[a] = x->q + (size_t) (i + a) * x->n_blocks * 32;
+    xd[a] = x->d + (size_t) (i + a) * x->n_blocks;
+    xs[a] = x->s + (size_t) (i + a) * x->n_blocks;
+  }
+  for (int h = 0; h < 2; h++) {
+    __m256 facc[QB_PANEL_TILE];
+    for (int a = 0; a < NA; a++) /* the sums of blocks [0, b0) so far */
+      facc[a] = b0 == 0 ? _mm256_setzero_ps () : _mm256_loadu_ps (out[a] + 8 * h);
+    for (int b = b0; b < b1; b++) {
+#if QB_PANEL_I16 && QB_Q8_SIGNED /* q8_0 never here: its codes are not 5-bit */
+      if (!signed_q8) {
+        /* codes of at most 5 bits: four groups' vpmaddubsw pair sums (each
+         * within 2 * 31 * 127) add up in int16 without saturating; one
+         * vpmaddwd and one scaled add per four groups */
+        const int8_t *cb = codes + (size_t) b * 8 * 64 + 32 * h;
+        const __m256 d = _mm256_loadu_ps (dw + (size_t) b * QB_PANEL + 8 * h);
+        for (int g0 = 0; g0 < 8; g0 += 4) {
+          __m256i s16[QB_PANEL_TILE];
+          for (int a = 0; a < NA; a++)
+            s16[a] = _mm256_setzero_si256 ();
+          for (int g = g0; g < g0 + 4; g++) {
+            const __m256i w = _mm256_loadu_si256 ((const __m256i *) (cb + 64 * g));
+            for (int a = 0; a < NA; a++) {
+              int32_t v;
+              memcpy (&v, xq[a] + b * 32 + 4 * g, 4);
+              s16[a] = _mm256_add_epi16 (s16[a], _mm256_maddubs_epi16 (w, _mm256_set1_epi32 (v)));
+            }
+          }
+          for (int a = 0; a < NA; a++)
+            facc[a] = _mm256_fmadd_ps (
+                _mm256_cvtepi32_ps (_mm256_madd_epi16 (s16[a], _mm256_set1_epi16 (1))),
+                _mm256_mul_ps (d, _mm256_broadcast_ss (xd[a] + b)), facc[a]);
+        }
+        const __m256 cv = _mm256_loadu_ps (c + (size_t) b * QB_PANEL + 8 * h);
+        for (int a = 0; a < NA; a++)
+          facc[a] = _mm256_fmadd_ps (cv, _mm256_broadcast_ss (xs[a] + b), facc[a]);
+        continue;
+      }
+#endif
+      __m256i iacc[QB_PANEL_TILE];
+      for (int a = 0; a < NA; a++)
+        iacc[a] = _mm256_setzero_si256 ();
+      const int8_t *cb = codes + (size_t) b * 8 * 64 + 32 * h;
+      for (int g = 0; g < 8; g++) {
+        const __m256i w = _mm256_loadu_si256 ((const __m256i *) (cb + 64 * g));
+        if (signed_q8) {
+          const __m256i aw = _mm256_abs_epi8 (w);
+          const __m256i neg = _mm256_cmpgt_epi8 (_mm256_setzero_si256 (), w);
+          for (int a = 0; a < NA; a++) {
+            int32_t v;
+            memcpy (&v, xq[a] + b * 32 + 4 * g, 4);
+            const __m256i xb = _mm256_set1_epi32 (v);
+            iacc[a] = QB_PANEL_ACC (iacc[a], aw,
+                                    _mm256_sub_epi8 (_mm256_xor_si256 (xb, neg), neg));
+          }
+        } else {
+          for (int a = 0; a < NA; a++) {
+            int32_t v;
+            memcpy (&v, xq[a] + b * 32 + 4 * g, 4);
+            iacc[a] = QB_PANEL_ACC (iacc[a], w, _mm256_set1_epi32 (v));
+          }
+        }
+      }
+      const __m256 d = _mm256_loadu_ps (dw + (size_t) b * QB_PANEL + 8 * h);
+      for (int a = 0; a < NA; a++)
+        facc[a] = _mm256_fmadd_ps (_mm256_mul_ps (_mm256_cvtepi32_ps (iacc[a]), d),
+                                   _mm256_broadcast_ss (xd[a] + b), facc[a]);
+      if (!signed_q8) {
+        const __m256 cv = _mm256_loadu_ps (c + (size_t) b * QB_PANEL + 8 * h);
+        for (int a = 0; a < NA; a++)
+          facc[a] = _mm256_fmadd_ps (cv, _mm256_broadcast_ss (xs[a] + b), facc[a]);
+      }
+    }
+    for (int a = 0; a < NA; a++)
+      _mm256_storeu_ps (out[a] + 8 * h, facc[a]);
+  }
+}
+
+/* y[i, r] (+)= weight rows [r0, r1) by input rows [i0, i1); scratch holds
+ * WHISPER_CPU_QBLOCK_GEMM_SCRATCH floats (a panel and the sums of a chunk
+ * of input rows). The blocks go QB_PANEL_KBLOCKS at a time past all the
+ * chunk's rows, so that the part of the panel they read stays in L1; each
+ * sum still takes the blocks in order. */
+QB_TARGET static inline __attribute__ ((always_inline)) void
+qb_panels (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
+           const WhisperCpuQRows *x, int i0, int i1, float *y, size_t y_stride,
+           gboolean accumulate, float *scratch)
+{
+  const size_t w_stride = (size_t) n_blocks * whisper_qblock_bytes (type);
+  float *dw = scratch, *c = scratch + (size_t) n_blocks * QB_PANEL;
+  float (*sums)[QB_PANEL] = (float (*)[QB_PANEL]) (scratch + 2 * (size_t) n_blocks * QB_PANEL);
+  int8_t *codes = (int8_t *) (scratch + 2 * (size_t) n_blocks * QB_PANEL +
+                              QB_PANEL_CHUNK * QB_PANEL);
+  for (int c0 = i0; c0 < i1; c0 += QB_PANEL_CHUNK) {
+    const int c1 = MIN (c0 + QB_PANEL_CHUNK, i1);
+    for (int r = r0; r < r1; r += QB_PANEL) {
+      const int nr = MIN (QB_PANEL, r1 - r);
+      qb_panel_unpack (type, w + (size_t) r * w_stride, w_stride, n_blocks, nr, codes, dw, c);
+      for (int b0 = 0; b0 < n_blocks; b0 += QB_PANEL_KBLOCKS) {
+        const int b1 = MIN (b0 + QB_PANEL_KBLOCKS, n_blocks);
+        int i = c0;
+        for (; i + QB_PANEL_TILE <= c1; i += QB_PANEL_TILE)
+          qb_panel_rows (type, codes, dw, c, b0, b1, x, i, QB_PANEL_TILE, sums + (i - c0));
+        for (; i < c1; i++)
+          qb_panel_rows (type, codes, dw, c, b0, b1, x, i, 1, sums + (i - c0));
+      }
+      for (int i = c0; i < c1; i++) {
+        float *yr = y + (size_t) i * y_stride + r;
+        for (int k = 0; k < nr; k++)
+          yr[k] = (accumulate ? yr[k] : 0.0f) + sums[i - c0][k];
+      }
+    }
+  }
+}
+
 #define QB_ROWS_OF(TYPE, tag)                                                                  \
   QB_TARGET static void QB_CAT (qb_rows_##tag##_, QB_SUFFIX) (                                 \
       const uint8_t *w, int n_blocks, const WhisperCpuQRows *x, int i0, int i1, float *out,    \
@@ -247,7 +445,7 @@ qb_gemm (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
       const uint8_t *w, int n_blocks, int r0, int r1, const WhisperCpuQRows *x, int i0, int i1, \
       float *y, size_t y_stride, gboolean accumulate, float *scratch)                         \
   {                                                                                            \
-    qb_gemm (TYPE, w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch, 0);      \
+    qb_panels (TYPE, w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch);        \
   }                                                                                            \
   QB_TARGET static void QB_CAT (qb_gemv_##tag##_, QB_SUFFIX) (                                 \
       const uint8_t *w, int n_blocks, int r0, int r1, const WhisperCpuQRows *x, int i0, int i1, \

@@ -55,7 +55,11 @@ typedef void (*WhisperCpuQblockGemmFunc) (WhisperDType type, const uint8_t *w, i
                                           int r0, int r1, const WhisperCpuQRows *x, int i0,
                                           int i1, float *y, size_t y_stride,
                                           gboolean accumulate, float *scratch);
-#define WHISPER_CPU_QBLOCK_GEMM_SCRATCH(n_blocks, n_rows) (4 * (size_t) (n_blocks) + (n_rows))
+/* gemv: 4 rows of n_blocks terms and a column of n_rows; gemm: a panel of
+ * 16 rows unpacked (cpu-qblock-x86.h), 32 bytes and 2 floats a block, and
+ * the 16 sums of 256 input rows */
+#define WHISPER_CPU_QBLOCK_GEMM_SCRATCH(n_blocks, n_rows) \
+  (160 * (size_t) (n_blocks) + 16 * 256 + (n_rows))
 
 typedef struct {
   const char *name; /* "portable", "avx2", "avx512" */
