@@ -22,11 +22,6 @@ G_BEGIN_DECLS
 #define POLL_US (50 * G_TIME_SPAN_MILLISECOND)
 #define TIME_EPSILON 0.005
 
-typedef struct {
-  double start;
-  gchar *text;
-} SentSegment;
-
 /* One server of the fleet (server-url's list). Client thread only, but
  * for `url` and `shown_url`, which do not change. */
 typedef struct {
@@ -67,7 +62,6 @@ struct _GstWhisperRemote {
 
   /* Inference task only. */
   GString *prompt;
-  GArray *sent;             /* SentSegment of the last answer */
   guint failures;           /* in a row */
   gint64 retry_at;          /* monotonic time of the next try after a failure */
   gint64 down_since;
@@ -130,15 +124,13 @@ SoupMessage *gst_whisper_remote_make_message (GstWhisperRemote *r, const gchar *
     GBytes *wav, const GstWhisperRemoteRequest *req, const gchar *prompt);
 /* The server's own words about a refusal (at most a few hundred bytes). */
 gchar *gst_whisper_remote_server_message (GBytes *body);
-/* Hands the answer to the callbacks (and keeps its segments in r->sent for
- * gst_whisper_remote_commit ()); FALSE (with *error) when it is not a
+/* Hands the answer to the callbacks; FALSE (with *error) when it is not a
  * transcription. */
 gboolean gst_whisper_remote_deliver (GstWhisperRemote *r, GBytes *body, double duration,
     const GstWhisperRemoteRequest *req, WhisperSegmentFunc segment_func,
     GstWhisperRemoteWordFunc word_func, gpointer user_data, GError **error);
 
-/* A text-only answer: one segment over the `duration` seconds sent (kept
- * in r->sent as gst_whisper_remote_deliver () does). */
+/* A text-only answer: one segment over the `duration` seconds sent. */
 void gst_whisper_remote_deliver_text (GstWhisperRemote *r, const gchar *text, double duration,
     WhisperSegmentFunc segment_func, gpointer user_data);
 

@@ -123,13 +123,9 @@ GstWhisperRemoteResult gst_whisper_remote_finish (GstWhisperRemote *remote,
 /* Gives a job up (flushing): cancels its request and frees it. */
 void gst_whisper_remote_job_drop (GstWhisperRemote *remote, GstWhisperRemoteJob *job);
 
-/* The audio of the last answer up to `seconds` is final: its segments'
- * text becomes part of the prompt of the next request. */
-void gst_whisper_remote_commit (GstWhisperRemote *remote, double seconds);
-/* `text` is final and its audio will not be sent again: it becomes part of
- * the prompt of the next request (the last answer's segments are
- * forgotten). For text-only answers (server-stream), whose segments have
- * no times. */
+/* `text` is final and its audio will not be sent again (live: what
+ * agreement committed when the window moved on): it becomes part of the
+ * prompt of the next request. */
 void gst_whisper_remote_commit_text (GstWhisperRemote *remote, const gchar *text);
 /* Forgets the prompt (a new stream). */
 void gst_whisper_remote_reset (GstWhisperRemote *remote);

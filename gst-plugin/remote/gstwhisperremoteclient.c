@@ -17,12 +17,6 @@
 
 #define GST_CAT_DEFAULT gst_whisper_sink_debug
 
-static void
-sent_segment_clear (gpointer p)
-{
-  g_free (((SentSegment *) p)->text);
-}
-
 /* ------------------------------------------------------------------------ */
 /* The client thread */
 
@@ -394,8 +388,6 @@ gst_whisper_remote_new (GstElement *element, const GstWhisperRemoteSettings *s,
   r->timeout_ms = MAX (s->timeout_ms, 1u);
   r->queue_ms = s->queue_ms;
   r->prompt = g_string_new (NULL);
-  r->sent = g_array_new (FALSE, FALSE, sizeof (SentSegment));
-  g_array_set_clear_func (r->sent, sent_segment_clear);
   g_mutex_init (&r->lock);
   g_cond_init (&r->cond);
   r->context = g_main_context_new ();
@@ -431,7 +423,6 @@ gst_whisper_remote_free (GstWhisperRemote *r)
   g_mutex_clear (&r->lock);
   g_cond_clear (&r->cond);
   g_string_free (r->prompt, TRUE);
-  g_array_unref (r->sent);
   if (r->api_key)
     memset (r->api_key, 0, strlen (r->api_key));
   g_free (r->api_key);

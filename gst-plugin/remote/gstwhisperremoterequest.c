@@ -226,19 +226,14 @@ collect_words (JsonArray *a, GArray *out)
 
 /* A text-only answer (a streamed one): one segment over all of the audio. */
 void
-gst_whisper_remote_deliver_text (GstWhisperRemote *r, const gchar *text, double duration,
-    WhisperSegmentFunc segment_func, gpointer user_data)
+gst_whisper_remote_deliver_text (G_GNUC_UNUSED GstWhisperRemote *r, const gchar *text,
+    double duration, WhisperSegmentFunc segment_func, gpointer user_data)
 {
   WhisperSegment *seg = g_new0 (WhisperSegment, 1);
-  SentSegment sent;
 
   seg->start = 0.0;
   seg->end = duration;
   seg->text = g_strdup (text);
-  g_array_set_size (r->sent, 0);
-  sent.start = 0.0;
-  sent.text = g_strdup (text);
-  g_array_append_val (r->sent, sent);
   if (segment_func)
     segment_func (seg, user_data);
   else
@@ -248,7 +243,7 @@ gst_whisper_remote_deliver_text (GstWhisperRemote *r, const gchar *text, double 
 /* Hands the answer to the callbacks; FALSE (with *error) when it is not a
  * transcription. */
 gboolean
-gst_whisper_remote_deliver (GstWhisperRemote *r, GBytes *body, double duration,
+gst_whisper_remote_deliver (G_GNUC_UNUSED GstWhisperRemote *r, GBytes *body, double duration,
     const GstWhisperRemoteRequest *req, WhisperSegmentFunc segment_func,
     GstWhisperRemoteWordFunc word_func, gpointer user_data, GError **error)
 {
@@ -300,10 +295,8 @@ gst_whisper_remote_deliver (GstWhisperRemote *r, GBytes *body, double duration,
               "words"), words);
   }
 
-  g_array_set_size (r->sent, 0);
   for (i = 0; go_on && i < MAX (n_seg, 1u); i++) {
     WhisperSegment *seg = g_new0 (WhisperSegment, 1);
-    SentSegment sent;
     if (n_seg > 0) {
       JsonObject *o = json_node_get_object (json_array_get_element (segments, i));
       seg->start = member_double (o, "start", 0.0);
@@ -354,9 +347,6 @@ gst_whisper_remote_deliver (GstWhisperRemote *r, GBytes *body, double duration,
       else
         go_on = word_func (&word, user_data);
     }
-    sent.start = seg->start;
-    sent.text = g_strdup (seg->text);
-    g_array_append_val (r->sent, sent);
     if (go_on && segment_func)
       go_on = segment_func (seg, user_data);
     else

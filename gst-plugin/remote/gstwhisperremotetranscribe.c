@@ -208,25 +208,9 @@ trim_prompt (GString *prompt)
 }
 
 void
-gst_whisper_remote_commit (GstWhisperRemote *r, double seconds)
-{
-  guint i;
-
-  for (i = 0; i < r->sent->len; i++) {
-    SentSegment *s = &g_array_index (r->sent, SentSegment, i);
-    if (s->start >= seconds - TIME_EPSILON || s->text == NULL)
-      continue;
-    g_string_append (r->prompt, s->text);
-  }
-  g_array_set_size (r->sent, 0);
-  trim_prompt (r->prompt);
-}
-
-void
 gst_whisper_remote_commit_text (GstWhisperRemote *r, const gchar *text)
 {
   g_string_append (r->prompt, text);
-  g_array_set_size (r->sent, 0);
   trim_prompt (r->prompt);
 }
 
@@ -234,5 +218,4 @@ void
 gst_whisper_remote_reset (GstWhisperRemote *r)
 {
   g_string_truncate (r->prompt, 0);
-  g_array_set_size (r->sent, 0);
 }

@@ -876,19 +876,17 @@ gst_whisper_call_transcribe_remote (GstWhisperSink *self, const GstWhisperRegion
   req.temperature = 0.0;
   req.words = output == GST_WHISPER_OUTPUT_WORDS;
   /* server-stream: live calls only (file pieces need the segments' times) */
-  req.stream = s->remote.stream && policy->live;
+  req.stream = s->remote.stream;
   req.delta_func = on_remote_delta;
-  if (policy->live) {
-    /* committed by agreement, streamed or not: server-stream changes when
-     * the words come, not which (gstwhisperagree.h) */
-    ctx.answer = g_string_new (NULL);
-    if (!req.stream) {
-      ctx.spans = g_array_new (FALSE, FALSE, sizeof (AnswerSpan));
-      ctx.answer_words = g_array_new (FALSE, FALSE, sizeof (GstWhisperWord));
-      g_array_set_clear_func (ctx.answer_words, (GDestroyNotify) gst_whisper_word_clear);
-    }
-    gst_whisper_agree_begin (&self->agree, w->seek);
+  /* committed by agreement, streamed or not: server-stream changes when the
+   * words come, not which (gstwhisperagree.h) */
+  ctx.answer = g_string_new (NULL);
+  if (!req.stream) {
+    ctx.spans = g_array_new (FALSE, FALSE, sizeof (AnswerSpan));
+    ctx.answer_words = g_array_new (FALSE, FALSE, sizeof (GstWhisperWord));
+    g_array_set_clear_func (ctx.answer_words, (GDestroyNotify) gst_whisper_word_clear);
   }
+  gst_whisper_agree_begin (&self->agree, w->seek);
   block = drain || (!policy->live
       && gst_whisper_window_pending (w) >= gst_whisper_remote_queue_samples (self->remote));
 
@@ -913,13 +911,10 @@ gst_whisper_call_transcribe_remote (GstWhisperSink *self, const GstWhisperRegion
       ret = GST_FLOW_ERROR;
       break;
   }
-  if (res == GST_WHISPER_REMOTE_DONE && ctx.flow == GST_FLOW_OK && ctx.answer) {
+  if (res == GST_WHISPER_REMOTE_DONE && ctx.flow == GST_FLOW_OK) {
     g_autoptr (GString) gone = g_string_new (NULL);
     done = finish_agreed (&ctx, region, gone);
     gst_whisper_remote_commit_text (self->remote, gone->str);
-  } else if (res == GST_WHISPER_REMOTE_DONE && ctx.flow == GST_FLOW_OK) {
-    done = finish_call (&ctx, region);
-    gst_whisper_remote_commit (self->remote, done / (double) WHISPER_SAMPLE_RATE);
   }
   if (ret == GST_FLOW_OK && ctx.flow != GST_FLOW_OK)
     ret = ctx.flow;
