@@ -232,3 +232,15 @@ gst_whisper_window_drop_backlog (GstWhisperWindow *w, gsize keep)
   release_before_seek (w);
   return drop;
 }
+
+GstClockTime
+gst_whisper_call_times_add (GstWhisperCallTimes *t, GstClockTime duration)
+{
+  GstClockTime longest = 0;
+  const guint n = MIN (t->n + 1, GST_WHISPER_RECENT_CALLS);
+
+  t->recent[t->n++ % GST_WHISPER_RECENT_CALLS] = duration;
+  for (guint i = 0; i < n; i++)
+    longest = MAX (longest, t->recent[i]);
+  return longest;
+}

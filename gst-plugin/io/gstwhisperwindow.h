@@ -105,4 +105,17 @@ void gst_whisper_window_advance (GstWhisperWindow *w, gsize n_given, gsize n_don
  * seek point). */
 gsize gst_whisper_window_drop_backlog (GstWhisperWindow *w, gsize keep);
 
+/* Live calls: the deadline counts the next call as long as the longest of
+ * the last GST_WHISPER_RECENT_CALLS (a call's time varies with the
+ * machine's load and grows with the buffer: counted as the last one alone,
+ * a slower next call made its words late). Zeroed: none yet. */
+#define GST_WHISPER_RECENT_CALLS 4
+typedef struct {
+  GstClockTime recent[GST_WHISPER_RECENT_CALLS];  /* the newest at (n - 1) % the size */
+  guint n;
+} GstWhisperCallTimes;
+
+/* Records a call's `duration`; returns how long the next call is counted. */
+GstClockTime gst_whisper_call_times_add (GstWhisperCallTimes *t, GstClockTime duration);
+
 G_END_DECLS

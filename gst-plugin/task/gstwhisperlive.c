@@ -123,6 +123,7 @@ gst_whisper_live_reset (GstWhisperLive *live)
   gst_whisper_context_reset (&live->context);
   live->speech_from = G_MAXUINT64;
   live->sentence_onset = G_MAXUINT64;
+  memset (&live->calls, 0, sizeof live->calls);
 }
 
 /* Where the next sentence starts when the buffer begins with a finished
@@ -478,16 +479,18 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
   const guint64 max_buffer = (guint64) (GST_WHISPER_LIVE_MAX_BUFFER_S * w->rate);
   guint64 call_end = call_start + n_samples, force_before = 0, trim;
   GstClockTime lag = gst_whisper_output_delay_now (out, gst_whisper_window_time_at (w, call_end));
+  const GstClockTime next_call = gst_whisper_call_times_add (&live->calls, call_duration);
   GstClockTime wait;
 
   drop_pause_noise (self, live, hyp);
   /* Committed now, a word reaches downstream by about now, `lag` after the
    * end of this call's audio (the call's duration when there is no clock);
-   * at the next decode, which starts when one more chunk has come, `wait`
-   * after that end. Late then: its end + budget < call end + wait. */
+   * at the next decode, which starts when one more chunk has come and
+   * takes up to next_call, `wait` after that end. Late then: its end +
+   * budget < call end + wait. */
   if (!GST_CLOCK_TIME_IS_VALID (lag))
     lag = call_duration;
-  wait = MAX (lag, chunk) + call_duration + (GstClockTime) (DEADLINE_MARGIN_S * GST_SECOND);
+  wait = MAX (lag, chunk) + next_call + (GstClockTime) (DEADLINE_MARGIN_S * GST_SECOND);
   if (budget < wait)
     force_before = call_end + gst_util_uint64_scale (wait - budget, w->rate, GST_SECOND);
   else if (call_end > gst_util_uint64_scale (budget - wait, w->rate, GST_SECOND))

@@ -8,6 +8,7 @@
 #include "task/gstwhispercontext.h"
 #include "settings/gstwhisperenums.h"
 #include "io/gstwhisperoutput.h"
+#include "io/gstwhisperwindow.h"
 #include <whisper/whisper.h>
 
 G_BEGIN_DECLS
@@ -33,9 +34,11 @@ typedef struct {
   guint64 sentence_onset;  /* where the sentence after the pause the last call's
                               input left out starts, as the detector heard it
                               (G_MAXUINT64: no pause left out) */
+  GstWhisperCallTimes calls;  /* the last calls' durations, for the deadline */
 } GstWhisperLive;
 
 void gst_whisper_live_init (GstWhisperLive *live, gint rate);
+
 void gst_whisper_live_clear (GstWhisperLive *live);
 /* A new run: nothing committed, nothing pending. */
 void gst_whisper_live_reset (GstWhisperLive *live);

@@ -501,6 +501,24 @@ ladder_element (void)
   return e;
 }
 
+/* The deadline's next call: the longest of the last four (one slower
+ * call counted as the last one alone made its words late). */
+GST_START_TEST (test_call_times)
+{
+  GstWhisperCallTimes t = { {0}, 0 };
+  const GstClockTime ms = GST_MSECOND;
+
+  fail_unless_equals_uint64 (gst_whisper_call_times_add (&t, 200 * ms), 200 * ms);
+  fail_unless_equals_uint64 (gst_whisper_call_times_add (&t, 600 * ms), 600 * ms);
+  fail_unless_equals_uint64 (gst_whisper_call_times_add (&t, 300 * ms), 600 * ms);
+  fail_unless_equals_uint64 (gst_whisper_call_times_add (&t, 200 * ms), 600 * ms);
+  fail_unless_equals_uint64 (gst_whisper_call_times_add (&t, 200 * ms), 600 * ms);
+  /* four calls after it, the 600-ms call is forgotten */
+  fail_unless_equals_uint64 (gst_whisper_call_times_add (&t, 200 * ms), 300 * ms);
+  fail_unless_equals_uint64 (gst_whisper_call_times_add (&t, 200 * ms), 200 * ms);
+}
+GST_END_TEST;
+
 GST_START_TEST (test_overload_ladder)
 {
   GstElement *e = ladder_element ();
@@ -682,6 +700,7 @@ whispersink_units_suite (void)
   tcase_add_test (tc, test_live_grid);
   tcase_add_test (tc, test_live_policy_keeps_up);
   tcase_add_test (tc, test_words);
+  tcase_add_test (tc, test_call_times);
   tcase_add_test (tc, test_overload_ladder);
   tcase_add_test (tc, test_overload_before_drop);
   tcase_add_test (tc, test_overload_settings_change);
