@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Quantize a whisper.cpp ggml model file (f16 or f32) to q8_0, q5_0, q5_1, q4_0 or q4_1.
+"""Quantize a whisper.cpp ggml model file (f16 or f32) to q8_0, q5_0, q5_1, q4_0, q4_1,
+or the k-quants q4_K, q5_K, q6_K.
 
 Usage: ggml-quantize.py IN.bin OUT.bin TYPE
        ggml-quantize.py --from-ct2 CT2_DIR OUT.bin TYPE   (through tools/ct2-to-ggml.py)
@@ -18,7 +19,33 @@ https://github.com/ggml-org/ggml/blob/master/src/ggml-quants.c) round:
   q4_1  d = (max - min) / 15, m = min, q = min(15, trunc((x - m) / d + 0.5))
   q5_1  d = (max - min) / 31, m = min, q = trunc((x - m) / d + 0.5)
 
-with d and m stored as float16. Needs Python 3 and numpy only.
+with d and m stored as float16.
+
+The k-quants take super-blocks of 256 values (QK_K) per row, as ggml's
+reference quantizers without an importance matrix do (quantize_row_q4_K_ref,
+quantize_row_q5_K_ref, quantize_row_q6_K_ref, which whisper.cpp's quantize
+reaches through ggml_quantize_chunk):
+
+  q4_K, q5_K  per sub-block of 32: weights av + |x| (av = the RMS of the 32),
+              make_qkx2_quants' search for a scale and min (21 steps from
+              rmin -1 (q4_K) / 16 steps from -0.5 (q5_K), by 0.1); the 8
+              scales and mins to 6 bits against the largest (d, dmin =
+              largest / 63 in float16), then every code again from the
+              rounded scale and min
+  q6_K        per sub-block of 16: make_qx_quants (nmax 32, weights x^2,
+              19 trial scales); the 16 scales to int8 against the one of
+              largest magnitude (d = largest / -128 in float16), then every
+              code again from the rounded scale
+
+in float32, with every sum taken in ggml's order, so that the bytes are
+ggml's (tests/reference/test-ggml-kquant.py compares them with
+libggml-base's own quantize_row_*_ref where pywhispercpp is installed).
+Rows must be whole super-blocks: tiny's 384-wide rows are not, and the tool
+refuses them (whisper.cpp's quantize writes super-blocks across row ends
+there, a file whisper.cpp's loader refuses:
+https://github.com/ggml-org/whisper.cpp/issues/2906).
+
+Needs Python 3 and numpy only.
 """
 
 import argparse
@@ -34,7 +61,10 @@ GGML_MAGIC = 0x67676D6C
 QNT_VERSION = 2
 QNT_VERSION_FACTOR = 1000
 # type name: (ggml tensor type id, ggml ftype id)
-TYPES = {"q4_0": (2, 2), "q4_1": (3, 3), "q5_0": (6, 8), "q5_1": (7, 9), "q8_0": (8, 7)}
+TYPES = {"q4_0": (2, 2), "q4_1": (3, 3), "q5_0": (6, 8), "q5_1": (7, 9), "q8_0": (8, 7),
+         "q4_K": (12, 12), "q5_K": (13, 13), "q6_K": (14, 14)}
+K_TYPES = ("q4_K", "q5_K", "q6_K")
+QK_K = 256
 SKIP = {"encoder.conv1.bias", "encoder.conv2.bias", "encoder.positional_embedding",
         "decoder.positional_embedding"}
 BLOCK = 32
@@ -146,6 +176,204 @@ def quantize_blocks(x, kind):
     return np.concatenate(parts, axis=1)
 
 
+# ---- k-quants -------------------------------------------------------------
+# Every loop over the values of a sub-block below runs column by column so
+# that each float32 sum takes its terms in ggml's order.
+
+F = np.float32
+
+
+def nearest(v):
+    """ggml's nearest_int: round half to even in float32."""
+    return np.rint(v).astype(np.int32)
+
+
+def make_qkx2(x, w, nmax, rmin, rdelta, nstep):
+    """make_qkx2_quants for each row of x ([n, 32], weights w): the scale,
+    the min (as a positive offset) and the codes."""
+    n = x.shape[1]
+    lo, hi = x[:, 0].copy(), x[:, 0].copy()
+    sum_w = w[:, 0].copy()
+    sum_x = sum_w * x[:, 0]
+    for i in range(1, n):
+        lo = np.where(x[:, i] < lo, x[:, i], lo)
+        hi = np.where(x[:, i] > hi, x[:, i], hi)
+        sum_w = sum_w + w[:, i]
+        sum_x = sum_x + w[:, i] * x[:, i]
+    lo = np.where(lo > 0, F(0), lo)
+    flat = hi == lo
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        iscale = F(nmax) / (hi - lo)
+        scale = F(1) / iscale
+        L = np.clip(nearest(iscale[:, None] * (x - lo[:, None])), 0, nmax).astype(F)
+        best = np.zeros(len(x), F)
+        for i in range(n):
+            diff = scale * L[:, i] + lo - x[:, i]
+            best = best + w[:, i] * (diff * diff)
+        for step in range(nstep + 1):
+            iscale = (F(rmin) + F(rdelta) * F(step) + F(nmax)) / (hi - lo)
+            aux = np.clip(nearest(iscale[:, None] * (x - lo[:, None])), 0, nmax).astype(F)
+            sum_l = np.zeros(len(x), F)
+            sum_l2 = np.zeros(len(x), F)
+            sum_xl = np.zeros(len(x), F)
+            for i in range(n):
+                wl = w[:, i] * aux[:, i]
+                sum_l = sum_l + wl
+                sum_l2 = sum_l2 + wl * aux[:, i]
+                sum_xl = sum_xl + wl * x[:, i]
+            D = sum_w * sum_l2 - sum_l * sum_l
+            this_scale = (sum_w * sum_xl - sum_x * sum_l) / D
+            this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D
+            positive = this_min > 0
+            this_min = np.where(positive, F(0), this_min)
+            this_scale = np.where(positive, sum_xl / sum_l2, this_scale)
+            cur = np.zeros(len(x), F)
+            for i in range(n):
+                diff = this_scale * aux[:, i] + this_min - x[:, i]
+                cur = cur + w[:, i] * (diff * diff)
+            better = (D > 0) & (cur < best)
+            L = np.where(better[:, None], aux, L)
+            best = np.where(better, cur, best)
+            scale = np.where(better, this_scale, scale)
+            lo = np.where(better, this_min, lo)
+    L = np.where(flat[:, None], F(0), L)
+    scale = np.where(flat, F(0), scale)
+    return scale.astype(F), (-lo).astype(F), L.astype(np.int32)
+
+
+def make_qx(x, nmax):
+    """make_qx_quants (rmse_type 1: weights x^2, no importance) for each row
+    of x ([n, 16]): the scale and the codes (0 .. 2 nmax - 1)."""
+    n = x.shape[1]
+    first = np.argmax(np.abs(x), axis=1)
+    amax = np.abs(x[np.arange(len(x)), first])
+    top = x[np.arange(len(x)), first]
+    zero = amax < F(1e-15)
+    top = np.where(zero, F(1), top)
+
+    def trial(iscale):
+        l = np.clip(nearest(iscale[:, None] * x), -nmax, nmax - 1).astype(F)
+        sumlx = np.zeros(len(x), F)
+        suml2 = np.zeros(len(x), F)
+        for i in range(n):
+            w = x[:, i] * x[:, i]
+            sumlx = sumlx + w * x[:, i] * l[:, i]
+            suml2 = suml2 + w * l[:, i] * l[:, i]
+        return l, sumlx, suml2
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        l, sumlx, suml2 = trial(-F(nmax) / top)
+        L = l + nmax
+        scale = np.where(suml2 != 0, sumlx / suml2, F(0))
+        best = scale * sumlx
+        for step in range(-9, 10):
+            if step == 0:
+                continue
+            l, sumlx, suml2 = trial(-(F(nmax) + F(0.1) * F(step)) / top)
+            better = (suml2 > 0) & (sumlx * sumlx > best * suml2)
+            L = np.where(better[:, None], l + nmax, L)
+            scale = np.where(better, sumlx / suml2, scale)
+            best = np.where(better, scale * sumlx, best)
+    L = np.where(zero[:, None], F(0), L)
+    scale = np.where(zero, F(0), scale)
+    return scale.astype(F), L.astype(np.int32)
+
+
+def pack_k4_scales(ls, lm):
+    """The 8 6-bit scales and mins of a q4_K / q5_K super-block into 12
+    bytes (get_scale_min_k4 in reverse)."""
+    out = np.zeros((len(ls), 12), np.uint8)
+    out[:, 0:4] = ls[:, 0:4]
+    out[:, 4:8] = lm[:, 0:4]
+    out[:, 8:12] = (ls[:, 4:8] & 0x0F) | ((lm[:, 4:8] & 0x0F) << 4)
+    out[:, 0:4] |= (ls[:, 4:8] >> 4) << 6
+    out[:, 4:8] |= (lm[:, 4:8] >> 4) << 6
+    return out
+
+
+def quantize_k4(x, kind):
+    """q4_K / q5_K: x [n, 256] float32 -> [n, 144 or 176] uint8."""
+    nb = len(x)
+    nmax = 15 if kind == "q4_K" else 31
+    subs = x.reshape(nb * 8, 32)
+    sum_x2 = np.zeros(len(subs), F)
+    for l in range(32):
+        sum_x2 = sum_x2 + subs[:, l] * subs[:, l]
+    av = np.sqrt(sum_x2 / F(32))
+    weights = av[:, None] + np.abs(subs)
+    if kind == "q4_K":
+        scales, mins, L = make_qkx2(subs, weights, nmax, -1.0, 0.1, 20)
+    else:
+        scales, mins, L = make_qkx2(subs, weights, nmax, -0.5, 0.1, 15)
+    scales, mins, L = scales.reshape(nb, 8), mins.reshape(nb, 8), L.reshape(nb, 256)
+    max_scale = np.maximum(scales.max(axis=1), F(0))
+    max_min = np.maximum(mins.max(axis=1), F(0))
+    with np.errstate(divide="ignore"):
+        inv_scale = np.where(max_scale > 0, F(63) / max_scale, F(0))
+        inv_min = np.where(max_min > 0, F(63) / max_min, F(0))
+    ls = np.minimum(nearest(inv_scale[:, None] * scales) & 0xFF, 63).astype(np.uint8)
+    lm = np.minimum(nearest(inv_min[:, None] * mins) & 0xFF, 63).astype(np.uint8)
+    d = f16(max_scale / F(63))
+    dmin = f16(max_min / F(63))
+    dd = d.astype(F)[:, None] * ls.astype(F)  # [nb, 8]
+    dm = dmin.astype(F)[:, None] * lm.astype(F)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        again = nearest((x.reshape(nb, 8, 32) + dm[:, :, None]) / dd[:, :, None])
+    again = np.clip(again, 0, nmax).reshape(nb, 256)
+    L = np.where(np.repeat(dd != 0, 32, axis=1), again, L).astype(np.uint8)
+    parts = [d.view(np.uint8).reshape(-1, 2), dmin.view(np.uint8).reshape(-1, 2),
+             pack_k4_scales(ls, lm)]
+    pairs = L.reshape(nb, 4, 2, 32)  # per 64 values: low then high nibble
+    if kind == "q5_K":
+        high = (pairs >> 4) & 1
+        qh = np.zeros((nb, 32), np.uint8)
+        for p in range(4):
+            qh |= (high[:, p, 0] << (2 * p)).astype(np.uint8)
+            qh |= (high[:, p, 1] << (2 * p + 1)).astype(np.uint8)
+        parts.append(qh)
+    qs = (pairs[:, :, 0] & 0x0F) | ((pairs[:, :, 1] & 0x0F) << 4)
+    parts.append(qs.reshape(nb, 128).astype(np.uint8))
+    return np.concatenate(parts, axis=1)
+
+
+def quantize_q6k(x):
+    """q6_K: x [n, 256] float32 -> [n, 210] uint8."""
+    nb = len(x)
+    scales, L = make_qx(x.reshape(nb * 16, 16), 32)
+    scales, L = scales.reshape(nb, 16), L.reshape(nb, 256)
+    first = np.argmax(np.abs(scales), axis=1)
+    max_scale = scales[np.arange(nb), first]
+    zero = np.abs(max_scale) < F(1e-15)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        iscale = np.where(zero, F(0), F(-128) / np.where(zero, F(1), max_scale))
+        d = f16(np.where(zero, F(0), F(1) / iscale))
+    sc = np.minimum(127, nearest(iscale[:, None] * scales)).astype(np.int8)
+    dd = d.astype(F)[:, None] * sc.astype(F)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        again = nearest(x.reshape(nb, 16, 16) / dd[:, :, None])
+    again = (np.clip(again, -32, 31) + 32).reshape(nb, 256)
+    L = np.where(np.repeat(dd != 0, 16, axis=1), again, L).astype(np.uint8)
+    L = np.where(zero[:, None], 0, L).astype(np.uint8)
+    sc = np.where(zero[:, None], 0, sc).astype(np.int8)
+    halves = L.reshape(nb, 2, 4, 32)  # [half][c][l]: value 128 h + 32 c + l
+    ql = np.concatenate([(halves[:, :, 0] & 0x0F) | ((halves[:, :, 2] & 0x0F) << 4),
+                         (halves[:, :, 1] & 0x0F) | ((halves[:, :, 3] & 0x0F) << 4)], axis=2)
+    qh = ((halves[:, :, 0] >> 4) | ((halves[:, :, 1] >> 4) << 2) |
+          ((halves[:, :, 2] >> 4) << 4) | ((halves[:, :, 3] >> 4) << 6))
+    return np.concatenate([ql.reshape(nb, 128).astype(np.uint8), qh.reshape(nb, 64).astype(np.uint8),
+                           sc.view(np.uint8), d.view(np.uint8).reshape(-1, 2)], axis=1)
+
+
+def quantize_super_blocks(x, kind, chunk=1 << 14):
+    """x: [n_super_blocks, 256] float32 -> [n, block bytes] uint8, in chunks."""
+    x = x.astype(np.float32)
+    out = []
+    for at in range(0, len(x), chunk):
+        part = x[at:at + chunk]
+        out.append(quantize_q6k(part) if kind == "q6_K" else quantize_k4(part, kind))
+    return np.concatenate(out, axis=0)
+
+
 def quantizable(name, ne):
     return len(ne) == 2 and name not in SKIP and ne[0] % BLOCK == 0
 
@@ -177,7 +405,17 @@ def write_quantized(r, data, params, header_end, kind, tmp_path):
         while r.pos < len(data):
             name, ttype, ne, values = read_tensor(r)
             encoded = name.encode("ascii")
-            if quantizable(name, ne):
+            if quantizable(name, ne) and kind in K_TYPES:
+                if ne[0] % QK_K:
+                    raise QuantizeError(
+                        f"{name}: rows of {ne[0]} values are not whole super-blocks of "
+                        f"{QK_K}, which {kind} needs (whisper.cpp's quantize writes "
+                        f"super-blocks across row ends there, a file whisper.cpp refuses to "
+                        f"load: https://github.com/ggml-org/whisper.cpp/issues/2906); use a "
+                        f"32-value type (q8_0, q5_0, ...) for this model")
+                blob = quantize_super_blocks(values.astype(np.float32).reshape(-1, QK_K), kind)
+                out_type, payload = type_id, blob.tobytes()
+            elif quantizable(name, ne):
                 blob = quantize_blocks(values.astype(np.float32).reshape(-1, BLOCK), kind)
                 out_type, payload = type_id, blob.tobytes()
             else:
@@ -194,7 +432,8 @@ def main(argv=None):
                         help="the input is a CTranslate2 model directory (converted to f16 ggml first)")
     parser.add_argument("input", help="f16 or f32 ggml file (or CT2 directory with --from-ct2)")
     parser.add_argument("out", help="output ggml file")
-    parser.add_argument("type", choices=sorted(TYPES), help="block type")
+    parser.add_argument("type", type=lambda t: t[:-1] + "K" if t.endswith("_k") else t,
+                        choices=sorted(TYPES), help="block type (q4_k etc. also accepted)")
     args = parser.parse_args(argv)
     try:
         if args.from_ct2:

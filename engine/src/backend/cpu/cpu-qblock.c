@@ -98,12 +98,68 @@ whisper_cpu_qblock_quantize_rows (float *d, float *s, int8_t *q, const float *x,
   quantize_rows_portable (d, s, q, x, x_stride, cols, i0, i1);
 }
 
+void
+whisper_cpu_qblock_quantize_rows_k (float *d, float *s, float *s16, int8_t *q, const float *x,
+                                    int x_stride, int cols, int i0, int i1)
+{
+  const int nb = cols / 32;
+  for (int i = i0; i < i1; i++) {
+    const float *row = x + (size_t) i * x_stride;
+    for (int k = 0; k < cols / 256; k++) {
+      const float *v = row + 256 * k;
+      float amax = 0.0f, max = 0.0f;
+      for (int j = 0; j < 256; j++)
+        if (fabsf (v[j]) > amax) {
+          amax = fabsf (v[j]);
+          max = v[j];
+        }
+      const float iscale = amax != 0.0f ? -127.0f / max : 0.0f;
+      const float scale = amax != 0.0f ? 1.0f / iscale : 0.0f;
+      for (int b = 8 * k; b < 8 * k + 8; b++) {
+        const size_t at = (size_t) i * nb + b;
+        int8_t *out = q + at * 32;
+        int sum[2] = { 0, 0 };
+        for (int j = 0; j < 32; j++) {
+          const long l = lrintf (iscale * v[32 * (b - 8 * k) + j]);
+          out[j] = (int8_t) MIN (127, l);
+          sum[j / 16] += out[j];
+        }
+        d[at] = scale;
+        s[at] = scale * (float) (sum[0] + sum[1]);
+        s16[2 * at] = scale * (float) sum[0];
+        s16[2 * at + 1] = scale * (float) sum[1];
+      }
+    }
+  }
+}
+
 /* Each block unpacked once for all the rows; each row's sum still takes
  * the blocks in order. */
 static void
 dot_portable (WhisperDType type, const uint8_t *w, int n_blocks, const WhisperCpuQRows *x,
               int i0, int i1, float *out, size_t out_stride)
 {
+  if (whisper_qblock_is_k (type)) {
+    for (int i = i0; i < i1; i++)
+      out[(size_t) (i - i0) * out_stride] = 0.0f;
+    for (int b = 0; b < n_blocks; b++) {
+      guint8 code[32];
+      float dw[2], c[2];
+      whisper_qblock_unpack_sub (type, w, (gsize) b, code, dw, c);
+      for (int i = i0; i < i1; i++) {
+        const size_t at = (size_t) i * x->n_blocks + b;
+        const int8_t *q = x->q + at * 32;
+        int32_t dot[2] = { 0, 0 };
+        for (int h = 0; h < 2; h++)
+          for (int j = 16 * h; j < 16 * h + 16; j++)
+            dot[h] += (int32_t) code[j] * q[j];
+        out[(size_t) (i - i0) * out_stride] +=
+            x->d[at] * (dw[0] * (float) dot[0] + dw[1] * (float) dot[1]) +
+            (c[0] * x->s16[2 * at] + c[1] * x->s16[2 * at + 1]);
+      }
+    }
+    return;
+  }
   const gsize bytes = whisper_qblock_bytes (type);
   const int offset = whisper_qblock_offset (type);
   for (int i = i0; i < i1; i++)
@@ -129,7 +185,7 @@ gemm_portable (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1
                const WhisperCpuQRows *x, int i0, int i1, float *y, size_t y_stride,
                gboolean accumulate, float *scratch)
 {
-  const size_t stride = (size_t) n_blocks * whisper_qblock_bytes (type);
+  const size_t stride = whisper_dtype_row_bytes (type, 32 * n_blocks);
   for (int r = r0; r < r1; r++) {
     dot_portable (type, w + r * stride, n_blocks, x, i0, i1, scratch, 1);
     for (int i = i0; i < i1; i++) {
