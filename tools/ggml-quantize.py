@@ -43,7 +43,10 @@ libggml-base's own quantize_row_*_ref where pywhispercpp is installed).
 Rows must be whole super-blocks: tiny's 384-wide rows are not, and the tool
 refuses them (whisper.cpp's quantize writes super-blocks across row ends
 there, a file whisper.cpp's loader refuses:
-https://github.com/ggml-org/whisper.cpp/issues/2906).
+https://github.com/ggml-org/whisper.cpp/issues/2906), unless --keep-partial
+keeps those tensors as they are (f16): a mixed file whisper.cpp and this
+engine load (tiny's decoder and encoder mlp.2 weights, rows of 1536, are
+then the only k-quant tensors).
 
 Needs Python 3 and numpy only.
 """
@@ -378,7 +381,7 @@ def quantizable(name, ne):
     return len(ne) == 2 and name not in SKIP and ne[0] % BLOCK == 0
 
 
-def quantize_file(in_path, out_path, kind):
+def quantize_file(in_path, out_path, kind, keep_partial=False):
     with open(in_path, "rb") as f:
         data = f.read()
     r = Reader(data, in_path)
@@ -386,7 +389,7 @@ def quantize_file(in_path, out_path, kind):
     header_end = r.pos
     tmp_path = out_path + ".tmp"
     try:
-        write_quantized(r, data, params, header_end, kind, tmp_path)
+        write_quantized(r, data, params, header_end, kind, tmp_path, keep_partial)
     except BaseException:
         if os.path.exists(tmp_path):
             os.unlink(tmp_path)
@@ -394,7 +397,7 @@ def quantize_file(in_path, out_path, kind):
     os.replace(tmp_path, out_path)
 
 
-def write_quantized(r, data, params, header_end, kind, tmp_path):
+def write_quantized(r, data, params, header_end, kind, tmp_path, keep_partial):
     """The header with the new ftype, then every tensor record, quantized
     where whisper.cpp's quantize would."""
     type_id, ftype = TYPES[kind]
@@ -405,14 +408,16 @@ def write_quantized(r, data, params, header_end, kind, tmp_path):
         while r.pos < len(data):
             name, ttype, ne, values = read_tensor(r)
             encoded = name.encode("ascii")
-            if quantizable(name, ne) and kind in K_TYPES:
+            if quantizable(name, ne) and kind in K_TYPES and ne[0] % QK_K and keep_partial:
+                out_type, payload = ttype, values.tobytes()
+            elif quantizable(name, ne) and kind in K_TYPES:
                 if ne[0] % QK_K:
                     raise QuantizeError(
                         f"{name}: rows of {ne[0]} values are not whole super-blocks of "
                         f"{QK_K}, which {kind} needs (whisper.cpp's quantize writes "
                         f"super-blocks across row ends there, a file whisper.cpp refuses to "
                         f"load: https://github.com/ggml-org/whisper.cpp/issues/2906); use a "
-                        f"32-value type (q8_0, q5_0, ...) for this model")
+                        f"32-value type (q8_0, q5_0, ...) for this model, or --keep-partial")
                 blob = quantize_super_blocks(values.astype(np.float32).reshape(-1, QK_K), kind)
                 out_type, payload = type_id, blob.tobytes()
             elif quantizable(name, ne):
@@ -430,6 +435,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description="Quantize a whisper.cpp ggml model file.")
     parser.add_argument("--from-ct2", action="store_true",
                         help="the input is a CTranslate2 model directory (converted to f16 ggml first)")
+    parser.add_argument("--keep-partial", action="store_true",
+                        help="k-quants: keep the tensors whose rows are not whole super-blocks "
+                             "of 256 as stored (f16) instead of refusing (not in whisper.cpp's "
+                             "quantize; whisper.cpp loads such mixed files)")
     parser.add_argument("input", help="f16 or f32 ggml file (or CT2 directory with --from-ct2)")
     parser.add_argument("out", help="output ggml file")
     parser.add_argument("type", type=lambda t: t[:-1] + "K" if t.endswith("_k") else t,
@@ -441,9 +450,9 @@ def main(argv=None):
             with tempfile.TemporaryDirectory() as tmp:
                 f16_path = os.path.join(tmp, "f16.bin")
                 subprocess.run([sys.executable, converter, args.input, f16_path], check=True)
-                quantize_file(f16_path, args.out, args.type)
+                quantize_file(f16_path, args.out, args.type, args.keep_partial)
         else:
-            quantize_file(args.input, args.out, args.type)
+            quantize_file(args.input, args.out, args.type, args.keep_partial)
     except (QuantizeError, OSError, UnicodeDecodeError, ValueError,
             subprocess.CalledProcessError) as e:
         print(f"ggml-quantize: {e}", file=sys.stderr)

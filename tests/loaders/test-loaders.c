@@ -1648,12 +1648,15 @@ test_real_hostile_ggml (void)
   patch_bytes (file, 4, big, sizeof big, saved_header);
   expect_failure (file, file, WHISPER_MODEL_ERROR_FORMAT, "more weights");
   patch_bytes (file, 4, saved_header, sizeof saved_header, NULL);
-  /* the block types are taken (each tensor's own type counts), k-quants not */
-  old = patch_u32 (file, 4 + 10 * 4, 12);
+  /* the block types and q4_k ... q6_k are taken (each tensor's own type
+   * counts), q2_k and q3_k not */
+  old = patch_u32 (file, 4 + 10 * 4, 10);
   expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED,
-                  "quantized ggml type q4_k is not supported; use an f16, f32, q4_0");
-  patch_u32 (file, 4 + 10 * 4, 2014);
-  expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED, "q6_k");
+                  "quantized ggml type q2_k is not supported; use an f16, f32, q4_0");
+  patch_u32 (file, 4 + 10 * 4, 2011);
+  expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED, "q3_k");
+  patch_u32 (file, 4 + 10 * 4, 15);
+  expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED, "ftype 15");
   patch_u32 (file, 4 + 10 * 4, 5);
   expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED, "ftype 5");
   patch_u32 (file, 4 + 10 * 4, 0xffffffff);
