@@ -67,6 +67,7 @@ QNT_VERSION_FACTOR = 1000
 TYPES = {"q4_0": (2, 2), "q4_1": (3, 3), "q5_0": (6, 8), "q5_1": (7, 9), "q8_0": (8, 7),
          "q4_K": (12, 12), "q5_K": (13, 13), "q6_K": (14, 14)}
 K_TYPES = ("q4_K", "q5_K", "q6_K")
+K_BYTES = {"q4_K": 144, "q5_K": 176, "q6_K": 210}
 QK_K = 256
 SKIP = {"encoder.conv1.bias", "encoder.conv2.bias", "encoder.positional_embedding",
         "decoder.positional_embedding"}
@@ -92,14 +93,14 @@ class Reader:
         return struct.unpack(f"<{n}i", self.take(4 * n, what))
 
 
-def read_header(r):
+def read_header(r, any_ftype=False):
     """Magic, hyper-parameters and ftype, mel filters, vocabulary: the bytes
     to copy, and the ftype."""
     (magic,) = struct.unpack("<I", r.take(4, "the magic"))
     if magic != GGML_MAGIC:
         raise QuantizeError(f"{r.path}: not a ggml file (magic 0x{magic:08x})")
     params = r.ints(11, "the hyper-parameters")
-    if params[10] % QNT_VERSION_FACTOR not in (0, 1):
+    if params[10] % QNT_VERSION_FACTOR not in (0, 1) and not any_ftype:
         raise QuantizeError(f"{r.path}: ftype {params[10]} is not f32 (0) or f16 (1)")
     n_mel, n_fft = r.ints(2, "the mel filter shape")
     r.take(4 * n_mel * n_fft, "the mel filters")
@@ -193,75 +194,78 @@ def nearest(v):
 
 def make_qkx2(x, w, nmax, rmin, rdelta, nstep):
     """make_qkx2_quants for each row of x ([n, 32], weights w): the scale,
-    the min (as a positive offset) and the codes."""
-    n = x.shape[1]
-    lo, hi = x[:, 0].copy(), x[:, 0].copy()
-    sum_w = w[:, 0].copy()
-    sum_x = sum_w * x[:, 0]
+    the min (as a positive offset) and the codes. Works on the transposed
+    values (one contiguous array per position) for speed."""
+    x, w = np.ascontiguousarray(x.T), np.ascontiguousarray(w.T)
+    n, rows = x.shape
+    lo, hi = x[0].copy(), x[0].copy()
+    sum_w = w[0].copy()
+    sum_x = sum_w * x[0]
     for i in range(1, n):
-        lo = np.where(x[:, i] < lo, x[:, i], lo)
-        hi = np.where(x[:, i] > hi, x[:, i], hi)
-        sum_w = sum_w + w[:, i]
-        sum_x = sum_x + w[:, i] * x[:, i]
+        lo = np.where(x[i] < lo, x[i], lo)
+        hi = np.where(x[i] > hi, x[i], hi)
+        sum_w = sum_w + w[i]
+        sum_x = sum_x + w[i] * x[i]
     lo = np.where(lo > 0, F(0), lo)
     flat = hi == lo
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         iscale = F(nmax) / (hi - lo)
         scale = F(1) / iscale
-        L = np.clip(nearest(iscale[:, None] * (x - lo[:, None])), 0, nmax).astype(F)
-        best = np.zeros(len(x), F)
+        L = np.clip(nearest(iscale * (x - lo)), 0, nmax).astype(F)
+        best = np.zeros(rows, F)
         for i in range(n):
-            diff = scale * L[:, i] + lo - x[:, i]
-            best = best + w[:, i] * (diff * diff)
+            diff = scale * L[i] + lo - x[i]
+            best = best + w[i] * (diff * diff)
         for step in range(nstep + 1):
             iscale = (F(rmin) + F(rdelta) * F(step) + F(nmax)) / (hi - lo)
-            aux = np.clip(nearest(iscale[:, None] * (x - lo[:, None])), 0, nmax).astype(F)
-            sum_l = np.zeros(len(x), F)
-            sum_l2 = np.zeros(len(x), F)
-            sum_xl = np.zeros(len(x), F)
+            aux = np.clip(nearest(iscale * (x - lo)), 0, nmax).astype(F)
+            sum_l = np.zeros(rows, F)
+            sum_l2 = np.zeros(rows, F)
+            sum_xl = np.zeros(rows, F)
             for i in range(n):
-                wl = w[:, i] * aux[:, i]
+                wl = w[i] * aux[i]
                 sum_l = sum_l + wl
-                sum_l2 = sum_l2 + wl * aux[:, i]
-                sum_xl = sum_xl + wl * x[:, i]
+                sum_l2 = sum_l2 + wl * aux[i]
+                sum_xl = sum_xl + wl * x[i]
             D = sum_w * sum_l2 - sum_l * sum_l
             this_scale = (sum_w * sum_xl - sum_x * sum_l) / D
             this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D
             positive = this_min > 0
             this_min = np.where(positive, F(0), this_min)
             this_scale = np.where(positive, sum_xl / sum_l2, this_scale)
-            cur = np.zeros(len(x), F)
+            cur = np.zeros(rows, F)
             for i in range(n):
-                diff = this_scale * aux[:, i] + this_min - x[:, i]
-                cur = cur + w[:, i] * (diff * diff)
+                diff = this_scale * aux[i] + this_min - x[i]
+                cur = cur + w[i] * (diff * diff)
             better = (D > 0) & (cur < best)
-            L = np.where(better[:, None], aux, L)
+            L = np.where(better, aux, L)
             best = np.where(better, cur, best)
             scale = np.where(better, this_scale, scale)
             lo = np.where(better, this_min, lo)
-    L = np.where(flat[:, None], F(0), L)
+    L = np.where(flat, F(0), L)
     scale = np.where(flat, F(0), scale)
-    return scale.astype(F), (-lo).astype(F), L.astype(np.int32)
+    return scale.astype(F), (-lo).astype(F), L.T.astype(np.int32)
 
 
 def make_qx(x, nmax):
     """make_qx_quants (rmse_type 1: weights x^2, no importance) for each row
     of x ([n, 16]): the scale and the codes (0 .. 2 nmax - 1)."""
-    n = x.shape[1]
     first = np.argmax(np.abs(x), axis=1)
     amax = np.abs(x[np.arange(len(x)), first])
     top = x[np.arange(len(x)), first]
     zero = amax < F(1e-15)
     top = np.where(zero, F(1), top)
+    x = np.ascontiguousarray(x.T)
+    n, rows = x.shape
+    w = x * x
 
     def trial(iscale):
-        l = np.clip(nearest(iscale[:, None] * x), -nmax, nmax - 1).astype(F)
-        sumlx = np.zeros(len(x), F)
-        suml2 = np.zeros(len(x), F)
+        l = np.clip(nearest(iscale * x), -nmax, nmax - 1).astype(F)
+        sumlx = np.zeros(rows, F)
+        suml2 = np.zeros(rows, F)
         for i in range(n):
-            w = x[:, i] * x[:, i]
-            sumlx = sumlx + w * x[:, i] * l[:, i]
-            suml2 = suml2 + w * l[:, i] * l[:, i]
+            sumlx = sumlx + w[i] * x[i] * l[i]
+            suml2 = suml2 + w[i] * l[i] * l[i]
         return l, sumlx, suml2
 
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -274,12 +278,12 @@ def make_qx(x, nmax):
                 continue
             l, sumlx, suml2 = trial(-(F(nmax) + F(0.1) * F(step)) / top)
             better = (suml2 > 0) & (sumlx * sumlx > best * suml2)
-            L = np.where(better[:, None], l + nmax, L)
+            L = np.where(better, l + nmax, L)
             scale = np.where(better, sumlx / suml2, scale)
             best = np.where(better, scale * sumlx, best)
-    L = np.where(zero[:, None], F(0), L)
+    L = np.where(zero, F(0), L)
     scale = np.where(zero, F(0), scale)
-    return scale.astype(F), L.astype(np.int32)
+    return scale.astype(F), L.T.astype(np.int32)
 
 
 def pack_k4_scales(ls, lm):
@@ -377,6 +381,69 @@ def quantize_super_blocks(x, kind, chunk=1 << 14):
     return np.concatenate(out, axis=0)
 
 
+def dequantize_k(kind, payload):
+    """The values of k-quant super-blocks from their layout (block_q4_K ...
+    in ggml-common.h), in float64: q4_K / q5_K (d sc) code - dmin m, q6_K
+    d sc (code - 32). An independent route to check the engine's C
+    dequantizer against (--dump)."""
+    b = np.frombuffer(payload, np.uint8).reshape(-1, K_BYTES[kind])
+    n = len(b)
+    if kind == "q6_K":
+        d = b[:, 208:210].copy().view("<f2")[:, 0].astype(np.float64)
+        sc = b[:, 192:208].copy().view(np.int8).astype(np.float64)
+        out = np.zeros((n, 2, 4, 32))
+        for h in range(2):
+            ql, qh = b[:, 64 * h:64 * h + 64], b[:, 128 + 32 * h:160 + 32 * h]
+            for c in range(4):
+                low = ql[:, 32 * (c % 2):32 * (c % 2) + 32]
+                code = ((low & 15) if c < 2 else (low >> 4)) | (((qh >> (2 * c)) & 3) << 4)
+                scale = np.repeat(sc[:, 8 * h + 2 * c:8 * h + 2 * c + 2], 16, axis=1)
+                out[:, h, c] = d[:, None] * scale * (code.astype(np.float64) - 32)
+        return out.reshape(-1)
+    d = b[:, 0:2].copy().view("<f2")[:, 0].astype(np.float64)
+    dmin = b[:, 2:4].copy().view("<f2")[:, 0].astype(np.float64)
+    q = b[:, 4:16].astype(np.int32)
+    sc = np.concatenate([q[:, 0:4] & 63, (q[:, 8:12] & 15) | ((q[:, 0:4] >> 6) << 4)], axis=1)
+    mn = np.concatenate([q[:, 4:8] & 63, (q[:, 8:12] >> 4) | ((q[:, 4:8] >> 6) << 4)], axis=1)
+    qs = b[:, 16:144] if kind == "q4_K" else b[:, 48:176]
+    out = np.zeros((n, 8, 32))
+    for s in range(8):
+        part = qs[:, 32 * (s // 2):32 * (s // 2) + 32]
+        code = ((part >> 4) if s % 2 else (part & 15)).astype(np.int32)
+        if kind == "q5_K":
+            code = code | (((b[:, 16:48] >> s) & 1) << 4)
+        out[:, s] = (d * sc[:, s])[:, None] * code - (dmin * mn[:, s])[:, None]
+    return out.reshape(-1)
+
+
+def dump_tensor(path, name, out_path):
+    """Writes tensor `name` of a ggml file (f32, f16 or a k-quant) as
+    little-endian float32 values."""
+    with open(path, "rb") as f:
+        data = f.read()
+    r = Reader(data, path)
+    read_header(r, any_ftype=True)
+    kinds = {TYPES[k][0]: k for k in K_TYPES}
+    while r.pos < len(data):
+        n_dims, name_len, ttype = r.ints(3, "a tensor header")
+        ne = r.ints(n_dims, "a tensor shape")
+        record = r.take(name_len, "a tensor name").decode("ascii")
+        count = int(np.prod(ne))
+        if ttype in kinds:
+            payload = r.take(count // QK_K * K_BYTES[kinds[ttype]], record)
+            values = dequantize_k(kinds[ttype], payload) if record == name else None
+        elif ttype in (0, 1):
+            payload = r.take(count * (4 if ttype == 0 else 2), record)
+            values = np.frombuffer(payload, "<f4" if ttype == 0 else "<f2") if record == name else None
+        else:
+            raise QuantizeError(f"{path}: tensor '{record}' has type {ttype} (--dump reads f32, "
+                                f"f16 and the k-quants)")
+        if values is not None:
+            values.astype("<f4").tofile(out_path)
+            return
+    raise QuantizeError(f"{path}: no tensor '{name}'")
+
+
 def quantizable(name, ne):
     return len(ne) == 2 and name not in SKIP and ne[0] % BLOCK == 0
 
@@ -435,6 +502,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description="Quantize a whisper.cpp ggml model file.")
     parser.add_argument("--from-ct2", action="store_true",
                         help="the input is a CTranslate2 model directory (converted to f16 ggml first)")
+    parser.add_argument("--dump", metavar="TENSOR",
+                        help="instead: write tensor TENSOR of the ggml file INPUT to OUT as float32 "
+                             "(k-quants decoded by numpy from the layout); TYPE is ignored")
     parser.add_argument("--keep-partial", action="store_true",
                         help="k-quants: keep the tensors whose rows are not whole super-blocks "
                              "of 256 as stored (f16) instead of refusing (not in whisper.cpp's "
@@ -445,7 +515,9 @@ def main(argv=None):
                         choices=sorted(TYPES), help="block type (q4_k etc. also accepted)")
     args = parser.parse_args(argv)
     try:
-        if args.from_ct2:
+        if args.dump:
+            dump_tensor(args.input, args.dump, args.out)
+        elif args.from_ct2:
             converter = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ct2-to-ggml.py")
             with tempfile.TemporaryDirectory() as tmp:
                 f16_path = os.path.join(tmp, "f16.bin")

@@ -309,6 +309,27 @@ test_load_k (gconstpointer data)
   g_test_message ("%s: mlp.2 differs by %g at most (max |w| %g)", k_kinds[k], diff, wmax);
   g_assert_cmpfloat (diff, <=, (k == 0 ? 1.0f / 7 : 1.0f / 28) * wmax);
   g_assert_cmpfloat (diff, >, 0.0f);
+
+  /* the C decoder against numpy's, from the same bytes (ggml-quantize.py
+   * --dump: the layout decoded in float64) */
+  g_autofree char *dump = g_build_filename (env.tmp_dir, "dump.f32", NULL);
+  run_tool_opt ("ggml-quantize.py", "--dump=decoder.blocks.1.mlp.2.weight", env.kquant[k], dump,
+                k_kinds[k]);
+  g_autofree char *numpy = NULL;
+  gsize numpy_size = 0;
+  g_assert_true (g_file_get_contents (dump, &numpy, &numpy_size, NULL));
+  g_unlink (dump);
+  const gsize n = whisper_tensor_n_elements (&ql->mlp_fc2.weight);
+  g_assert_cmpuint (numpy_size, ==, n * sizeof (float));
+  g_autofree float *got = whisper_tensor_to_f32 (&ql->mlp_fc2.weight);
+  float worst = 0.0f;
+  for (gsize i = 0; i < n; i++) {
+    float v;
+    memcpy (&v, numpy + 4 * i, 4);
+    worst = MAX (worst, fabsf (got[i] - v));
+  }
+  g_test_message ("%s: C and numpy decoders differ by %g at most", k_kinds[k], worst);
+  g_assert_cmpfloat (worst, <=, 1e-6f * wmax);
 }
 
 /* Broken copies of the k-quant files: truncated, a NaN or infinite d or
