@@ -1686,9 +1686,13 @@ test_real_hostile_ggml (void)
   old = patch_u32 (file, first.offset + 4, 0x7fffffff);
   expect_failure (file, file, WHISPER_MODEL_ERROR_FORMAT, "name");
   patch_u32 (file, first.offset + 4, old);
-  old = patch_u32 (file, first.offset + 8, 13);
+  old = patch_u32 (file, first.offset + 8, 11);
   expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED,
-                  "quantized ggml type q5_k is not supported");
+                  "quantized ggml type q3_k is not supported");
+  patch_u32 (file, first.offset + 8, 13); /* q5_K, but rows of 384 */
+  expect_failure (file, file, WHISPER_MODEL_ERROR_FORMAT,
+                  "'encoder.positional_embedding' is q5_K with rows of 384 values, not a "
+                  "multiple of the 256 values of a super-block");
   patch_u32 (file, first.offset + 8, 1234);
   expect_failure (file, file, WHISPER_MODEL_ERROR_FORMAT, "unknown ggml type");
   patch_u32 (file, first.offset + 8, 1); /* f16 instead of f32: sizes shift */
