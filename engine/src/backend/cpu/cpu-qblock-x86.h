@@ -47,6 +47,9 @@ qb_le32 (const uint8_t *p)
 
 #define QB_IS_K(type) \
   ((type) == WHISPER_DTYPE_Q4_K || (type) == WHISPER_DTYPE_Q5_K || (type) == WHISPER_DTYPE_Q6_K)
+/* a k-quant super-block's bytes (qblock.h), a constant where inlined */
+#define QB_K_BYTES(type) \
+  ((type) == WHISPER_DTYPE_Q4_K ? 144 : (type) == WHISPER_DTYPE_Q5_K ? 176 : 210)
 
 /* Bytes of a weight row of n_blocks blocks of 32 values. */
 static inline size_t
@@ -62,7 +65,7 @@ qb_row_bytes (WhisperDType type, int n_blocks)
 QB_TARGET static inline __m256i
 qb_k_codes (WhisperDType type, const uint8_t *w, int b)
 {
-  const uint8_t *blk = w + (size_t) (b / 8) * whisper_qblock_bytes (type);
+  const uint8_t *blk = w + (size_t) (b / 8) * QB_K_BYTES (type);
   const int s = b % 8;
   const __m256i low = _mm256_set1_epi8 (0x0f);
   if (type == WHISPER_DTYPE_Q6_K) {
@@ -86,31 +89,34 @@ qb_k_codes (WhisperDType type, const uint8_t *w, int b)
   return u;
 }
 
-/* Block b's scale and offset term per half of 16 (qblock.h). */
+/* The scale and offset term per half of 16 (qblock.h) of the 8 blocks of
+ * 32 of super-block blk. */
 QB_TARGET static inline void
-qb_k_scales (WhisperDType type, const uint8_t *w, int b, float d[2], float c[2])
+qb_k_scales8 (WhisperDType type, const uint8_t *blk, float d[8][2], float c[8][2])
 {
-  const uint8_t *blk = w + (size_t) (b / 8) * whisper_qblock_bytes (type);
-  const int s = b % 8;
   if (type == WHISPER_DTYPE_Q6_K) {
     const float dd = qb_half (blk + 208);
-    for (int h = 0; h < 2; h++) {
-      d[h] = dd * (float) (int8_t) blk[192 + 2 * s + h];
-      c[h] = -32.0f * d[h];
-    }
+    for (int s = 0; s < 8; s++)
+      for (int h = 0; h < 2; h++) {
+        d[s][h] = dd * (float) (int8_t) blk[192 + 2 * s + h];
+        c[s][h] = -32.0f * d[s][h];
+      }
     return;
   }
+  const float dd = qb_half (blk), dmin = qb_half (blk + 2);
   const uint8_t *q = blk + 4;
-  int sc, m;
-  if (s < 4) {
-    sc = q[s] & 63;
-    m = q[s + 4] & 63;
-  } else {
-    sc = (q[s + 4] & 0x0f) | (q[s - 4] >> 6) << 4;
-    m = (q[s + 4] >> 4) | (q[s] >> 6) << 4;
+  for (int s = 0; s < 8; s++) {
+    int sc, m;
+    if (s < 4) {
+      sc = q[s] & 63;
+      m = q[s + 4] & 63;
+    } else {
+      sc = (q[s + 4] & 0x0f) | (q[s - 4] >> 6) << 4;
+      m = (q[s + 4] >> 4) | (q[s] >> 6) << 4;
+    }
+    d[s][0] = d[s][1] = dd * (float) sc;
+    c[s][0] = c[s][1] = -(dmin * (float) m);
   }
-  d[0] = d[1] = qb_half (blk) * (float) sc;
-  c[0] = c[1] = -(qb_half (blk + 2) * (float) m);
 }
 
 /* A vector of the two halves' scales: lanes 0-3 (the sums of values
@@ -135,14 +141,16 @@ qb_rows (WhisperDType type, const uint8_t *w, int n_blocks, const WhisperCpuQRow
     const int ng = MIN (QB_GROUP, i1 - g0);
     __m256 acc[QB_GROUP];
     float corr[QB_GROUP];
+    float kd[1][8][2], kc[1][8][2]; /* k-quants: the super-block's scales */
     for (int k = 0; k < QB_GROUP; k++) {
       acc[k] = _mm256_setzero_ps ();
       corr[k] = 0.0f;
     }
     for (int b = 0; b < n_blocks; b++) {
       if (QB_IS_K (type)) {
-        float dk[2], ck[2];
-        qb_k_scales (type, w, b, dk, ck);
+        if (b % 8 == 0)
+          qb_k_scales8 (type, w + (size_t) (b / 8) * QB_K_BYTES (type), kd[0], kc[0]);
+        const float *dk = kd[0][b % 8], *ck = kc[0][b % 8];
         const __m256i u = qb_k_codes (type, w, b);
         const __m256 dv = qb_halves (dk);
         for (int k = 0; k < ng; k++) {
@@ -202,6 +210,36 @@ qb_dot_f32 (const float *c, const float *s, int n)
   return sum;
 }
 
+/* qb_tile's products for the k-quants: a super-block at a time, its 8
+ * blocks' scales decoded once for the tile's weight rows. */
+QB_TARGET static inline __attribute__ ((always_inline)) void
+qb_tile_k (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blocks,
+           const WhisperCpuQRows *x, int i, const int tx, __m256 acc[QB_TW][QB_TX])
+{
+  for (int b0 = 0; b0 < n_blocks; b0 += 8) {
+    float kd[QB_TW][8][2], kc[QB_TW][8][2];
+    for (int k = 0; k < QB_TW; k++)
+      qb_k_scales8 (type, w + k * w_stride + (size_t) (b0 / 8) * QB_K_BYTES (type), kd[k], kc[k]);
+    for (int s = 0; s < 8; s++) {
+      const int b = b0 + s;
+      __m256i u[QB_TW];
+      __m256 dw[QB_TW];
+      for (int k = 0; k < QB_TW; k++) {
+        dw[k] = qb_halves (kd[k][s]);
+        u[k] = qb_k_codes (type, w + k * w_stride, b);
+      }
+      for (int j = 0; j < tx; j++) {
+        const size_t at = (size_t) (i + j) * x->n_blocks + b;
+        const __m256i q = _mm256_loadu_si256 ((const __m256i *) (x->q + at * 32));
+        const __m256 dx = _mm256_broadcast_ss (x->d + at);
+        for (int k = 0; k < QB_TW; k++)
+          acc[k][j] = _mm256_fmadd_ps (_mm256_cvtepi32_ps (QB_DOT (u[k], q)),
+                                       _mm256_mul_ps (dw[k], dx), acc[k][j]);
+      }
+    }
+  }
+}
+
 /* Weight rows [r, r + QB_TW) by input rows [i, i + QB_TX): the block
  * products in registers (each weight block unpacked once for QB_TX input
  * rows, each input block loaded once for QB_TW weight rows), the offset
@@ -217,17 +255,12 @@ qb_tile (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blocks,
   for (int k = 0; k < QB_TW; k++)
     for (int j = 0; j < tx; j++)
       acc[k][j] = _mm256_setzero_ps ();
-  for (int b = 0; b < n_blocks; b++) {
+  if (QB_IS_K (type))
+    qb_tile_k (type, w, w_stride, n_blocks, x, i, tx, acc);
+  for (int b = 0; !QB_IS_K (type) && b < n_blocks; b++) {
     __m256i u[QB_TW], w8[QB_TW];
     __m256 dw[QB_TW];
     for (int k = 0; k < QB_TW; k++) {
-      if (QB_IS_K (type)) {
-        float dk[2], ck[2];
-        qb_k_scales (type, w + k * w_stride, b, dk, ck);
-        dw[k] = qb_halves (dk);
-        u[k] = qb_k_codes (type, w + k * w_stride, b);
-        continue;
-      }
       const uint8_t *blk = w + k * w_stride + (size_t) b * bytes;
       dw[k] = _mm256_set1_ps (qb_half (blk));
       switch (type) {
@@ -275,11 +308,12 @@ qb_offsets (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blocks, 
   if (QB_IS_K (type)) {
     const int per = type == WHISPER_DTYPE_Q6_K ? 2 : 1;
     for (int k = 0; k < QB_TW; k++)
-      for (int b = 0; b < n_blocks; b++) {
-        float dk[2], ck[2];
-        qb_k_scales (type, w + k * w_stride, b, dk, ck);
-        for (int h = 0; h < per; h++)
-          c[((size_t) k * n_blocks + b) * per + h] = ck[h];
+      for (int b0 = 0; b0 < n_blocks; b0 += 8) {
+        float dk[8][2], ck[8][2];
+        qb_k_scales8 (type, w + k * w_stride + (size_t) (b0 / 8) * QB_K_BYTES (type), dk, ck);
+        for (int b = b0; b < b0 + 8; b++)
+          for (int h = 0; h < per; h++)
+            c[((size_t) k * n_blocks + b) * per + h] = ck[b - b0][h];
       }
     return TRUE;
   }
@@ -382,11 +416,13 @@ qb_panel_unpack (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blo
                        : type == WHISPER_DTYPE_Q5_0 ? 16.0f
                        : type == WHISPER_DTYPE_Q8_0 ? (signed_q8 ? 0.0f : 128.0f) : 0.0f;
   for (int k = 0; k < QB_PANEL; k++) {
+    float d8[8][2] = { { 0.0f } }, c8[8][2] = { { 0.0f } };
     for (int b = 0; QB_IS_K (type) && b < n_blocks; b++) {
       uint8_t v[32];
-      float dk[2] = { 0.0f, 0.0f }, ck[2] = { 0.0f, 0.0f };
+      const float *dk = d8[b % 8], *ck = c8[b % 8];
       if (k < rows) {
-        qb_k_scales (type, w + k * w_stride, b, dk, ck);
+        if (b % 8 == 0)
+          qb_k_scales8 (type, w + k * w_stride + (size_t) (b / 8) * QB_K_BYTES (type), d8, c8);
         _mm256_storeu_si256 ((__m256i *) v, qb_k_codes (type, w + k * w_stride, b));
       } else {
         memset (v, 0, sizeof v);
