@@ -130,11 +130,8 @@ def normalize_words(text):
     return [w for w in (w.strip("'") for w in text.split()) if w]
 
 
-def wer(reference, hypothesis):
-    """Word-level Levenshtein distance / number of reference words."""
-    ref, hyp = normalize_words(reference), normalize_words(hypothesis)
-    if not ref:
-        return 0.0 if not hyp else float("inf")
+def word_distance(ref, hyp):
+    """Word-level Levenshtein distance between two lists of words."""
     ids = {}
     r = [ids.setdefault(w, len(ids)) for w in ref]
     h = [ids.setdefault(w, len(ids)) for w in hyp]
@@ -144,7 +141,15 @@ def wer(reference, hypothesis):
         for j, hw in enumerate(h, 1):
             cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (rw != hw))
         prev = cur
-    return prev[-1] / len(ref)
+    return prev[-1]
+
+
+def wer(reference, hypothesis):
+    """Word-level Levenshtein distance / number of reference words."""
+    ref, hyp = normalize_words(reference), normalize_words(hypothesis)
+    if not ref:
+        return 0.0 if not hyp else float("inf")
+    return word_distance(ref, hyp) / len(ref)
 
 
 # ---------------------------------------------------------------------------

@@ -64,18 +64,7 @@ def load_normalize():
         for w in module.normalize_words(text):
             out += spelled(int(w)) if w.isdigit() and int(w) < 1000000 else [w]
         return out
-    return words
-
-
-def word_errors(ref, hyp):
-    """Word-level Levenshtein distance."""
-    prev = list(range(len(hyp) + 1))
-    for i, rw in enumerate(ref, 1):
-        cur = [i] + [0] * len(hyp)
-        for j, hw in enumerate(hyp, 1):
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (rw != hw))
-        prev = cur
-    return prev[-1]
+    return words, module.word_distance
 
 
 def ours(cli, model, precision, audio, threads):
@@ -125,7 +114,7 @@ def main():
     ap.add_argument("--rescore", action="store_true",
                     help="score the transcripts in DIR/out instead of transcribing")
     a = ap.parse_args()
-    words = load_normalize()
+    words, word_errors = load_normalize()
     cli = os.path.join(a.build, "engine", "cli", "whisper-transcribe")
     out = os.path.join(a.dir, "out")
     os.makedirs(out, exist_ok=True)

@@ -70,11 +70,21 @@ gst_whisper_overload_reset (GstWhisperOverload *o)
   memset (o, 0, sizeof *o);
 }
 
+/* Whether `step` is one of the steps taken and not undone. */
+static gboolean
+is_taken (const GstWhisperOverload *o, guint step)
+{
+  for (guint i = 0; i < o->level; i++)
+    if (o->taken[i] == step)
+      return TRUE;
+  return FALSE;
+}
+
 gboolean
 gst_whisper_overload_in_effect (const GstWhisperOverload *o, GstWhisperOverloadStep step)
 {
   return o->enabled && (guint) step < GST_WHISPER_OVERLOAD_N_STEPS
-      && (o->in & o->can & (1u << step));
+      && (o->can & (1u << step)) && is_taken (o, step);
 }
 
 /* The steps that give something up with the settings `s`. */
@@ -149,10 +159,9 @@ static gboolean
 step_up (GstWhisperOverload *o, GstElement *element, double load)
 {
   for (guint step = 0; step < GST_WHISPER_OVERLOAD_N_STEPS; step++) {
-    if (!(o->can & (1u << step)) || (o->in & (1u << step)))
+    if (!(o->can & (1u << step)) || is_taken (o, step))
       continue;
     o->taken[o->level++] = step;
-    o->in |= 1u << step;
     forget_calls (o);
     post_change (o, element, step, TRUE, load);
     return TRUE;
@@ -171,7 +180,6 @@ step_down (GstWhisperOverload *o, GstElement *element, double load)
   if (o->level == 0)
     return;
   step = o->taken[--o->level];
-  o->in &= ~(1u << step);
   post_change (o, element, step, FALSE, load);
 }
 

@@ -26,7 +26,6 @@ typedef struct {
   guint level;                  /* how many steps are in effect: taken[0, level) */
   GstWhisperOverloadStep taken[GST_WHISPER_OVERLOAD_N_STEPS];  /* the steps in
                                    effect, in the order they were taken (posted) */
-  guint in;                     /* the same steps, a bit per step */
   guint can;                    /* steps that give something up with the settings of
                                    the last call (bit per step) */
   gboolean enabled;             /* overload=degrade at the last call */

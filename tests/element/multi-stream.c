@@ -20,14 +20,17 @@
  * Reported: per stream the text items, the word error rate of its text (in
  * PTS order) against the published text of what it played, the audio it
  * dropped (stats: audio-dropped), its dropped-audio and excessive-delay
- * warnings, its max-observed-delay and how many elements share its engine;
+ * warnings, the overload steps it took (whisper-overload messages with
+ * taken=TRUE: what it gave up, overload=degrade), its max-observed-delay and
+ * how many elements share its engine;
  * over all streams the delay of every text item (arrival running time -
  * PTS - DURATION) as p50 / p95 / max; the resident memory (VmRSS) once
  * every element is PLAYING with its engine loaded and at its peak. Then
  * one line
  *   RESULT streams=N held=yes|no rss_playing_mib=.. rss_peak_mib=.. dropped_s=..
- *          dropped_warnings=.. late_warnings=.. wer_mean=.. wer_max=.. p95=.. ...
- * (held: no audio dropped and no warning of either kind). It reports, it
+ *          dropped_warnings=.. late_warnings=.. steps_taken=.. wer_mean=.. p95=.. ...
+ * (held: no audio dropped, no warning of either kind and no overload step:
+ * nothing given up). It reports, it
  * does not judge: exit 0, 1 on an error message or no EOS in time, 2 on bad
  * usage or missing files. Used by multi-stream.sh. */
 #include <gst/gst.h>
@@ -55,7 +58,7 @@ typedef struct {
   GstElement *appsrc, *whisper;
   GMutex lock;
   GArray *items;        /* Item, arrival order */
-  gint dropped_warnings, late_warnings, other_warnings;
+  gint dropped_warnings, late_warnings, other_warnings, steps_taken;
   guint64 audio_dropped;
   guint max_observed_delay, engine_users;
   double wer;
@@ -207,6 +210,20 @@ on_message (GstBus *bus, GstMessage *m, gpointer data)
       return GST_BUS_PASS;
     case GST_MESSAGE_EOS:
       return GST_BUS_PASS;
+    case GST_MESSAGE_ELEMENT:{
+      const GstStructure *st = gst_message_get_structure (m);
+      gboolean taken = FALSE;
+
+      if (!st || !gst_structure_has_name (st, "whisper-overload"))
+        return GST_BUS_DROP;
+      gst_structure_get_boolean (st, "taken", &taken);
+      g_printerr ("%s overload: %s %s\n", GST_MESSAGE_SRC_NAME (m),
+          taken ? "took" : "undid", gst_structure_get_string (st, "step"));
+      s = stream_of (run, GST_MESSAGE_SRC (m));
+      if (s && taken)
+        g_atomic_int_inc (&s->steps_taken);
+      return GST_BUS_DROP;
+    }
     default:
       return GST_BUS_DROP;
   }
@@ -325,7 +342,7 @@ run_streams (Run *run, const Options *o)
   GstClockTime deadline;
   double rss_playing = -1, rss_peak = 0;
   gboolean eos = FALSE;
-  guint i, dropped_w = 0, late_w = 0, other_w = 0;
+  guint i, dropped_w = 0, late_w = 0, other_w = 0, steps = 0;
   guint64 dropped = 0;
   double wer_sum = 0, wer_max = 0;
   g_autoptr (GArray) delays = g_array_new (FALSE, FALSE, sizeof (gint64));
@@ -368,14 +385,14 @@ run_streams (Run *run, const Options *o)
   gst_element_set_state (run->pipeline, GST_STATE_NULL);
   g_thread_join (feeder);
 
-  g_print ("%-6s %6s %7s %9s %8s %5s %9s %6s\n", "stream", "items", "WER %", "dropped s",
-      "warn d/l", "other", "max delay", "shares");
+  g_print ("%-6s %6s %7s %9s %8s %5s %5s %9s %6s\n", "stream", "items", "WER %", "dropped s",
+      "warn d/l", "other", "steps", "max delay", "shares");
   for (i = 0; i < run->n; i++) {
     Stream *s = &run->streams[i];
     guint k;
-    g_print ("%-6u %6u %7.1f %9.1f %5d/%-2d %5d %8.2fs %6u\n", i, s->items->len, s->wer,
+    g_print ("%-6u %6u %7.1f %9.1f %5d/%-2d %5d %5d %8.2fs %6u\n", i, s->items->len, s->wer,
         secs (s->audio_dropped), s->dropped_warnings, s->late_warnings, s->other_warnings,
-        s->max_observed_delay / 1000.0, s->engine_users);
+        s->steps_taken, s->max_observed_delay / 1000.0, s->engine_users);
     for (k = 0; k < s->items->len; k++) {
       const Item *it = &g_array_index (s->items, Item, k);
       if (GST_CLOCK_TIME_IS_VALID (it->arrival)) {
@@ -389,6 +406,7 @@ run_streams (Run *run, const Options *o)
     dropped_w += s->dropped_warnings;
     late_w += s->late_warnings;
     other_w += s->other_warnings;
+    steps += s->steps_taken;
     wer_sum += s->wer;
     wer_max = MAX (wer_max, s->wer);
   }
@@ -398,12 +416,12 @@ run_streams (Run *run, const Options *o)
     const double p50 = n ? g_array_index (delays, gint64, n / 2) / 1e9 : 0,
         p95 = n ? g_array_index (delays, gint64, MIN (n - 1, n * 95 / 100)) / 1e9 : 0,
         max = n ? g_array_index (delays, gint64, n - 1) / 1e9 : 0;
-    const gboolean held = dropped == 0 && dropped_w == 0 && late_w == 0;
+    const gboolean held = dropped == 0 && dropped_w == 0 && late_w == 0 && steps == 0;
     g_print ("RESULT streams=%u engines=%s held=%s rss_playing_mib=%.0f rss_peak_mib=%.0f "
-        "dropped_s=%.1f dropped_warnings=%u late_warnings=%u other_warnings=%u "
+        "dropped_s=%.1f dropped_warnings=%u late_warnings=%u other_warnings=%u steps_taken=%u "
         "wer_mean=%.1f wer_max=%.1f p50=%.2f p95=%.2f max=%.2f items=%u\n", run->n,
         o->independent ? "independent" : "shared", held ? "yes" : "no", rss_playing,
-        rss_peak, secs (dropped), dropped_w, late_w, other_w, wer_sum / run->n, wer_max, p50,
+        rss_peak, secs (dropped), dropped_w, late_w, other_w, steps, wer_sum / run->n, wer_max, p50,
         p95, max, n);
   }
   return rc || g_atomic_int_get (&run->errors) > 0 ? 1 : 0;

@@ -5,8 +5,9 @@
 # tests/element/multi-stream.c: N branches appsrc (live, real time) !
 # whispersink ! fakesink sync=true, each playing the real-speech programme
 # of tests/element/programme.h from a different clip, and prints one row:
-# held (no audio dropped, no dropped-audio or excessive-delay warning),
-# audio dropped, warnings, resident memory at its peak and per added stream
+# held (no audio dropped, no dropped-audio or excessive-delay warning, no
+# overload step taken), audio dropped, warnings, overload steps taken (what
+# the elements gave up, overload=degrade), resident memory at its peak and per added stream
 # (against the 1-stream run of the same mode), mean and worst WER against
 # the published text, and the delay of the text (p50 / p95 / max).
 # It reports, it does not judge.
@@ -52,8 +53,8 @@ trap 'rm -rf "$log"' EXIT
 
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 
-printf '%-11s %7s %5s %9s %8s %9s %11s %6s %6s %18s\n' engines streams held "dropped s" \
-  "warn d/l" "RSS MiB" "MiB/stream" "WER %" "worst" "delay p50/p95/max"
+printf '%-11s %7s %5s %9s %8s %5s %9s %11s %6s %6s %18s\n' engines streams held "dropped s" \
+  "warn d/l" steps "RSS MiB" "MiB/stream" "WER %" "worst" "delay p50/p95/max"
 for mode in $modes; do
   flag=()
   [ "$mode" = independent ] && flag=(--independent)
@@ -73,9 +74,9 @@ for mode in $modes; do
     elif [ -n "$base_rss" ]; then per=$(awk -v a="$rss" -v b="$base_rss" -v n="$n" \
         'BEGIN { printf "%.1f", (a - b) / (n - 1) }')
     fi
-    printf '%-11s %7s %5s %9s %5s/%-2s %9s %11s %6s %6s %18s\n' "$mode" "$n" \
+    printf '%-11s %7s %5s %9s %5s/%-2s %5s %9s %11s %6s %6s %18s\n' "$mode" "$n" \
       "$(field held "$r")" "$(field dropped_s "$r")" "$(field dropped_warnings "$r")" \
-      "$(field late_warnings "$r")" "$rss" "$per" "$(field wer_mean "$r")" \
+      "$(field late_warnings "$r")" "$(field steps_taken "$r")" "$rss" "$per" "$(field wer_mean "$r")" \
       "$(field wer_max "$r")" \
       "$(field p50 "$r")/$(field p95 "$r")/$(field max "$r")"
   done

@@ -487,15 +487,27 @@ ladder_settings (GstWhisperSettings *s, gboolean degrade)
   s->live.overload = degrade ? GST_WHISPER_OVERLOAD_DEGRADE : GST_WHISPER_OVERLOAD_DROP;
 }
 
-GST_START_TEST (test_overload_ladder)
+/* An element with its own bus, for the ladder's messages (the bus holds a
+ * reference: gst_object_unref (the bus), then the element). */
+static GstElement *
+ladder_element (void)
 {
   GstElement *e = gst_bin_new ("w");
   GstBus *bus = gst_bus_new ();
-  GstWhisperOverload o;
-  GstWhisperSettings s;
 
   gst_whisper_debug_init ();
   gst_element_set_bus (e, bus);
+  gst_object_unref (bus);
+  return e;
+}
+
+GST_START_TEST (test_overload_ladder)
+{
+  GstElement *e = ladder_element ();
+  GstBus *bus = gst_element_get_bus (e);
+  GstWhisperOverload o;
+  GstWhisperSettings s;
+
   gst_whisper_overload_reset (&o);
   ladder_settings (&s, TRUE);
   gst_whisper_overload_apply (&o, &s, TRUE);
@@ -554,7 +566,6 @@ GST_START_TEST (test_overload_ladder)
   gst_whisper_overload_apply (&o, &s, TRUE);
   calls (&o, e, 12, 2.0);
   assert_overload (bus, "", 0);
-  gst_element_set_bus (e, NULL);
   gst_object_unref (bus);
   gst_object_unref (e);
 }
@@ -563,13 +574,11 @@ GST_END_TEST;
 /* A drop that is due takes the next step instead, until none is left. */
 GST_START_TEST (test_overload_before_drop)
 {
-  GstElement *e = gst_bin_new ("w");
-  GstBus *bus = gst_bus_new ();
+  GstElement *e = ladder_element ();
+  GstBus *bus = gst_element_get_bus (e);
   GstWhisperOverload o;
   GstWhisperSettings s;
 
-  gst_whisper_debug_init ();
-  gst_element_set_bus (e, bus);
   gst_whisper_overload_reset (&o);
   ladder_settings (&s, TRUE);
   gst_whisper_overload_apply (&o, &s, TRUE);
@@ -582,7 +591,6 @@ GST_START_TEST (test_overload_before_drop)
   gst_whisper_overload_apply (&o, &s, TRUE);
   fail_if (gst_whisper_overload_before_drop (&o, e));
   assert_overload (bus, "", 0);
-  gst_element_set_bus (e, NULL);
   gst_object_unref (bus);
   gst_object_unref (e);
 }
@@ -594,13 +602,11 @@ GST_END_TEST;
  * last taken first. */
 GST_START_TEST (test_overload_settings_change)
 {
-  GstElement *e = gst_bin_new ("w");
-  GstBus *bus = gst_bus_new ();
+  GstElement *e = ladder_element ();
+  GstBus *bus = gst_element_get_bus (e);
   GstWhisperOverload o;
   GstWhisperSettings s;
 
-  gst_whisper_debug_init ();
-  gst_element_set_bus (e, bus);
   /* greedy passed over (beam-size=1), then beam-size=5 again: the beam
    * stays until calls fall behind once more, and then greedy is the step
    * taken */
@@ -650,7 +656,6 @@ GST_START_TEST (test_overload_settings_change)
   calls (&o, e, 18, 0.1);
   assert_overload (bus, "-short-context -buffered-encoder -greedy", 0);
   fail_unless_equals_int (o.level, 0);
-  gst_element_set_bus (e, NULL);
   gst_object_unref (bus);
   gst_object_unref (e);
 }

@@ -3,7 +3,12 @@
 # --paced --programme, one run per half.
 #
 #   bash tests/live-eval/run.sh [--half dev|held-out|both] [--lang en|de|fr|es]
-#       [--latency MS] [--net] [live-commit options: --model PATH, --set P=V, ...]
+#       [--latency MS] [--net] [--realtime] [live-commit options: --model PATH, --set P=V, ...]
+#
+# --realtime: the live pass in real time (live-commit without --paced: the
+# programme plays at its own pace and the calls' real duration counts for
+# the deadline, so the text and the delays depend on the machine's speed and
+# load; run it on a quiet machine and give the load with the figures).
 #
 # Defaults: both halves, en, latency 3000, the element's default model
 # (tiny.en); another language runs the multilingual base model
@@ -23,13 +28,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${BUILD_DIR:-$root/build}
-half=both lang=en latency=3000 net= model_given= rest=()
+half=both lang=en latency=3000 net= model_given= pace=--paced rest=()
 while [ $# -gt 0 ]; do
   case $1 in
     --half) half=$2; shift 2 ;;
     --lang) lang=$2; shift 2 ;;
     --latency) latency=$2; shift 2 ;;
     --net) net=-net; shift ;;
+    --realtime) pace=; shift ;;
     --model|-m) model_given=1; rest+=("$1" "$2"); shift 2 ;;
     *) rest+=("$1"); shift ;;
   esac
@@ -56,8 +62,9 @@ export GST_REGISTRY="$build/tests/element/live-commit.registry"
 summary=()
 for h in "${halves[@]}"; do
   log=$out/logs/$h-$lang$net-$latency.log
+  [ -z "$pace" ] && log=$out/logs/$h-$lang$net-$latency-realtime.log
   echo "# $h-$lang$net, latency $latency: $log"
-  "$build/tests/element/live-commit" --paced --verbose --latency "$latency" \
+  "$build/tests/element/live-commit" ${pace:+"$pace"} --verbose --latency "$latency" \
     --set word-timestamps=true \
     ${rest[@]+"${rest[@]}"} --programme "$out/$h-$lang$net.wav" > "$log" 2>&1 \
     || echo "run.sh: live-commit failed on $h-$lang$net (see $log)" >&2
