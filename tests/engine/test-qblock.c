@@ -377,18 +377,32 @@ test_dot (gconstpointer data)
  * linear, against double sums of the decoded weights by the float inputs:
  * within the inputs' quantization (half a step per value) and rounding. */
 static void
-check_linear (WhisperBackend *be, WhisperDType type, int n, int rows, int cols,
-              WhisperLinearFlags flags, GRand *r)
+check_linear_ext (WhisperBackend *be, WhisperDType type, int n, int rows, int cols,
+                  WhisperLinearFlags flags, GRand *r, gboolean extreme)
 {
   const gsize nb = (gsize) rows * cols / whisper_qblock_values (type);
   const gsize row_bytes = whisper_dtype_row_bytes (type, cols);
   g_autofree guint8 *blocks = random_blocks (r, type, nb);
+  /* extreme (k-quants): every code at its largest (the code bytes all
+   * ones) by inputs that quantize to -127 everywhere: the largest byte
+   * products the kernels sum, where an int16 sum of too many would
+   * saturate */
+  const gsize bytes = whisper_qblock_bytes (type);
+  const gsize code_from = type == WHISPER_DTYPE_Q6_K ? 0 : 16, code_to = type == WHISPER_DTYPE_Q6_K ? 192 : bytes;
+  for (gsize b = 0; extreme && b < nb; b++)
+    memset (blocks + b * bytes + code_from, 0xff, code_to - code_from);
   WhisperTensor t = { blocks, type, NULL, rows, cols };
   WhisperWeight w = { 0 };
   g_autoptr (GError) error = NULL;
   g_assert_true (be->ops->weight_upload (be, &w, &t, &error));
   g_assert_no_error (error);
   Inputs in = inputs_for (type, r, n, cols);
+  if (extreme) {
+    for (gsize i = 0; i < (gsize) n * cols; i++)
+      in.x[i] = 1.5f;
+    whisper_cpu_qblock_quantize_rows_k (in.d, in.s, in.s16, in.q, in.x, cols, cols, 0, n);
+    g_assert_cmpint (in.q[0], ==, -127);
+  }
   g_autofree float *bias = g_new (float, rows);
   g_autofree float *y = g_new (float, (gsize) n * rows), *y0 = g_new (float, (gsize) n * rows);
   for (int o = 0; o < rows; o++)
@@ -418,6 +432,13 @@ check_linear (WhisperBackend *be, WhisperDType type, int n, int rows, int cols,
     }
   be->ops->weight_free (be, &w);
   inputs_free (&in);
+}
+
+static void
+check_linear (WhisperBackend *be, WhisperDType type, int n, int rows, int cols,
+              WhisperLinearFlags flags, GRand *r)
+{
+  check_linear_ext (be, type, n, rows, cols, flags, r, FALSE);
 }
 
 static void
@@ -451,6 +472,8 @@ test_linear (gconstpointer data)
     check_linear (be, k_types[t], 67, 9, 768, WHISPER_LINEAR_ACCUMULATE, r);
     check_linear (be, k_types[t], 70, 48, 256, WHISPER_LINEAR_GELU, r);
     check_linear (be, k_types[t], 530, 20, 1280, WHISPER_LINEAR_ACCUMULATE, r);
+    check_linear_ext (be, k_types[t], 2, 20, 512, WHISPER_LINEAR_DEFAULT, r, TRUE);
+    check_linear_ext (be, k_types[t], 40, 20, 512, WHISPER_LINEAR_DEFAULT, r, TRUE);
   }
   whisper_backend_destroy (be);
 }

@@ -498,12 +498,29 @@ qb_panel_rows (WhisperDType type, const int8_t *codes, const float *dw, const fl
     for (int b = b0; b < b1; b++) {
       if (type == WHISPER_DTYPE_Q6_K) {
         /* each half of 16 values (groups 0-3, 4-7) its own scale and
-         * offset term; codes up to 63, so int32 sums per group on AVX2 */
+         * offset term. AVX2: codes up to 63 by quants within 127 (q8_K),
+         * so a vpmaddubsw pair reaches 16002 and only two groups' pairs
+         * add up in int16 (32004) before the vpmaddwd to int32 */
         const int8_t *cb = codes + (size_t) b * 8 * 64 + 32 * h;
         for (int hv = 0; hv < 2; hv++) {
           __m256i iacc[QB_PANEL_TILE];
           for (int a = 0; a < NA; a++)
             iacc[a] = _mm256_setzero_si256 ();
+#if QB_PANEL_I16
+          for (int g = 4 * hv; g < 4 * hv + 4; g += 2) {
+            const __m256i w0 = _mm256_loadu_si256 ((const __m256i *) (cb + 64 * g));
+            const __m256i w1 = _mm256_loadu_si256 ((const __m256i *) (cb + 64 * (g + 1)));
+            for (int a = 0; a < NA; a++) {
+              int32_t v0, v1;
+              memcpy (&v0, xq[a] + b * 32 + 4 * g, 4);
+              memcpy (&v1, xq[a] + b * 32 + 4 * (g + 1), 4);
+              const __m256i s16 = _mm256_add_epi16 (
+                  _mm256_maddubs_epi16 (w0, _mm256_set1_epi32 (v0)),
+                  _mm256_maddubs_epi16 (w1, _mm256_set1_epi32 (v1)));
+              iacc[a] = _mm256_add_epi32 (iacc[a], _mm256_madd_epi16 (s16, _mm256_set1_epi16 (1)));
+            }
+          }
+#else
           for (int g = 4 * hv; g < 4 * hv + 4; g++) {
             const __m256i w = _mm256_loadu_si256 ((const __m256i *) (cb + 64 * g));
             for (int a = 0; a < NA; a++) {
@@ -512,6 +529,7 @@ qb_panel_rows (WhisperDType type, const int8_t *codes, const float *dw, const fl
               iacc[a] = QB_PANEL_ACC (iacc[a], w, _mm256_set1_epi32 (v));
             }
           }
+#endif
           const size_t at = ((size_t) b * 2 + hv) * QB_PANEL + 8 * h;
           const __m256 d = _mm256_loadu_ps (dw + at), cv = _mm256_loadu_ps (c + at);
           for (int a = 0; a < NA; a++) {
