@@ -25,8 +25,8 @@
  * values, d = 1 / (-127 / the value of largest magnitude), quants at most
  * 127). q6_K's scale per half is applied to each half's four int32 lanes,
  * its offset term through the sums of the 16-value halves (s16); its codes
- * reach 63, so AVX2 adds its vpmaddubsw pairs (at most 2 * 63 * 127) to
- * int32 one group at a time.
+ * reach 63, so AVX2 adds only two groups of its vpmaddubsw pairs (each at
+ * most 2 * 63 * 127) in int16 before widening to int32, not four.
  *
  * Kernel sets: portable C, AVX2 (AVX2 + FMA + F16C), AVX-512 (F, BW, VL
  * and VNNI). The best the CPU has is chosen when a backend is created;
