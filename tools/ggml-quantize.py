@@ -37,9 +37,14 @@ reaches through ggml_quantize_chunk):
               largest magnitude (d = largest / -128 in float16), then every
               code again from the rounded scale
 
-in float32, with every sum taken in ggml's order, so that the bytes are
-ggml's (tests/reference/test-ggml-kquant.py compares them with
-libggml-base's own quantize_row_*_ref where pywhispercpp is installed).
+in float32, with every sum taken in ggml's order and ggml's rounding
+(round half to even, float16 by round to nearest even), so that the bytes
+are ggml's. How close: identical, byte for byte, for every tensor of base
+in all three types and on random test data, against ggml_quantize_chunk
+(quantize_row_*_ref) of pywhispercpp 1.5.1's libggml-base
+(tests/reference/test-ggml-kquant.py checks it where pywhispercpp is
+installed; fixtures/ggml-kquant.json records it). A ggml built to fuse
+multiply-adds (FMA contraction) could round a few scales otherwise.
 Rows must be whole super-blocks: tiny's 384-wide rows are not, and the tool
 refuses them (whisper.cpp's quantize writes super-blocks across row ends
 there, a file whisper.cpp's loader refuses:
