@@ -49,9 +49,10 @@ Rows must be whole super-blocks: tiny's 384-wide rows are not, and the tool
 refuses them (whisper.cpp's quantize writes super-blocks across row ends
 there, a file whisper.cpp's loader refuses:
 https://github.com/ggml-org/whisper.cpp/issues/2906), unless --keep-partial
-keeps those tensors as they are (f16): a mixed file whisper.cpp and this
-engine load (tiny's decoder and encoder mlp.2 weights, rows of 1536, are
-then the only k-quant tensors).
+keeps those tensors as they are (f16): a mixed file this engine loads, in
+which tiny's mlp.2 weights (rows of 1536) are the only k-quant tensors
+(whisper.cpp takes every weight's type from the header and crashed loading
+one through pywhispercpp 1.5.1).
 
 Needs Python 3 and numpy only.
 """
@@ -512,8 +513,8 @@ def main(argv=None):
                              "(k-quants decoded by numpy from the layout); TYPE is ignored")
     parser.add_argument("--keep-partial", action="store_true",
                         help="k-quants: keep the tensors whose rows are not whole super-blocks "
-                             "of 256 as stored (f16) instead of refusing (not in whisper.cpp's "
-                             "quantize; whisper.cpp loads such mixed files)")
+                             "of 256 as stored (f16) instead of refusing: a file for this engine "
+                             "only (whisper.cpp does not load mixed files)")
     parser.add_argument("input", help="f16 or f32 ggml file (or CT2 directory with --from-ct2)")
     parser.add_argument("out", help="output ggml file")
     parser.add_argument("type", type=lambda t: t[:-1] + "K" if t.endswith("_k") else t,
