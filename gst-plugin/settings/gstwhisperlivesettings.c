@@ -46,6 +46,7 @@ gst_whisper_live_settings_init (GstWhisperLiveSettings *s)
   s->min_probability = DEFAULT_LIVE_MIN_PROBABILITY;
   s->encoder = DEFAULT_LIVE_ENCODER;
   s->overload = GST_WHISPER_OVERLOAD_DEGRADE;
+  s->one_window = FALSE;
 }
 
 gboolean
@@ -231,8 +232,9 @@ install_commit (GObjectClass *klass, guint first)
    * What live input gives up when inference falls behind (calls take
    * longer than the audio they cover, or more audio waits than latency +
    * lateness). "degrade": each call spends less first, one step at a time
-   * (greedy search, live-encoder=buffered, a 1-s live-context, no
-   * translate_src decode), each step posted on the bus (whisper-overload)
+   * (one window a decode, greedy search, live-encoder=buffered, a 1-s
+   * live-context, no translate_src decode), each step posted on the bus
+   * (whisper-overload)
    * and undone when calls are quick again; audio is dropped only once
    * every step is taken. "drop": the oldest audio is dropped at once. The
    * properties keep their values either way (task/gstwhisperoverload.c).

@@ -22,6 +22,9 @@ typedef struct {
   gdouble min_probability;    /* agreed words below it wait */
   GstWhisperLiveEncoder encoder;  /* the encoder window of a call */
   GstWhisperOverloadMode overload;  /* what falling behind gives up first */
+  gboolean one_window;        /* no property: the overload ladder's first step
+                                 (task/gstwhisperoverload.c) sets it in the
+                                 task's copy: each call decodes one window */
 } GstWhisperLiveSettings;
 
 /* Below this latency most words are committed by their deadline: a

@@ -489,6 +489,10 @@ call_options (GstWhisperSink *self, const GstWhisperRegion *region,
       opts->max_new_tokens = bound;
     opts->word_timestamps = TRUE;
     opts->condition_on_previous_text = TRUE;
+    /* the overload ladder's first step: the next call decodes the tail
+     * again, with more audio after it, so one window, not a second one
+     * from the last word's end */
+    opts->last_window_once = s->live.one_window;
     gst_whisper_live_settings_fill (&s->live, in->n,
         whisper_engine_get_info (self->engine)->max_encoder_length, opts);
     /* Only the speech: trailing noise is read as a closing phrase (the
@@ -591,6 +595,13 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   whisper_stream_set_token_callback (self->stream, NULL, NULL);
   whisper_stream_get_stats (self->stream, &stats);
   gst_whisper_sink_count_encoder (self, &before, &stats);
+  GST_DEBUG_OBJECT (self, "call of %" G_GSIZE_FORMAT " samples took %.3f s: mel %.3f s, "
+      "encoder %.3f s, decoder %.3f s, %" G_GUINT64_FORMAT " windows, %" G_GUINT64_FORMAT
+      " decode steps, %" G_GUINT64_FORMAT " fallbacks", region->n_samples,
+      (g_get_monotonic_time () - call_start_us) / 1e6, stats.mel_seconds - before.mel_seconds,
+      stats.encoder_seconds - before.encoder_seconds,
+      stats.decoder_seconds - before.decoder_seconds, stats.windows - before.windows,
+      stats.decode_steps - before.decode_steps, stats.windows_fallback - before.windows_fallback);
   GST_OBJECT_LOCK (self);
   self->stats.windows_silent = stats.windows_silent;
   self->stats.windows_no_voice = stats.windows_no_voice;
@@ -848,12 +859,12 @@ gst_whisper_call_remote_piece (GstWhisperSink *self, GstWhisperRemoteJob *job,
   return GST_FLOW_OK;
 }
 
-/* One request for the region: *later when the server did not answer (the
- * audio stays buffered). Blocks (retries) when draining, and for non-live
- * audio once server-queue of it waits. */
+/* One request for the live region (file input goes through
+ * gstwhisperfleet.c): *later when the server did not answer (the audio
+ * stays buffered). Blocks (retries) when draining. */
 GstFlowReturn
 gst_whisper_call_transcribe_remote (GstWhisperSink *self, const GstWhisperRegion *region,
-    const GstWhisperWindowPolicy *policy, gboolean drain, gboolean *later)
+    gboolean drain, gboolean *later)
 {
   const GstWhisperSettings *s = &self->task_settings;
   const GstWhisperOutputMode output = s->output.output;
@@ -863,7 +874,6 @@ gst_whisper_call_transcribe_remote (GstWhisperSink *self, const GstWhisperRegion
   g_autoptr (GError) err = NULL;
   GstWhisperRemoteResult res;
   GstFlowReturn ret = GST_FLOW_OK;
-  gboolean block;
   gsize done = 0;
 
   *later = FALSE;
@@ -887,14 +897,12 @@ gst_whisper_call_transcribe_remote (GstWhisperSink *self, const GstWhisperRegion
     g_array_set_clear_func (ctx.answer_words, (GDestroyNotify) gst_whisper_word_clear);
   }
   gst_whisper_agree_begin (&self->agree, w->seek);
-  block = drain || (!policy->live
-      && gst_whisper_window_pending (w) >= gst_whisper_remote_queue_samples (self->remote));
 
   GST_DEBUG_OBJECT (self, "sending %" G_GSIZE_FORMAT " samples at %" GST_TIME_FORMAT
       "%s to the server", region->n_samples,
       GST_TIME_ARGS (gst_whisper_window_time_at (w, w->seek)), carry_name (region->carry));
   res = gst_whisper_remote_transcribe (self->remote, gst_whisper_window_data (w),
-      region->n_samples, &req, block, on_segment, on_remote_word, remote_cancelled, &ctx,
+      region->n_samples, &req, drain, on_segment, on_remote_word, remote_cancelled, &ctx,
       &err);
   switch (res) {
     case GST_WHISPER_REMOTE_DONE:

@@ -11,12 +11,11 @@ G_BEGIN_DECLS
  * pushes what it gives; the transcribed part leaves the window. */
 GstFlowReturn gst_whisper_call_transcribe (GstWhisperSink *self,
     const GstWhisperRegion *region, const GstWhisperWindowPolicy *policy, gboolean drain);
-/* device=remote: one request for `region`; *later when the server did not
- * answer (the audio stays buffered). Blocks (retries) when draining, and
- * for non-live audio once server-queue of it waits. */
+/* device=remote, live input: one request for `region`; *later when the
+ * server did not answer (the audio stays buffered). Blocks (retries) when
+ * draining. */
 GstFlowReturn gst_whisper_call_transcribe_remote (GstWhisperSink *self,
-    const GstWhisperRegion *region, const GstWhisperWindowPolicy *policy, gboolean drain,
-    gboolean *later);
+    const GstWhisperRegion *region, gboolean drain, gboolean *later);
 /* device=remote, file input: the answer of a piece of `n_samples` from the
  * window's seek point (gstwhisperfleet.c; job NULL: no speech, a GAP),
  * pushed; the piece leaves the window. Takes the job. */

@@ -4,10 +4,13 @@
  * the next call further behind, and once more audio waits than latency +
  * lateness the oldest is dropped (gstwhispertask.c). Before that, calls
  * spend less, one step at a time, cheapest loss first:
- *   1. greedy search in place of the beam (beam-size);
- *   2. the buffered encoder window (live-encoder=buffered);
- *   3. a 1-s live context (live-context, when longer);
- *   4. no translate_src decode (their pads get GAPs).
+ *   1. one window a call: where a decode's text stops before its audio
+ *      does, no second window from the last word's end (the engine's
+ *      last_window_once); those words come with the next call;
+ *   2. greedy search in place of the beam (beam-size);
+ *   3. the buffered encoder window (live-encoder=buffered);
+ *   4. a 1-s live context (live-context, when longer);
+ *   5. no translate_src decode (their pads get GAPs).
  * A step that gives nothing up with the settings (beam-size=1 already, no
  * translate_src pad, ...) is passed over. The steps in effect are the ones
  * taken and posted, kept in the order taken: the settings are read again
@@ -52,6 +55,7 @@ static const struct {
   const gchar *name;
   const gchar *gave_up;       /* what the step gives up, for messages */
 } steps[GST_WHISPER_OVERLOAD_N_STEPS] = {
+  {"one-window", "a second window after a decode's text: its words come with the next call"},
   {"greedy", "beam search (beam-size): greedy decoding"},
   {"buffered-encoder", "the full 30-s encoder window: live-encoder=buffered"},
   {"short-context", "live-context beyond 1 s"},
@@ -91,7 +95,7 @@ gst_whisper_overload_in_effect (const GstWhisperOverload *o, GstWhisperOverloadS
 static guint
 steps_that_apply (const GstWhisperSettings *s, gboolean translating)
 {
-  guint can = 0;
+  guint can = 1u << GST_WHISPER_OVERLOAD_STEP_ONE_WINDOW;
 
   if (s->decoding.beam_size != 1)     /* 0: beam 5 */
     can |= 1u << GST_WHISPER_OVERLOAD_STEP_GREEDY;
@@ -109,6 +113,8 @@ gst_whisper_overload_apply (GstWhisperOverload *o, GstWhisperSettings *s, gboole
 {
   o->enabled = s->live.overload == GST_WHISPER_OVERLOAD_DEGRADE;
   o->can = steps_that_apply (s, translating);
+  if (gst_whisper_overload_in_effect (o, GST_WHISPER_OVERLOAD_STEP_ONE_WINDOW))
+    s->live.one_window = TRUE;
   if (gst_whisper_overload_in_effect (o, GST_WHISPER_OVERLOAD_STEP_GREEDY))
     s->decoding.beam_size = 1;
   if (gst_whisper_overload_in_effect (o, GST_WHISPER_OVERLOAD_STEP_BUFFERED))

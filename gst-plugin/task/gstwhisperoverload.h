@@ -12,6 +12,7 @@ G_BEGIN_DECLS
 
 /* The steps, in the order they are taken (undone in reverse). */
 typedef enum {
+  GST_WHISPER_OVERLOAD_STEP_ONE_WINDOW,      /* one window a call (last_window_once) */
   GST_WHISPER_OVERLOAD_STEP_GREEDY,          /* beam search -> greedy */
   GST_WHISPER_OVERLOAD_STEP_BUFFERED,        /* live-encoder full -> buffered */
   GST_WHISPER_OVERLOAD_STEP_SHORT_CONTEXT,   /* live-context -> 1 s */

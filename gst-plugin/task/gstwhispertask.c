@@ -339,7 +339,7 @@ process (GstWhisperSink *self, gboolean drain)
     take_settings (self);     /* one copy per engine call */
     if (self->remote) {
       gboolean later;
-      ret = gst_whisper_call_transcribe_remote (self, &region, &policy, drain, &later);
+      ret = gst_whisper_call_transcribe_remote (self, &region, drain, &later);
       if (ret == GST_FLOW_OK && later)
         return GST_FLOW_OK;     /* the server is down: wait for more audio */
       if (ret != GST_FLOW_OK)

@@ -3,8 +3,8 @@
  * GST_WHISPER_TEST_SLOW_CALLS=MS:N makes the element's first N live calls
  * take MS longer (read when the element is made).
  *  - At the pace of real time (33 s): live calls 1 s slower than their
- *    0.5-s chunk fall behind and take every step in order (greedy,
- *    buffered-encoder, short-context, no-translation), each posted
+ *    0.5-s chunk fall behind and take every step in order (one-window,
+ *    greedy, buffered-encoder, short-context, no-translation), each posted
  *    (whisper-overload) with one warning (reason=overload), before any
  *    audio is dropped; with no-translation in effect the translate_src
  *    pad's decode is skipped (encoder passes no translation took). When
@@ -27,7 +27,7 @@
 #define BUF_SAMPLES (WHISPER_SAMPLE_RATE / 10)
 
 static const gchar *const ladder[] = {
-  "greedy", "buffered-encoder", "short-context", "no-translation"
+  "one-window", "greedy", "buffered-encoder", "short-context", "no-translation"
 };
 
 /* whispersink live, latency=3000 (0.5-s chunks), beam 5, a
@@ -179,7 +179,7 @@ check_order (GPtrArray *events)
 GST_START_TEST (test_check_order)
 {
   static const gchar *const seq[] = {
-    "+greedy", "+buffered-encoder", "+short-context", "+no-translation",
+    "+one-window", "+greedy", "+buffered-encoder", "+short-context", "+no-translation",
     "-no-translation", "-short-context", "+short-context", "+no-translation", "drop"
   };
   g_autoptr (GPtrArray) events = g_ptr_array_new ();
@@ -200,10 +200,10 @@ GST_START_TEST (test_ladder_real_time)
   g_autoptr (GPtrArray) events = NULL;
   guint warned;
 
-  /* the first 16 calls take 1 s more: calls fall behind the audio (the
-   * four steps need 12 calls that fall behind, 3 each, or fewer where a
+  /* the first 19 calls take 1 s more: calls fall behind the audio (the
+   * five steps need 15 calls that fall behind, 3 each, or fewer where a
    * drop is due; 4 more to spare) */
-  h = new_element ("degrade", "1000:16", bus, &ht);
+  h = new_element ("degrade", "1000:19", bus, &ht);
   for (int k = 0; k < 3; k++)
     push_real_time (h, ht, pcm, n, &pts, k == 0);
   finish (h);

@@ -522,12 +522,13 @@ GST_START_TEST (test_overload_ladder)
   calls (&o, e, 2, 2.0);
   assert_overload (bus, "", 0);
   calls (&o, e, 1, 2.0);
-  assert_overload (bus, "+greedy", 1);
-  calls (&o, e, 9, 2.0);
-  assert_overload (bus, "+buffered-encoder +short-context +no-translation", 3);
+  assert_overload (bus, "+one-window", 1);
+  calls (&o, e, 12, 2.0);
+  assert_overload (bus, "+greedy +buffered-encoder +short-context +no-translation", 4);
   /* the task's copy of the settings gets them; the translation goes */
   ladder_settings (&s, TRUE);
   gst_whisper_overload_apply (&o, &s, TRUE);
+  fail_unless (s.live.one_window);
   fail_unless_equals_int (s.decoding.beam_size, 1);
   fail_unless_equals_int (s.live.encoder, GST_WHISPER_LIVE_ENCODER_BUFFERED);
   fail_unless (s.live.context_s == 1.0);
@@ -543,15 +544,16 @@ GST_START_TEST (test_overload_ladder)
   assert_overload (bus, "", 0);
   calls (&o, e, 1, 0.1);
   assert_overload (bus, "-no-translation", 0);
-  calls (&o, e, 18, 0.1);
-  assert_overload (bus, "-short-context -buffered-encoder -greedy", 0);
+  calls (&o, e, 24, 0.1);
+  assert_overload (bus, "-short-context -buffered-encoder -greedy -one-window", 0);
   ladder_settings (&s, TRUE);
   gst_whisper_overload_apply (&o, &s, TRUE);
+  fail_if (s.live.one_window);
   fail_unless_equals_int (s.decoding.beam_size, 0);
   fail_unless (!gst_whisper_overload_skips_translation (&o));
   /* taken again: no second warning in the run */
   calls (&o, e, 3, 2.0);
-  assert_overload (bus, "+greedy", 0);
+  assert_overload (bus, "+one-window", 0);
   /* a step that gives nothing up is passed over (greedy already, no
    * translate pad) */
   gst_whisper_overload_reset (&o);
@@ -559,7 +561,7 @@ GST_START_TEST (test_overload_ladder)
   s.decoding.beam_size = 1;
   gst_whisper_overload_apply (&o, &s, FALSE);
   calls (&o, e, 12, 2.0);
-  assert_overload (bus, "+buffered-encoder +short-context", 2);
+  assert_overload (bus, "+one-window +buffered-encoder +short-context", 3);
   /* overload=drop: nothing is taken */
   gst_whisper_overload_reset (&o);
   ladder_settings (&s, FALSE);
@@ -585,7 +587,8 @@ GST_START_TEST (test_overload_before_drop)
   for (guint i = 0; i < GST_WHISPER_OVERLOAD_N_STEPS; i++)
     fail_unless (gst_whisper_overload_before_drop (&o, e));
   fail_if (gst_whisper_overload_before_drop (&o, e));
-  assert_overload (bus, "+greedy +buffered-encoder +short-context +no-translation", 4);
+  assert_overload (bus, "+one-window +greedy +buffered-encoder +short-context +no-translation",
+      5);
   gst_whisper_overload_reset (&o);
   ladder_settings (&s, FALSE);
   gst_whisper_overload_apply (&o, &s, TRUE);
@@ -615,6 +618,8 @@ GST_START_TEST (test_overload_settings_change)
   s.decoding.beam_size = 1;
   gst_whisper_overload_apply (&o, &s, TRUE);
   calls (&o, e, 3, 2.0);
+  assert_overload (bus, "+one-window", 1);
+  calls (&o, e, 3, 2.0);
   assert_overload (bus, "+buffered-encoder", 1);
   ladder_settings (&s, TRUE);
   s.decoding.beam_size = 5;
@@ -623,13 +628,15 @@ GST_START_TEST (test_overload_settings_change)
   fail_unless_equals_int (s.live.encoder, GST_WHISPER_LIVE_ENCODER_BUFFERED);
   calls (&o, e, 3, 2.0);
   assert_overload (bus, "+greedy", 1);
-  fail_unless_equals_int (o.level, 2);
+  fail_unless_equals_int (o.level, 3);
   ladder_settings (&s, TRUE);
   gst_whisper_overload_apply (&o, &s, TRUE);
   fail_unless_equals_int (s.decoding.beam_size, 1);
   /* undone last taken first, and only what was taken */
   calls (&o, e, 12, 0.1);
   assert_overload (bus, "-greedy -buffered-encoder", 0);
+  calls (&o, e, 6, 0.1);
+  assert_overload (bus, "-one-window", 0);
   calls (&o, e, 12, 0.1);
   assert_overload (bus, "", 0);
   /* every step taken, then the translate_src pad goes: no-translation
@@ -637,8 +644,9 @@ GST_START_TEST (test_overload_settings_change)
   gst_whisper_overload_reset (&o);
   ladder_settings (&s, TRUE);
   gst_whisper_overload_apply (&o, &s, TRUE);
-  calls (&o, e, 12, 2.0);
-  assert_overload (bus, "+greedy +buffered-encoder +short-context +no-translation", 4);
+  calls (&o, e, 15, 2.0);
+  assert_overload (bus, "+one-window +greedy +buffered-encoder +short-context +no-translation",
+      5);
   ladder_settings (&s, TRUE);
   gst_whisper_overload_apply (&o, &s, FALSE);
   fail_if (gst_whisper_overload_skips_translation (&o));
@@ -653,8 +661,8 @@ GST_START_TEST (test_overload_settings_change)
   s.live.context_s = 0.5;
   gst_whisper_overload_apply (&o, &s, FALSE);
   fail_unless (s.live.context_s == 0.5);
-  calls (&o, e, 18, 0.1);
-  assert_overload (bus, "-short-context -buffered-encoder -greedy", 0);
+  calls (&o, e, 24, 0.1);
+  assert_overload (bus, "-short-context -buffered-encoder -greedy -one-window", 0);
   fail_unless_equals_int (o.level, 0);
   gst_object_unref (bus);
   gst_object_unref (e);

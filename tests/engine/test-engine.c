@@ -359,6 +359,57 @@ test_encoder_length_override (void)
   g_assert_cmpuint (stats.windows, >=, 2);
 }
 
+/* jfk.wav, a second of silence, then jfk.wav again cut after `seconds`,
+ * with word timestamps (as live calls decode): the windows encoded, and
+ * the text. */
+static guint64
+decode_cut (gboolean once, double seconds, char **text)
+{
+  gsize n;
+  g_autofree float *jfk = load_jfk (&n);
+  const gsize cut = MIN (n, (gsize) (seconds * 16000)), total = n + 16000 + cut;
+  g_autofree float *pcm = g_new0 (float, total);
+  memcpy (pcm, jfk, n * sizeof *pcm);
+  memcpy (pcm + n + 16000, jfk, cut * sizeof *pcm);
+  g_autoptr (WhisperStream) stream = whisper_stream_new (shared_engine, NULL);
+  WhisperDecodeOptions o;
+  whisper_decode_options_init (&o);
+  o.word_timestamps = TRUE;
+  o.last_window_once = once;
+  whisper_stream_set_options (stream, &o);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) segments = NULL;
+  g_assert_true (whisper_stream_transcribe (stream, pcm, total, NULL, NULL, &segments, &error));
+  g_assert_no_error (error);
+  GString *all = g_string_new (NULL);
+  for (guint i = 0; i < segments->len; i++) {
+    const WhisperSegment *seg = g_ptr_array_index (segments, i);
+    g_assert_cmpfloat (seg->end, <=, total / 16000.0 + 0.02);
+    g_string_append (all, seg->text);
+  }
+  *text = g_string_free (all, FALSE);
+  WhisperStreamStats stats;
+  whisper_stream_get_stats (stream, &stats);
+  return stats.windows;
+}
+
+/* last_window_once: audio that ends inside the window is one window;
+ * Whisper's rule decodes a second window from the last word's end. Here
+ * the first window's text stops after "for you" (a closed segment); the
+ * rule's second window reads the words after it, which a live caller gets
+ * from its next call. */
+static void
+test_last_window_once (void)
+{
+  g_autofree char *rule = NULL, *once = NULL;
+  g_assert_cmpuint (decode_cut (FALSE, 9.0, &rule), ==, 2);
+  g_assert_cmpuint (decode_cut (TRUE, 9.0, &once), ==, 1);
+  g_test_message ("seek rule: %s\nonce: %s", rule, once);
+  g_assert_true (g_str_has_prefix (rule, once));
+  g_assert_true (g_str_has_suffix (once, "ask not what your country can do for you"));
+  g_assert_true (g_str_has_suffix (rule, "for you ask what you"));
+}
+
 static void
 test_bad_encoder_context (void)
 {
@@ -544,6 +595,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/lookups-at-creation", test_lookups_counted_at_creation);
   g_test_add_func ("/engine/encoder-length-default", test_encoder_length_default);
   g_test_add_func ("/engine/encoder-length-override", test_encoder_length_override);
+  g_test_add_func ("/engine/last-window-once", test_last_window_once);
   g_test_add_func ("/engine/bad-encoder-context", test_bad_encoder_context);
   g_test_add_func ("/engine/cancel", test_cancel_from_callback);
   g_test_add_func ("/engine/empty-and-silence", test_empty_and_silent_audio);

@@ -144,6 +144,14 @@ typedef struct {
                                            The models were trained on 30-s windows: see
                                            gst-plugin/README.md (live-encoder) for what it
                                            costs in accuracy */
+  gboolean last_window_once;            /* default FALSE: Whisper's rule, a window whose
+                                           text ends before the audio does (after its last
+                                           closed segment or last word) is followed by a
+                                           window from there. TRUE: the window that reaches
+                                           the end of the input is the last one; what the
+                                           rule would decode again is left out, for a caller
+                                           that decodes the same audio again with more after
+                                           it (live input) */
   const char *clip_timestamps;          /* default NULL (all): "start,end,start,..." s */
   const gint32 *suppress_tokens;        /* default NULL: ids suppressed besides the
                                            non-speech list (copied) */

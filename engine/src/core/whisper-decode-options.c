@@ -40,6 +40,7 @@ whisper_decode_options_init (WhisperDecodeOptions *o)
   o->without_timestamps = FALSE;
   o->max_new_tokens = 0;
   o->encoder_length = 0;
+  o->last_window_once = FALSE;
   o->clip_timestamps = NULL;
   o->suppress_tokens = NULL;
   o->n_suppress_tokens = 0;
