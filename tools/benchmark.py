@@ -26,12 +26,14 @@ English) with:
   fw-int8      faster-whisper, CPU, compute_type int8
   whispercpp   whisper.cpp through pywhispercpp, with the ggml f16 file that
                tools/ct2-to-ggml.py converts from the same CTranslate2 model
-  ours-q8_0, ours-q5_0
+  ours-q8_0, ours-q5_0, ours-q4_K, ours-q6_K
                whisper-transcribe --precision int8 on that f16 file
                quantized by tools/ggml-quantize.py (blocks kept, integer
                kernels; int8 for what the file keeps in float),
                compared with whisper.cpp on the same file:
-  whispercpp-q8_0, whispercpp-q5_0
+  whispercpp-q8_0, whispercpp-q5_0, whispercpp-q4_K, whispercpp-q6_K
+               (the k-quants need rows of whole 256-value super-blocks:
+               base and larger, not tiny)
 
 The peers run in worker processes of this same script (--worker KIND), one per
 contender and audio file: the worker loads the model once (timed on its own),
@@ -79,16 +81,19 @@ SAMPLE_RATE = 16000
 PYWHISPERCPP_PIN = "1.5.1"
 FASTER_WHISPER_PIN = "1.2.1"
 ALL_CONTENDERS = ["ours-cli", "ours-fast", "ours-int8", "ours-gst", "fw-float32", "fw-int8",
-                  "whispercpp", "ours-q8_0", "ours-q5_0", "whispercpp-q8_0", "whispercpp-q5_0"]
+                  "whispercpp", "ours-q8_0", "ours-q5_0", "whispercpp-q8_0", "whispercpp-q5_0",
+                  "ours-q4_K", "whispercpp-q4_K", "ours-q6_K", "whispercpp-q6_K"]
 # ours with another --precision, compared with faster-whisper int8 and float32
 OURS_PRECISION = {"ours-fast": "fast", "ours-int8": "int8"}
 # --cap-avx2: the environment of each side
 CAP_AVX2_PEERS = {"CT2_FORCE_CPU_ISA": "AVX2"}
 CAP_AVX2_OURS = {"ONEDNN_MAX_CPU_ISA": "AVX2", "WHISPER_CPU_NO_AVX512": "1",
                  "WHISPER_CPU_INT8": "avx2", "OPENBLAS_CORETYPE": "Haswell"}
-PEERS = ["fw-float32", "fw-int8", "whispercpp", "whispercpp-q8_0", "whispercpp-q5_0"]
+PEERS = ["fw-float32", "fw-int8", "whispercpp", "whispercpp-q8_0", "whispercpp-q5_0",
+         "whispercpp-q4_K", "whispercpp-q6_K"]
 # ggml block types: ours and whisper.cpp on the same quantized file
-OURS_QUANT = {"ours-q8_0": "whispercpp-q8_0", "ours-q5_0": "whispercpp-q5_0"}
+OURS_QUANT = {"ours-q8_0": "whispercpp-q8_0", "ours-q5_0": "whispercpp-q5_0",
+              "ours-q4_K": "whispercpp-q4_K", "ours-q6_K": "whispercpp-q6_K"}
 # --vad: ours with the reference's rules (faster-whisper's tokens), without
 # and with the VAD filter, against faster-whisper float32 without and with
 # vad_filter=True
@@ -108,6 +113,10 @@ LABEL = {
     "ours-q5_0": "ours: whisper-transcribe --precision int8, ggml q5_0",
     "whispercpp-q8_0": "whisper.cpp q8_0 (pywhispercpp)",
     "whispercpp-q5_0": "whisper.cpp q5_0 (pywhispercpp)",
+    "ours-q4_K": "ours: whisper-transcribe --precision int8, ggml q4_K",
+    "ours-q6_K": "ours: whisper-transcribe --precision int8, ggml q6_K",
+    "whispercpp-q4_K": "whisper.cpp q4_K (pywhispercpp)",
+    "whispercpp-q6_K": "whisper.cpp q6_K (pywhispercpp)",
 }
 
 

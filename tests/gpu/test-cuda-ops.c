@@ -314,28 +314,37 @@ test_weight_upload (void)
   free_on (gpu, dx);
 }
 
-/* ggml's block types (q8_0, q5_0, q4_1) are widened on upload: the device
- * holds each value decoded on the host (util/qblock.h) and rounded to fp16
- * (round to nearest even), read back through embed, exactly. */
+/* ggml's block types (q8_0, q5_0, q4_1) and k-quants (q4_K, q6_K) are
+ * widened on upload: the device holds each value decoded on the host
+ * (util/qblock.h) and rounded to fp16 (round to nearest even), read back
+ * through embed, exactly. */
 static void
 test_weight_upload_qblock (void)
 {
-  const int rows = 6, cols = 64;
-  const WhisperDType types[] = { WHISPER_DTYPE_Q8_0, WHISPER_DTYPE_Q5_0, WHISPER_DTYPE_Q4_1 };
+  const int rows = 6;
+  const WhisperDType types[] = { WHISPER_DTYPE_Q8_0, WHISPER_DTYPE_Q5_0, WHISPER_DTYPE_Q4_1,
+                                 WHISPER_DTYPE_Q4_K, WHISPER_DTYPE_Q6_K };
   int32_t tokens[6] = { 5, 4, 3, 2, 1, 0 };
   g_autoptr (GError) error = NULL;
   g_autoptr (GRand) r = g_rand_new_with_seed (29);
-  float *zero = gpu->ops->alloc (gpu, (size_t) rows * cols, &error);
-  float *dx = gpu->ops->alloc (gpu, (size_t) rows * cols, &error);
+  float *zero = gpu->ops->alloc (gpu, (size_t) rows * 256, &error);
+  float *dx = gpu->ops->alloc (gpu, (size_t) rows * 256, &error);
   g_assert_nonnull (dx);
   for (gsize k = 0; k < G_N_ELEMENTS (types); k++) {
-    const gsize n_blocks = (gsize) rows * cols / 32, bytes = whisper_qblock_bytes (types[k]);
+    const int cols = whisper_qblock_is_k (types[k]) ? 256 : 64; /* whole blocks */
+    const gsize n_blocks = (gsize) rows * cols / whisper_qblock_values (types[k]);
+    const gsize bytes = whisper_qblock_bytes (types[k]);
     g_autofree guint8 *blocks = g_new (guint8, n_blocks * bytes);
     for (gsize i = 0; i < n_blocks * bytes; i++)
       blocks[i] = (guint8) g_rand_int_range (r, 0, 256);
     for (gsize b = 0; b < n_blocks; b++) { /* finite scales (and minima): exponent below 0x1f */
+      if (types[k] == WHISPER_DTYPE_Q6_K) {
+        blocks[b * bytes + 209] &= 0x3f;
+        continue;
+      }
       blocks[b * bytes + 1] &= 0x3f;
-      blocks[b * bytes + 3] &= types[k] == WHISPER_DTYPE_Q4_1 ? 0x3f : 0xff;
+      blocks[b * bytes + 3] &= types[k] == WHISPER_DTYPE_Q4_1 || types[k] == WHISPER_DTYPE_Q4_K
+                                   ? 0x3f : 0xff;
     }
     const WhisperTensor t = { blocks, types[k], NULL, rows, cols };
     g_autofree float *values = whisper_tensor_to_f32 (&t);

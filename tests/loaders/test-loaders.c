@@ -1648,12 +1648,15 @@ test_real_hostile_ggml (void)
   patch_bytes (file, 4, big, sizeof big, saved_header);
   expect_failure (file, file, WHISPER_MODEL_ERROR_FORMAT, "more weights");
   patch_bytes (file, 4, saved_header, sizeof saved_header, NULL);
-  /* the block types are taken (each tensor's own type counts), k-quants not */
-  old = patch_u32 (file, 4 + 10 * 4, 12);
+  /* the block types and q4_k ... q6_k are taken (each tensor's own type
+   * counts), q2_k and q3_k not */
+  old = patch_u32 (file, 4 + 10 * 4, 10);
   expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED,
-                  "quantized ggml type q4_k is not supported; use an f16, f32, q4_0");
-  patch_u32 (file, 4 + 10 * 4, 2014);
-  expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED, "q6_k");
+                  "quantized ggml type q2_k is not supported; use an f16, f32, q4_0");
+  patch_u32 (file, 4 + 10 * 4, 2011);
+  expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED, "q3_k");
+  patch_u32 (file, 4 + 10 * 4, 15);
+  expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED, "ftype 15");
   patch_u32 (file, 4 + 10 * 4, 5);
   expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED, "ftype 5");
   patch_u32 (file, 4 + 10 * 4, 0xffffffff);
@@ -1683,9 +1686,13 @@ test_real_hostile_ggml (void)
   old = patch_u32 (file, first.offset + 4, 0x7fffffff);
   expect_failure (file, file, WHISPER_MODEL_ERROR_FORMAT, "name");
   patch_u32 (file, first.offset + 4, old);
-  old = patch_u32 (file, first.offset + 8, 13);
+  old = patch_u32 (file, first.offset + 8, 11);
   expect_failure (file, file, WHISPER_MODEL_ERROR_UNSUPPORTED,
-                  "quantized ggml type q5_k is not supported");
+                  "quantized ggml type q3_k is not supported");
+  patch_u32 (file, first.offset + 8, 13); /* q5_K, but rows of 384 */
+  expect_failure (file, file, WHISPER_MODEL_ERROR_FORMAT,
+                  "'encoder.positional_embedding' is q5_K with rows of 384 values, not a "
+                  "multiple of the 256 values of a super-block");
   patch_u32 (file, first.offset + 8, 1234);
   expect_failure (file, file, WHISPER_MODEL_ERROR_FORMAT, "unknown ggml type");
   patch_u32 (file, first.offset + 8, 1); /* f16 instead of f32: sizes shift */

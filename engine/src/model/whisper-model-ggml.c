@@ -1,6 +1,7 @@
 /* whisper-model-ggml.c: loads a whisper.cpp ggml model file (the legacy
- * "lmgg" container, not GGUF): f32, f16, and the block types q4_0, q4_1,
- * q5_0, q5_1 and q8_0 (util/qblock.h), each tensor kept as stored.
+ * "lmgg" container, not GGUF): f32, f16, the block types q4_0, q4_1, q5_0,
+ * q5_1 and q8_0 and the k-quants q4_K, q5_K and q6_K (util/qblock.h), each
+ * tensor kept as stored.
  *
  * Layout: what whisper.cpp's converter writes,
  * https://github.com/ggml-org/whisper.cpp/blob/master/models/convert-pt-to-ggml.py
@@ -191,19 +192,20 @@ ggml_read_hparams (GgmlReader *r, GError **error)
                  "%s: invalid ftype %d", r->file, ftype);
     return FALSE;
   }
-  /* f32, f16, q4_0, q4_1, q4_1 with some f16, q8_0, q5_0, q5_1: the tensors'
-   * own types are checked one by one (ggml_check_type) */
+  /* f32, f16, q4_0, q4_1, q4_1 with some f16, q8_0, q5_0, q5_1, q4_K, q5_K,
+   * q6_K: the tensors' own types are checked one by one (ggml_check_type) */
   gint32 base_ftype = ftype % GGML_QNT_VERSION_FACTOR;
-  if (base_ftype > 4 && (base_ftype < 7 || base_ftype > 9)) {
+  if ((base_ftype > 4 && base_ftype < 7) || base_ftype == 10 || base_ftype == 11 ||
+      base_ftype > 14) {
     const char *name = ggml_ftype_name (base_ftype);
     if (name != NULL)
       g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_UNSUPPORTED,
                    "%s: quantized ggml type %s is not supported; use an f16, f32, "
-                   "q4_0, q4_1, q5_0, q5_1 or q8_0 file", r->file, name);
+                   "q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k or q6_k file", r->file, name);
     else
       g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_UNSUPPORTED,
                    "%s: ggml ftype %d is not supported; use an f16, f32, q4_0, q4_1, "
-                   "q5_0, q5_1 or q8_0 file", r->file, ftype);
+                   "q5_0, q5_1, q8_0, q4_k, q5_k or q6_k file", r->file, ftype);
     return FALSE;
   }
   return TRUE;
@@ -470,7 +472,8 @@ ggml_check_type (GgmlReader *r, const char *name, gint32 ttype, GError **error)
   if (type_name != NULL && ttype != 30)
     g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_UNSUPPORTED,
                  "%s: tensor '%s': quantized ggml type %s is not supported; use "
-                 "f16, f32, q4_0, q4_1, q5_0, q5_1 or q8_0", r->file, name, type_name);
+                 "f16, f32, q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k or q6_k", r->file, name,
+                 type_name);
   else if (type_name != NULL)
     g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_UNSUPPORTED,
                  "%s: tensor '%s': ggml type %s is not supported; use an f16 or "
@@ -514,7 +517,7 @@ ggml_bytes (gint32 ttype, gsize n)
 {
   const WhisperDType type = ggml_whisper_dtype (ttype);
   if (whisper_dtype_is_qblock (type))
-    return n / WHISPER_QBLOCK_VALUES * whisper_qblock_bytes (type);
+    return n / (gsize) whisper_qblock_values (type) * whisper_qblock_bytes (type);
   return n * whisper_dtype_size (type);
 }
 
@@ -523,7 +526,7 @@ ggml_convert (const guint8 *data, gint32 ttype, gsize n, float *out)
 {
   const WhisperDType type = ggml_whisper_dtype (ttype);
   if (whisper_dtype_is_qblock (type)) {
-    whisper_qblock_dequantize (type, data, n / WHISPER_QBLOCK_VALUES, out);
+    whisper_qblock_dequantize (type, data, n / (gsize) whisper_qblock_values (type), out);
   } else if (ttype == GGML_TYPE_F32) {
     for (gsize i = 0; i < n; i++) {
       guint32 bits = whisper_read_le32 (data + 4 * i);
@@ -539,18 +542,26 @@ ggml_convert (const guint8 *data, gint32 ttype, gsize n, float *out)
   }
 }
 
-/* A block type's rows are whole blocks: ne[0] a multiple of 32. */
+/* A block type's rows are whole blocks: ne[0] a multiple of 32 (256 for
+ * the k-quants). whisper.cpp's quantize (examples/common-ggml.cpp) writes
+ * k-quant tensors with other row lengths (tiny's rows of 384) as if the
+ * tensor were one row, super-blocks running across rows; its own loader
+ * refuses those files too
+ * (https://github.com/ggml-org/whisper.cpp/issues/2906). */
 static gboolean
 ggml_check_blocks_shape (GgmlReader *r, const char *name, gint32 ttype, gint64 ne0,
                          GError **error)
 {
   const WhisperDType type = ggml_whisper_dtype (ttype);
-  if (!whisper_dtype_is_qblock (type) || ne0 % WHISPER_QBLOCK_VALUES == 0)
+  if (!whisper_dtype_is_qblock (type) || ne0 % whisper_qblock_values (type) == 0)
     return TRUE;
   g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
                "%s: tensor '%s' is %s with rows of %" G_GINT64_FORMAT " values, not a "
-               "multiple of the %d values of a block", r->file, name,
-               whisper_dtype_name (type), ne0, WHISPER_QBLOCK_VALUES);
+               "multiple of the %d values of a %s", r->file, name,
+               whisper_dtype_name (type), ne0, whisper_qblock_values (type),
+               whisper_qblock_is_k (type) ? "super-block (k-quants need rows of whole "
+                                            "super-blocks; tiny's 384 are not)"
+                                          : "block");
   return FALSE;
 }
 
@@ -562,13 +573,15 @@ ggml_check_blocks (GgmlReader *r, const char *name, gint32 ttype, const guint8 *
   const WhisperDType type = ggml_whisper_dtype (ttype);
   gsize bad;
   if (!whisper_dtype_is_qblock (type) ||
-      whisper_qblock_check (type, data, n_elements / WHISPER_QBLOCK_VALUES, &bad))
+      whisper_qblock_check (type, data, n_elements / (gsize) whisper_qblock_values (type), &bad))
     return TRUE;
   g_set_error (error, WHISPER_MODEL_ERROR, WHISPER_MODEL_ERROR_FORMAT,
                "%s: tensor '%s' (%s): block %" G_GSIZE_FORMAT " (file offset %" G_GSIZE_FORMAT
-               ") has a scale that is not a finite float16: a corrupt block", r->file, name,
+               ") has a scale %sthat is not a finite float16: a corrupt block", r->file, name,
                whisper_dtype_name (type), bad,
-               (gsize) (data - r->bytes) + bad * whisper_qblock_bytes (type));
+               (gsize) (data - r->bytes) + bad * whisper_qblock_bytes (type),
+               type == WHISPER_DTYPE_Q6_K ? "(d) "
+               : whisper_qblock_is_k (type) ? "(d or dmin) " : "");
   return FALSE;
 }
 

@@ -19,7 +19,10 @@ whisper_dtype_size (WhisperDType type)
   case WHISPER_DTYPE_Q4_1:
   case WHISPER_DTYPE_Q5_0:
   case WHISPER_DTYPE_Q5_1:
-  case WHISPER_DTYPE_Q8_0: return 0;
+  case WHISPER_DTYPE_Q8_0:
+  case WHISPER_DTYPE_Q4_K:
+  case WHISPER_DTYPE_Q5_K:
+  case WHISPER_DTYPE_Q6_K: return 0;
   }
   g_return_val_if_reached (0);
 }
@@ -28,7 +31,7 @@ gsize
 whisper_dtype_row_bytes (WhisperDType type, int cols)
 {
   if (whisper_dtype_is_qblock (type))
-    return (gsize) cols / WHISPER_QBLOCK_VALUES * whisper_qblock_bytes (type);
+    return (gsize) cols / whisper_qblock_values (type) * whisper_qblock_bytes (type);
   return (gsize) cols * whisper_dtype_size (type);
 }
 
@@ -46,6 +49,9 @@ whisper_dtype_name (WhisperDType type)
   case WHISPER_DTYPE_Q5_0: return "q5_0";
   case WHISPER_DTYPE_Q5_1: return "q5_1";
   case WHISPER_DTYPE_Q8_0: return "q8_0";
+  case WHISPER_DTYPE_Q4_K: return "q4_K";
+  case WHISPER_DTYPE_Q5_K: return "q5_K";
+  case WHISPER_DTYPE_Q6_K: return "q6_K";
   }
   g_return_val_if_reached ("unknown");
 }
@@ -106,7 +112,10 @@ whisper_tensor_rows_to_f32 (const WhisperTensor *t, int r0, int r1, float *dst)
   case WHISPER_DTYPE_Q5_0:
   case WHISPER_DTYPE_Q5_1:
   case WHISPER_DTYPE_Q8_0:
-    whisper_qblock_dequantize (t->type, base, n / WHISPER_QBLOCK_VALUES, dst);
+  case WHISPER_DTYPE_Q4_K:
+  case WHISPER_DTYPE_Q5_K:
+  case WHISPER_DTYPE_Q6_K:
+    whisper_qblock_dequantize (t->type, base, n / whisper_qblock_values (t->type), dst);
     return;
   }
   g_return_if_reached ();

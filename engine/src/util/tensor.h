@@ -10,8 +10,9 @@
  * (https://github.com/OpenNMT/CTranslate2/blob/master/docs/quantization.md):
  * stored = round(value * scale), so value = stored / scale, with one scale
  * per row for int8 and one for the whole tensor for int16. whisper.cpp's
- * block types (q4_0 ... q8_0, util/qblock.h) carry their scales inside the
- * data, a block of 32 values at a time along each row. */
+ * block types (q4_0 ... q8_0 and the k-quants q4_K ... q6_K, util/qblock.h)
+ * carry their scales inside the data, a block of 32 (256 for the k-quants)
+ * values at a time along each row. */
 #pragma once
 
 #include <glib.h>
@@ -31,6 +32,10 @@ typedef enum {
   WHISPER_DTYPE_Q5_0,
   WHISPER_DTYPE_Q5_1,
   WHISPER_DTYPE_Q8_0,
+  /* ggml's k-quants (qblock.h): cols a multiple of 256 */
+  WHISPER_DTYPE_Q4_K,
+  WHISPER_DTYPE_Q5_K,
+  WHISPER_DTYPE_Q6_K,
 } WhisperDType;
 
 /* rows x cols elements, row-major (a vector has rows == 1). `data` is in the

@@ -36,7 +36,7 @@ whisper_cpu_weight_rows_f32 (const WhisperWeight *w, int r0, int r1, float *dst)
     const WhisperDType type = (WhisperDType) (w->dtype - WEIGHT_QBLOCK);
     whisper_qblock_dequantize (type, (const uint8_t *) w->data +
                                          (size_t) r0 * whisper_dtype_row_bytes (type, w->cols),
-                               (size_t) (r1 - r0) * (w->cols / WHISPER_QBLOCK_VALUES), dst);
+                               (size_t) (r1 - r0) * (w->cols / whisper_qblock_values (type)), dst);
   }
   else if (w->dtype == WEIGHT_I8)
     whisper_cpu_int8_weight_rows_f32 (w->data, r0, r1, dst);

@@ -1,6 +1,7 @@
 /* backend-cpu-qblock.c: the CPU backend's weights in ggml's blocks
  * (util/qblock.h), kept as the file stores them, and their linear: the
- * input rows quantized once per call, then the integer block kernels of
+ * input rows quantized once per call (as ggml's q8_0 for the 32-value
+ * types, q8_K for the k-quants), then the integer block kernels of
  * cpu-qblock.h.
  *
  * - one to WHISPER_CPU_GEMV_MAX_ROWS input rows (decode steps, beams):
@@ -16,7 +17,7 @@
 #include "backend-cpu-private.h"
 #include "qblock.h"
 
-#define QX_BLOCK_BYTES (2 * sizeof (float) + 32) /* d, s and 32 quants */
+#define QX_BLOCK_BYTES (4 * sizeof (float) + 32) /* d, s, 2 s16 and 32 quants */
 #define QUANTIZE_ROWS 64
 #define PANEL_ROWS 16 /* the gemm's panel (cpu-qblock-x86.h) */
 
@@ -56,7 +57,7 @@ typedef struct {
   int n;
   WhisperLinearFlags flags;
   int per_task;      /* weight rows (few input rows) or input rows (many) */
-  float *qd, *qs;    /* the quantized input rows (WhisperCpuQRows) */
+  float *qd, *qs, *qs16; /* the quantized input rows (WhisperCpuQRows) */
   int8_t *qq;
 } QLinearJob;
 
@@ -66,8 +67,12 @@ quantize_task (int task, int thread, gpointer data)
   (void) thread;
   QLinearJob *job = data;
   const int i0 = task * QUANTIZE_ROWS, i1 = MIN (i0 + QUANTIZE_ROWS, job->n);
-  whisper_cpu_qblock_quantize_rows (job->qd, job->qs, job->qq, job->x, job->x_stride,
-                                    job->w->cols, i0, i1);
+  if (whisper_qblock_is_k (weight_qtype (job->w))) /* as ggml's q8_K */
+    whisper_cpu_qblock_quantize_rows_k (job->qd, job->qs, job->qs16, job->qq, job->x,
+                                        job->x_stride, job->w->cols, i0, i1);
+  else
+    whisper_cpu_qblock_quantize_rows (job->qd, job->qs, job->qq, job->x, job->x_stride,
+                                      job->w->cols, i0, i1);
 }
 
 static void
@@ -76,7 +81,8 @@ weight_rows_task (int task, int thread, gpointer data)
   QLinearJob *job = data;
   const WhisperWeight *w = job->w;
   const int r0 = task * job->per_task, r1 = MIN (r0 + job->per_task, w->rows);
-  const WhisperCpuQRows x = { w->cols / WHISPER_QBLOCK_VALUES, job->qd, job->qs, job->qq };
+  const WhisperCpuQRows x = { w->cols / WHISPER_QBLOCK_VALUES, job->qd, job->qs, job->qq,
+                              whisper_qblock_is_k (weight_qtype (w)) ? job->qs16 : NULL };
   float *scratch = whisper_cpu_thread_scratch (job->self, thread,
                                                WHISPER_CPU_QBLOCK_GEMM_SCRATCH (x.n_blocks, job->n));
   job->self->qblock->gemv (weight_qtype (w), w->data, x.n_blocks, r0, r1, &x, 0, job->n, job->y,
@@ -97,7 +103,8 @@ panel_rows_task (int task, int thread, gpointer data)
   QLinearJob *job = data;
   const WhisperWeight *w = job->w;
   const int r0 = task * job->per_task, r1 = MIN (r0 + job->per_task, w->rows);
-  const WhisperCpuQRows x = { w->cols / WHISPER_QBLOCK_VALUES, job->qd, job->qs, job->qq };
+  const WhisperCpuQRows x = { w->cols / WHISPER_QBLOCK_VALUES, job->qd, job->qs, job->qq,
+                              whisper_qblock_is_k (weight_qtype (w)) ? job->qs16 : NULL };
   float *scratch = whisper_cpu_thread_scratch (job->self, thread,
                                                WHISPER_CPU_QBLOCK_GEMM_SCRATCH (x.n_blocks, job->n));
   job->self->qblock->gemm (weight_qtype (w), w->data, x.n_blocks, r0, r1, &x, 0, job->n, job->y,
@@ -118,7 +125,8 @@ whisper_cpu_qblock_linear (WhisperBackendCpu *self, float *y, int y_stride, cons
   self->qx = whisper_cpu_grow_buffer (self->qx, &self->qx_size, n_blocks, QX_BLOCK_BYTES,
                                       "quantized input blocks");
   QLinearJob job = { self, y, y_stride, x, x_stride, w, bias, n, flags, 0, self->qx,
-                     (float *) self->qx + n_blocks, (int8_t *) ((float *) self->qx + 2 * n_blocks) };
+                     (float *) self->qx + n_blocks, (float *) self->qx + 2 * n_blocks,
+                     (int8_t *) ((float *) self->qx + 4 * n_blocks) };
   whisper_thread_pool_run (self->pool, (n + QUANTIZE_ROWS - 1) / QUANTIZE_ROWS, quantize_task,
                            &job);
   const int threads = self->parent.n_threads;

@@ -45,6 +45,88 @@ qb_le32 (const uint8_t *p)
   return GUINT32_FROM_LE (v);
 }
 
+#define QB_IS_K(type) \
+  ((type) == WHISPER_DTYPE_Q4_K || (type) == WHISPER_DTYPE_Q5_K || (type) == WHISPER_DTYPE_Q6_K)
+/* a k-quant super-block's bytes (qblock.h), a constant where inlined */
+#define QB_K_BYTES(type) \
+  ((type) == WHISPER_DTYPE_Q4_K ? 144 : (type) == WHISPER_DTYPE_Q5_K ? 176 : 210)
+
+/* Bytes of a weight row of n_blocks blocks of 32 values. */
+static inline size_t
+qb_row_bytes (WhisperDType type, int n_blocks)
+{
+  return whisper_dtype_row_bytes (type, 32 * n_blocks);
+}
+
+/* The 32 codes of block b (32 values) of the k-quant row w (qblock.h): q4_K
+ * and q5_K the low or high nibbles of 32 bytes (and bit b % 8 of q5_K's
+ * qh[32]), q6_K the low or high nibbles of 32 bytes of ql and 2 bits of
+ * qh. */
+QB_TARGET static inline __m256i
+qb_k_codes (WhisperDType type, const uint8_t *w, int b)
+{
+  const uint8_t *blk = w + (size_t) (b / 8) * QB_K_BYTES (type);
+  const int s = b % 8;
+  const __m256i low = _mm256_set1_epi8 (0x0f);
+  if (type == WHISPER_DTYPE_Q6_K) {
+    const int h = s / 4, c = s % 4;
+    const __m256i ql = _mm256_loadu_si256 ((const __m256i *) (blk + 64 * h + 32 * (c & 1)));
+    const __m256i qh = _mm256_loadu_si256 ((const __m256i *) (blk + 128 + 32 * h));
+    const __m256i lo = _mm256_and_si256 (_mm256_srl_epi16 (ql, _mm_cvtsi32_si128 (4 * (c >> 1))), low);
+    const __m256i hi = _mm256_and_si256 (_mm256_srl_epi16 (qh, _mm_cvtsi32_si128 (2 * c)),
+                                         _mm256_set1_epi8 (3));
+    return _mm256_or_si256 (lo, _mm256_slli_epi16 (hi, 4)); /* hi < 4: no carry across bytes */
+  }
+  const __m256i qs = _mm256_loadu_si256 (
+      (const __m256i *) (blk + (type == WHISPER_DTYPE_Q4_K ? 16 : 48) + 32 * (s / 2)));
+  __m256i u = _mm256_and_si256 (_mm256_srl_epi16 (qs, _mm_cvtsi32_si128 (4 * (s & 1))), low);
+  if (type == WHISPER_DTYPE_Q5_K) {
+    const __m256i bit = _mm256_set1_epi8 ((char) (1 << s));
+    const __m256i qh = _mm256_loadu_si256 ((const __m256i *) (blk + 16));
+    u = _mm256_or_si256 (u, _mm256_and_si256 (_mm256_cmpeq_epi8 (_mm256_and_si256 (qh, bit), bit),
+                                              _mm256_set1_epi8 (0x10)));
+  }
+  return u;
+}
+
+/* The scale and offset term per half of 16 (qblock.h) of the 8 blocks of
+ * 32 of super-block blk. */
+QB_TARGET static inline void
+qb_k_scales8 (WhisperDType type, const uint8_t *blk, float d[8][2], float c[8][2])
+{
+  if (type == WHISPER_DTYPE_Q6_K) {
+    const float dd = qb_half (blk + 208);
+    for (int s = 0; s < 8; s++)
+      for (int h = 0; h < 2; h++) {
+        d[s][h] = dd * (float) (int8_t) blk[192 + 2 * s + h];
+        c[s][h] = -32.0f * d[s][h];
+      }
+    return;
+  }
+  const float dd = qb_half (blk), dmin = qb_half (blk + 2);
+  const uint8_t *q = blk + 4;
+  for (int s = 0; s < 8; s++) {
+    int sc, m;
+    if (s < 4) {
+      sc = q[s] & 63;
+      m = q[s + 4] & 63;
+    } else {
+      sc = (q[s + 4] & 0x0f) | (q[s - 4] >> 6) << 4;
+      m = (q[s + 4] >> 4) | (q[s] >> 6) << 4;
+    }
+    d[s][0] = d[s][1] = dd * (float) sc;
+    c[s][0] = c[s][1] = -(dmin * (float) m);
+  }
+}
+
+/* A vector of the two halves' scales: lanes 0-3 (the sums of values
+ * 0..15) d[0], lanes 4-7 d[1]. */
+QB_TARGET static inline __m256
+qb_halves (const float d[2])
+{
+  return _mm256_set_m128 (_mm_set1_ps (d[1]), _mm_set1_ps (d[0]));
+}
+
 /* One weight row of `type` (a constant where this is inlined) against
  * input rows [i0, i1), QB_GROUP at a time; every row's sum takes the blocks
  * in order, whatever the group. */
@@ -52,18 +134,34 @@ QB_TARGET static inline __attribute__ ((always_inline)) void
 qb_rows (WhisperDType type, const uint8_t *w, int n_blocks, const WhisperCpuQRows *x, int i0,
          int i1, float *out, size_t out_stride)
 {
-  const size_t bytes = whisper_qblock_bytes (type);
+  const size_t bytes = QB_IS_K (type) ? 0 : whisper_qblock_bytes (type);
   const int has_min = type == WHISPER_DTYPE_Q4_1 || type == WHISPER_DTYPE_Q5_1;
   const float offset = type == WHISPER_DTYPE_Q4_0 ? 8.0f : type == WHISPER_DTYPE_Q5_0 ? 16.0f : 0.0f;
   for (int g0 = i0; g0 < i1; g0 += QB_GROUP) {
     const int ng = MIN (QB_GROUP, i1 - g0);
     __m256 acc[QB_GROUP];
     float corr[QB_GROUP];
+    float kd[1][8][2], kc[1][8][2]; /* k-quants: the super-block's scales */
     for (int k = 0; k < QB_GROUP; k++) {
       acc[k] = _mm256_setzero_ps ();
       corr[k] = 0.0f;
     }
     for (int b = 0; b < n_blocks; b++) {
+      if (QB_IS_K (type)) {
+        if (b % 8 == 0)
+          qb_k_scales8 (type, w + (size_t) (b / 8) * QB_K_BYTES (type), kd[0], kc[0]);
+        const float *dk = kd[0][b % 8], *ck = kc[0][b % 8];
+        const __m256i u = qb_k_codes (type, w, b);
+        const __m256 dv = qb_halves (dk);
+        for (int k = 0; k < ng; k++) {
+          const size_t at = (size_t) (g0 + k) * x->n_blocks + b;
+          const __m256i s = _mm256_loadu_si256 ((const __m256i *) (x->q + at * 32));
+          acc[k] = _mm256_fmadd_ps (_mm256_cvtepi32_ps (QB_DOT (u, s)),
+                                    _mm256_mul_ps (dv, _mm256_set1_ps (x->d[at])), acc[k]);
+          corr[k] += ck[0] * x->s16[2 * at] + ck[1] * x->s16[2 * at + 1];
+        }
+        continue;
+      }
       const uint8_t *blk = w + (size_t) b * bytes;
       const float dw = qb_half (blk), m = has_min ? qb_half (blk + 2) : 0.0f;
       const float c = m - offset * dw; /* q8_0: |w| by q with w's sign, no offset */
@@ -112,6 +210,36 @@ qb_dot_f32 (const float *c, const float *s, int n)
   return sum;
 }
 
+/* qb_tile's products for the k-quants: a super-block at a time, its 8
+ * blocks' scales decoded once for the tile's weight rows. */
+QB_TARGET static inline __attribute__ ((always_inline)) void
+qb_tile_k (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blocks,
+           const WhisperCpuQRows *x, int i, const int tx, __m256 acc[QB_TW][QB_TX])
+{
+  for (int b0 = 0; b0 < n_blocks; b0 += 8) {
+    float kd[QB_TW][8][2], kc[QB_TW][8][2];
+    for (int k = 0; k < QB_TW; k++)
+      qb_k_scales8 (type, w + k * w_stride + (size_t) (b0 / 8) * QB_K_BYTES (type), kd[k], kc[k]);
+    for (int s = 0; s < 8; s++) {
+      const int b = b0 + s;
+      __m256i u[QB_TW];
+      __m256 dw[QB_TW];
+      for (int k = 0; k < QB_TW; k++) {
+        dw[k] = qb_halves (kd[k][s]);
+        u[k] = qb_k_codes (type, w + k * w_stride, b);
+      }
+      for (int j = 0; j < tx; j++) {
+        const size_t at = (size_t) (i + j) * x->n_blocks + b;
+        const __m256i q = _mm256_loadu_si256 ((const __m256i *) (x->q + at * 32));
+        const __m256 dx = _mm256_broadcast_ss (x->d + at);
+        for (int k = 0; k < QB_TW; k++)
+          acc[k][j] = _mm256_fmadd_ps (_mm256_cvtepi32_ps (QB_DOT (u[k], q)),
+                                       _mm256_mul_ps (dw[k], dx), acc[k][j]);
+      }
+    }
+  }
+}
+
 /* Weight rows [r, r + QB_TW) by input rows [i, i + QB_TX): the block
  * products in registers (each weight block unpacked once for QB_TX input
  * rows, each input block loaded once for QB_TW weight rows), the offset
@@ -120,14 +248,16 @@ QB_TARGET static inline __attribute__ ((always_inline)) void
 qb_tile (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blocks,
          const WhisperCpuQRows *x, int i, const int tx, const float *c, float sums[QB_TW][QB_TX])
 {
-  const size_t bytes = whisper_qblock_bytes (type);
+  const size_t bytes = QB_IS_K (type) ? 0 : whisper_qblock_bytes (type);
   const int head = type == WHISPER_DTYPE_Q4_1 || type == WHISPER_DTYPE_Q5_1 ? 4 : 2;
   const int signed_q8 = type == WHISPER_DTYPE_Q8_0 && QB_Q8_SIGNED;
   __m256 acc[QB_TW][QB_TX];
   for (int k = 0; k < QB_TW; k++)
     for (int j = 0; j < tx; j++)
       acc[k][j] = _mm256_setzero_ps ();
-  for (int b = 0; b < n_blocks; b++) {
+  if (QB_IS_K (type))
+    qb_tile_k (type, w, w_stride, n_blocks, x, i, tx, acc);
+  for (int b = 0; !QB_IS_K (type) && b < n_blocks; b++) {
     __m256i u[QB_TW], w8[QB_TW];
     __m256 dw[QB_TW];
     for (int k = 0; k < QB_TW; k++) {
@@ -158,21 +288,35 @@ qb_tile (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blocks,
       }
     }
   }
+  /* the offset terms: one per block, q6_K's one per half of 16 */
+  const int nc = type == WHISPER_DTYPE_Q6_K ? 2 * n_blocks : n_blocks;
+  const float *xs = type == WHISPER_DTYPE_Q6_K ? x->s16 : x->s;
   for (int k = 0; k < QB_TW; k++)
     for (int j = 0; j < tx; j++)
       sums[k][j] = hsum256 (acc[k][j]) +
-                   (c ? qb_dot_f32 (c + (size_t) k * n_blocks,
-                                    x->s + (size_t) (i + j) * x->n_blocks, n_blocks)
-                      : 0.0f);
+                   (c ? qb_dot_f32 (c + (size_t) k * nc, xs + (size_t) (i + j) * nc, nc) : 0.0f);
 }
 
 /* c[k][b] = m - offset * dw of weight row r + k's block b (the terms
- * qb_tile leaves out); FALSE when there are none (q8_0 signed). */
+ * qb_tile leaves out; q6_K: c[k][b][half]); FALSE when there are none
+ * (q8_0 signed). */
 QB_TARGET static inline gboolean
 qb_offsets (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blocks, float *c)
 {
   if (type == WHISPER_DTYPE_Q8_0 && QB_Q8_SIGNED)
     return FALSE;
+  if (QB_IS_K (type)) {
+    const int per = type == WHISPER_DTYPE_Q6_K ? 2 : 1;
+    for (int k = 0; k < QB_TW; k++)
+      for (int b0 = 0; b0 < n_blocks; b0 += 8) {
+        float dk[8][2], ck[8][2];
+        qb_k_scales8 (type, w + k * w_stride + (size_t) (b0 / 8) * QB_K_BYTES (type), dk, ck);
+        for (int b = b0; b < b0 + 8; b++)
+          for (int h = 0; h < per; h++)
+            c[((size_t) k * n_blocks + b) * per + h] = ck[b - b0][h];
+      }
+    return TRUE;
+  }
   const size_t bytes = whisper_qblock_bytes (type);
   const int has_min = type == WHISPER_DTYPE_Q4_1 || type == WHISPER_DTYPE_Q5_1;
   const float offset = type == WHISPER_DTYPE_Q4_0   ? 8.0f
@@ -204,7 +348,7 @@ qb_gemm (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
          const WhisperCpuQRows *x, int i0, int i1, float *y, size_t y_stride,
          gboolean accumulate, float *scratch, const int one_row_tiles)
 {
-  const size_t w_stride = (size_t) n_blocks * whisper_qblock_bytes (type);
+  const size_t w_stride = qb_row_bytes (type, n_blocks);
   int r = r0;
   for (; r < r1; r += QB_TW) {
     const int whole = r + QB_TW <= r1;
@@ -230,7 +374,7 @@ qb_gemm (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
       qb_store (sums, 1, y, y_stride, i, r, accumulate);
     }
     for (int k = 0; k < QB_TW && r + k < r1; k++) {
-      float *col = scratch + (size_t) QB_TW * n_blocks;
+      float *col = scratch + (size_t) 2 * QB_TW * n_blocks;
       if (i < i1)
         qb_rows (type, wr + k * w_stride, n_blocks, x, i, i1, col, 1);
       for (int j = i; j < i1; j++) {
@@ -258,12 +402,13 @@ qb_gemm (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
 #define QB_PANEL_KBLOCKS 32 /* blocks per pass over a chunk: 16 KiB of codes */
 
 /* codes[nb * 8 groups][16 rows][4]; dw[nb][16]; c[nb][16] (the offset and
- * minimum term, m - offset * dw), rows past the weight's end zero */
+ * minimum term, m - offset * dw), rows past the weight's end zero; q6_K:
+ * dw and c [nb][2 halves][16] */
 QB_TARGET static inline __attribute__ ((always_inline)) void
 qb_panel_unpack (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blocks, int rows,
                  int8_t *codes, float *dw, float *c)
 {
-  const size_t bytes = whisper_qblock_bytes (type);
+  const size_t bytes = QB_IS_K (type) ? 0 : whisper_qblock_bytes (type);
   const int has_min = type == WHISPER_DTYPE_Q4_1 || type == WHISPER_DTYPE_Q5_1;
   const int head = has_min ? 4 : 2;
   const int signed_q8 = type == WHISPER_DTYPE_Q8_0 && QB_Q8_SIGNED;
@@ -271,7 +416,30 @@ qb_panel_unpack (WhisperDType type, const uint8_t *w, size_t w_stride, int n_blo
                        : type == WHISPER_DTYPE_Q5_0 ? 16.0f
                        : type == WHISPER_DTYPE_Q8_0 ? (signed_q8 ? 0.0f : 128.0f) : 0.0f;
   for (int k = 0; k < QB_PANEL; k++) {
-    for (int b = 0; b < n_blocks; b++) {
+    float d8[8][2] = { { 0.0f } }, c8[8][2] = { { 0.0f } };
+    for (int b = 0; QB_IS_K (type) && b < n_blocks; b++) {
+      uint8_t v[32];
+      const float *dk = d8[b % 8], *ck = c8[b % 8];
+      if (k < rows) {
+        if (b % 8 == 0)
+          qb_k_scales8 (type, w + k * w_stride + (size_t) (b / 8) * QB_K_BYTES (type), d8, c8);
+        _mm256_storeu_si256 ((__m256i *) v, qb_k_codes (type, w + k * w_stride, b));
+      } else {
+        memset (v, 0, sizeof v);
+      }
+      for (int g = 0; g < 8; g++)
+        memcpy (codes + ((size_t) b * 8 + g) * 64 + k * 4, v + 4 * g, 4);
+      if (type == WHISPER_DTYPE_Q6_K) {
+        for (int h = 0; h < 2; h++) {
+          dw[((size_t) b * 2 + h) * QB_PANEL + k] = dk[h];
+          c[((size_t) b * 2 + h) * QB_PANEL + k] = ck[h];
+        }
+      } else {
+        dw[(size_t) b * QB_PANEL + k] = dk[0];
+        c[(size_t) b * QB_PANEL + k] = ck[0];
+      }
+    }
+    for (int b = 0; !QB_IS_K (type) && b < n_blocks; b++) {
       uint8_t v[32];
       float d = 0.0f, m = 0.0f;
       if (k < rows) {
@@ -316,17 +484,62 @@ qb_panel_rows (WhisperDType type, const int8_t *codes, const float *dw, const fl
 {
   const int signed_q8 = type == WHISPER_DTYPE_Q8_0 && QB_Q8_SIGNED;
   const int8_t *xq[QB_PANEL_TILE];
-  const float *xd[QB_PANEL_TILE], *xs[QB_PANEL_TILE];
+  const float *xd[QB_PANEL_TILE], *xs[QB_PANEL_TILE], *xs16[QB_PANEL_TILE];
   for (int a = 0; a < NA; a++) {
     xq[a] = x->q + (size_t) (i + a) * x->n_blocks * 32;
     xd[a] = x->d + (size_t) (i + a) * x->n_blocks;
     xs[a] = x->s + (size_t) (i + a) * x->n_blocks;
+    xs16[a] = x->s16 ? x->s16 + (size_t) (i + a) * x->n_blocks * 2 : NULL;
   }
   for (int h = 0; h < 2; h++) {
     __m256 facc[QB_PANEL_TILE];
     for (int a = 0; a < NA; a++) /* the sums of blocks [0, b0) so far */
       facc[a] = b0 == 0 ? _mm256_setzero_ps () : _mm256_loadu_ps (out[a] + 8 * h);
     for (int b = b0; b < b1; b++) {
+      if (type == WHISPER_DTYPE_Q6_K) {
+        /* each half of 16 values (groups 0-3, 4-7) its own scale and
+         * offset term. AVX2: codes up to 63 by quants within 127 (q8_K),
+         * so a vpmaddubsw pair reaches 16002 and only two groups' pairs
+         * add up in int16 (32004) before the vpmaddwd to int32 */
+        const int8_t *cb = codes + (size_t) b * 8 * 64 + 32 * h;
+        for (int hv = 0; hv < 2; hv++) {
+          __m256i iacc[QB_PANEL_TILE];
+          for (int a = 0; a < NA; a++)
+            iacc[a] = _mm256_setzero_si256 ();
+#if QB_PANEL_I16
+          for (int g = 4 * hv; g < 4 * hv + 4; g += 2) {
+            const __m256i w0 = _mm256_loadu_si256 ((const __m256i *) (cb + 64 * g));
+            const __m256i w1 = _mm256_loadu_si256 ((const __m256i *) (cb + 64 * (g + 1)));
+            for (int a = 0; a < NA; a++) {
+              int32_t v0, v1;
+              memcpy (&v0, xq[a] + b * 32 + 4 * g, 4);
+              memcpy (&v1, xq[a] + b * 32 + 4 * (g + 1), 4);
+              const __m256i s16 = _mm256_add_epi16 (
+                  _mm256_maddubs_epi16 (w0, _mm256_set1_epi32 (v0)),
+                  _mm256_maddubs_epi16 (w1, _mm256_set1_epi32 (v1)));
+              iacc[a] = _mm256_add_epi32 (iacc[a], _mm256_madd_epi16 (s16, _mm256_set1_epi16 (1)));
+            }
+          }
+#else
+          for (int g = 4 * hv; g < 4 * hv + 4; g++) {
+            const __m256i w = _mm256_loadu_si256 ((const __m256i *) (cb + 64 * g));
+            for (int a = 0; a < NA; a++) {
+              int32_t v;
+              memcpy (&v, xq[a] + b * 32 + 4 * g, 4);
+              iacc[a] = QB_PANEL_ACC (iacc[a], w, _mm256_set1_epi32 (v));
+            }
+          }
+#endif
+          const size_t at = ((size_t) b * 2 + hv) * QB_PANEL + 8 * h;
+          const __m256 d = _mm256_loadu_ps (dw + at), cv = _mm256_loadu_ps (c + at);
+          for (int a = 0; a < NA; a++) {
+            facc[a] = _mm256_fmadd_ps (_mm256_mul_ps (_mm256_cvtepi32_ps (iacc[a]), d),
+                                       _mm256_broadcast_ss (xd[a] + b), facc[a]);
+            facc[a] = _mm256_fmadd_ps (cv, _mm256_broadcast_ss (xs16[a] + 2 * b + hv), facc[a]);
+          }
+        }
+        continue;
+      }
 #if QB_PANEL_I16 && QB_Q8_SIGNED /* q8_0 never here: its codes are not 5-bit */
       if (!signed_q8) {
         /* codes of at most 5 bits: four groups' vpmaddubsw pair sums (each
@@ -406,10 +619,10 @@ qb_panels (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
            const WhisperCpuQRows *x, int i0, int i1, float *y, size_t y_stride,
            gboolean accumulate, float *scratch)
 {
-  const size_t w_stride = (size_t) n_blocks * whisper_qblock_bytes (type);
-  float *dw = scratch, *c = scratch + (size_t) n_blocks * QB_PANEL;
-  float (*sums)[QB_PANEL] = (float (*)[QB_PANEL]) (scratch + 2 * (size_t) n_blocks * QB_PANEL);
-  int8_t *codes = (int8_t *) (scratch + 2 * (size_t) n_blocks * QB_PANEL +
+  const size_t w_stride = qb_row_bytes (type, n_blocks);
+  float *dw = scratch, *c = scratch + 2 * (size_t) n_blocks * QB_PANEL;
+  float (*sums)[QB_PANEL] = (float (*)[QB_PANEL]) (scratch + 4 * (size_t) n_blocks * QB_PANEL);
+  int8_t *codes = (int8_t *) (scratch + 4 * (size_t) n_blocks * QB_PANEL +
                               QB_PANEL_CHUNK * QB_PANEL);
   for (int c0 = i0; c0 < i1; c0 += QB_PANEL_CHUNK) {
     const int c1 = MIN (c0 + QB_PANEL_CHUNK, i1);
@@ -458,6 +671,9 @@ QB_GEMM_OF (WHISPER_DTYPE_Q4_1, q4_1)
 QB_GEMM_OF (WHISPER_DTYPE_Q5_0, q5_0)
 QB_GEMM_OF (WHISPER_DTYPE_Q5_1, q5_1)
 QB_GEMM_OF (WHISPER_DTYPE_Q8_0, q8_0)
+QB_GEMM_OF (WHISPER_DTYPE_Q4_K, q4_K)
+QB_GEMM_OF (WHISPER_DTYPE_Q5_K, q5_K)
+QB_GEMM_OF (WHISPER_DTYPE_Q6_K, q6_K)
 
 static void
 QB_CAT (qb_gemm_, QB_SUFFIX) (WhisperDType type, const uint8_t *w, int n_blocks, int r0, int r1,
@@ -470,6 +686,9 @@ QB_CAT (qb_gemm_, QB_SUFFIX) (WhisperDType type, const uint8_t *w, int n_blocks,
   case WHISPER_DTYPE_Q5_0: QB_CAT (qb_gemm_q5_0_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
   case WHISPER_DTYPE_Q5_1: QB_CAT (qb_gemm_q5_1_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
   case WHISPER_DTYPE_Q8_0: QB_CAT (qb_gemm_q8_0_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
+  case WHISPER_DTYPE_Q4_K: QB_CAT (qb_gemm_q4_K_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
+  case WHISPER_DTYPE_Q5_K: QB_CAT (qb_gemm_q5_K_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
+  case WHISPER_DTYPE_Q6_K: QB_CAT (qb_gemm_q6_K_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
   default: g_return_if_reached ();
   }
 }
@@ -485,6 +704,9 @@ QB_CAT (qb_gemv_, QB_SUFFIX) (WhisperDType type, const uint8_t *w, int n_blocks,
   case WHISPER_DTYPE_Q5_0: QB_CAT (qb_gemv_q5_0_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
   case WHISPER_DTYPE_Q5_1: QB_CAT (qb_gemv_q5_1_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
   case WHISPER_DTYPE_Q8_0: QB_CAT (qb_gemv_q8_0_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
+  case WHISPER_DTYPE_Q4_K: QB_CAT (qb_gemv_q4_K_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
+  case WHISPER_DTYPE_Q5_K: QB_CAT (qb_gemv_q5_K_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
+  case WHISPER_DTYPE_Q6_K: QB_CAT (qb_gemv_q6_K_, QB_SUFFIX) (w, n_blocks, r0, r1, x, i0, i1, y, y_stride, accumulate, scratch); return;
   default: g_return_if_reached ();
   }
 }
@@ -494,6 +716,9 @@ QB_ROWS_OF (WHISPER_DTYPE_Q4_1, q4_1)
 QB_ROWS_OF (WHISPER_DTYPE_Q5_0, q5_0)
 QB_ROWS_OF (WHISPER_DTYPE_Q5_1, q5_1)
 QB_ROWS_OF (WHISPER_DTYPE_Q8_0, q8_0)
+QB_ROWS_OF (WHISPER_DTYPE_Q4_K, q4_K)
+QB_ROWS_OF (WHISPER_DTYPE_Q5_K, q5_K)
+QB_ROWS_OF (WHISPER_DTYPE_Q6_K, q6_K)
 
 static void
 QB_CAT (qb_dot_, QB_SUFFIX) (WhisperDType type, const uint8_t *w, int n_blocks,
@@ -506,6 +731,9 @@ QB_CAT (qb_dot_, QB_SUFFIX) (WhisperDType type, const uint8_t *w, int n_blocks,
   case WHISPER_DTYPE_Q5_0: QB_CAT (qb_rows_q5_0_, QB_SUFFIX) (w, n_blocks, x, i0, i1, out, out_stride); return;
   case WHISPER_DTYPE_Q5_1: QB_CAT (qb_rows_q5_1_, QB_SUFFIX) (w, n_blocks, x, i0, i1, out, out_stride); return;
   case WHISPER_DTYPE_Q8_0: QB_CAT (qb_rows_q8_0_, QB_SUFFIX) (w, n_blocks, x, i0, i1, out, out_stride); return;
+  case WHISPER_DTYPE_Q4_K: QB_CAT (qb_rows_q4_K_, QB_SUFFIX) (w, n_blocks, x, i0, i1, out, out_stride); return;
+  case WHISPER_DTYPE_Q5_K: QB_CAT (qb_rows_q5_K_, QB_SUFFIX) (w, n_blocks, x, i0, i1, out, out_stride); return;
+  case WHISPER_DTYPE_Q6_K: QB_CAT (qb_rows_q6_K_, QB_SUFFIX) (w, n_blocks, x, i0, i1, out, out_stride); return;
   default: g_return_if_reached ();
   }
 }

@@ -17,6 +17,17 @@
  * its one-row call; `gemm` (many rows) sums the minimum and offset terms
  * apart.
  *
+ * The k-quants (q4_K, q5_K, q6_K) go 32 values at a time too, each such
+ * sub-block in the same form (whisper_qblock_unpack_sub: q4_K / q5_K as
+ * q4_1 / q5_1 with dw = d * sc and m = -dmin * min, q6_K with a scale per
+ * 16 values and offset 32), against input rows quantized as whisper.cpp's
+ * vec_dot for these types takes them (ggml's q8_K: one scale per 256
+ * values, d = 1 / (-127 / the value of largest magnitude), quants at most
+ * 127). q6_K's scale per half is applied to each half's four int32 lanes,
+ * its offset term through the sums of the 16-value halves (s16); its codes
+ * reach 63, so AVX2 adds only two groups of its vpmaddubsw pairs (each at
+ * most 2 * 63 * 127) in int16 before widening to int32, not four.
+ *
  * Kernel sets: portable C, AVX2 (AVX2 + FMA + F16C), AVX-512 (F, BW, VL
  * and VNNI). The best the CPU has is chosen when a backend is created;
  * WHISPER_CPU_QBLOCK=portable|avx2|avx512 picks one (an error names the
@@ -32,12 +43,16 @@ G_BEGIN_DECLS
 
 /* Input rows quantized in blocks: row i's block b has scale d[i * n_blocks
  * + b], s (d * sum of its quants) at the same index, and its 32 quants
- * from q + (i * n_blocks + b) * 32. */
+ * from q + (i * n_blocks + b) * 32; for the k-quants also s16 (d * the sum
+ * of each half of 16 quants, at 2 (i * n_blocks + b) and the next), NULL
+ * for the 32-value types. The k-quants' n_blocks counts blocks of 32 too
+ * (8 a super-block). */
 typedef struct {
   int n_blocks;
   const float *d;
   const float *s;
   const int8_t *q;
+  const float *s16;
 } WhisperCpuQRows;
 
 /* out[(i - i0) * out_stride] = sum over the blocks of the weight row w
@@ -55,11 +70,11 @@ typedef void (*WhisperCpuQblockGemmFunc) (WhisperDType type, const uint8_t *w, i
                                           int r0, int r1, const WhisperCpuQRows *x, int i0,
                                           int i1, float *y, size_t y_stride,
                                           gboolean accumulate, float *scratch);
-/* gemv: 4 rows of n_blocks terms and a column of n_rows; gemm: a panel of
- * 16 rows unpacked (cpu-qblock-x86.h), 32 bytes and 2 floats a block, and
- * the 16 sums of 256 input rows */
+/* gemv: 4 rows of 2 n_blocks terms and a column of n_rows; gemm: a panel
+ * of 16 rows unpacked (cpu-qblock-x86.h), 32 bytes and 4 floats a block,
+ * and the 16 sums of 256 input rows */
 #define WHISPER_CPU_QBLOCK_GEMM_SCRATCH(n_blocks, n_rows) \
-  (160 * (size_t) (n_blocks) + 16 * 256 + (n_rows))
+  (192 * (size_t) (n_blocks) + 16 * 256 + (n_rows))
 
 typedef struct {
   const char *name; /* "portable", "avx2", "avx512" */
@@ -87,5 +102,13 @@ gboolean whisper_cpu_qblock_avx512_supported (void);
  * i in [i0, i1) into rows (laid out as WhisperCpuQRows, writable). */
 void whisper_cpu_qblock_quantize_rows (float *d, float *s, int8_t *q, const float *x,
                                        int x_stride, int cols, int i0, int i1);
+/* The same for the k-quants (cols a multiple of 256), as ggml's
+ * quantize_row_q8_K_ref: per 256 values d = 1 / (-127 / v) with v the
+ * value of largest magnitude (the first of equals), q = min(127,
+ * round-half-even(x * -127 / v)); d (the same for the 8 blocks of 32), s
+ * and s16 as WhisperCpuQRows has them. */
+void whisper_cpu_qblock_quantize_rows_k (float *d, float *s, float *s16, int8_t *q,
+                                         const float *x, int x_stride, int cols, int i0,
+                                         int i1);
 
 G_END_DECLS
