@@ -18,41 +18,17 @@ Usage:
 """
 
 import argparse
-import hashlib
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from ggml_files import faster_whisper_text, make_files, sha256  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(HERE))
 KINDS = ("q8_0", "q5_0")
-
-
-def sha256(path):
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
-
-
-def make_files(model_dir, tmp):
-    files = {"f16": os.path.join(tmp, "tiny.en-f16.bin")}
-    subprocess.run([sys.executable, os.path.join(ROOT, "tools", "ct2-to-ggml.py"), model_dir,
-                    files["f16"]], check=True)
-    for kind in KINDS:
-        files[kind] = os.path.join(tmp, f"tiny.en-{kind}.bin")
-        subprocess.run([sys.executable, os.path.join(ROOT, "tools", "ggml-quantize.py"),
-                        files["f16"], files[kind], kind], check=True)
-    return files
-
-
-def faster_whisper_text(model_dir, clip):
-    from faster_whisper import WhisperModel
-    model = WhisperModel(model_dir, device="cpu", compute_type="float32", cpu_threads=1)
-    segments, _ = model.transcribe(clip, beam_size=1, best_of=1, temperature=0.0,
-                                   vad_filter=False)
-    return "".join(s.text for s in segments)
 
 
 def whisper_cpp_text(path, clip):
@@ -73,7 +49,7 @@ def main():
     import pywhispercpp
     from importlib.metadata import version
     with tempfile.TemporaryDirectory() as tmp:
-        files = make_files(args.model, tmp)
+        files = make_files(args.model, tmp, "tiny.en", KINDS)
         fixture = {
             "made_by": "tests/reference/make-ggml-quant-reference.py",
             "faster_whisper": faster_whisper.__version__,

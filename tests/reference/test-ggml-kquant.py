@@ -17,11 +17,9 @@ base model (tools/fetch-model.sh base).
 Usage: test-ggml-kquant.py WHISPER_TRANSCRIBE
 """
 
-import hashlib
 import importlib.util
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -29,30 +27,11 @@ import tempfile
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from ggml_files import isas, sha256, words  # noqa: E402
 ROOT = os.environ.get("WHISPER_SOURCE_ROOT", os.path.dirname(os.path.dirname(HERE)))
 KINDS = ("q4_K", "q5_K", "q6_K")
-sys.path.insert(0, HERE)
 import ggml_kquant_check as check  # noqa: E402
-
-
-def words(text):
-    return re.sub(r"[^a-z0-9]", "", text.lower())
-
-
-def sha256(path):
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
-
-
-def isas():
-    """The kernel sets this CPU runs (the engine refuses the others)."""
-    flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
-    have = ["portable"]
-    if all(f in flags for f in (" avx2", " fma", " f16c")):
-        have.append("avx2")
-    if all(f in flags for f in (" avx512f", " avx512bw", " avx512vl", " avx512_vnni")):
-        have.append("avx512")
-    return have
 
 
 def quantizer():
