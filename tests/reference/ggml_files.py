@@ -59,3 +59,34 @@ def faster_whisper_text(model_dir, clip, language=None):
     segments, _ = model.transcribe(clip, beam_size=1, best_of=1, temperature=0.0,
                                    language=language, vad_filter=False)
     return "".join(s.text for s in segments)
+
+
+def whisper_cpp_text(path, clip, language=None):
+    """whisper.cpp's greedy text of the clip from the ggml file (pywhispercpp)."""
+    from pywhispercpp.model import Model
+    model = Model(path, n_threads=2, print_progress=False, print_realtime=False)
+    extra = {"language": language} if language else {}
+    segments = model.transcribe(clip, greedy={"best_of": 1}, temperature=0.0, **extra)
+    return "".join(s.text for s in segments)
+
+
+def check_file(fixture, kind, path, transcribe, clip, cli_args, failures):
+    """The fixture's checks of one quantized file: the quantizer wrote the
+    fixture's bytes, the fixture's whisper.cpp text is the float16 one, and
+    the engine (`transcribe`, the CLI, with `cli_args`) gives the float16
+    text on every kernel set this CPU runs. Prints a line per engine run
+    and appends what failed to `failures`."""
+    want = words(fixture["float16"])
+    if sha256(path) != fixture["files"][kind]["sha256"]:
+        failures.append(f"{kind}: tools/ggml-quantize.py wrote another file than the fixture's")
+    if words(fixture["files"][kind]["whisper_cpp"]) != want:
+        failures.append(f"{kind}: the fixture's whisper.cpp text is not the float16 text")
+    for isa in isas():
+        env = dict(os.environ, WHISPER_CPU_QBLOCK=isa)
+        out = subprocess.run([transcribe, "-m", path, "-f", "text", "-b", "1", "-t", "2"]
+                             + list(cli_args) + [clip], env=env, capture_output=True, text=True)
+        got = out.stdout.strip()
+        status = "ok" if out.returncode == 0 and words(got) == want else "FAIL"
+        print(f"{status} engine {kind} {isa}: {got!r} {out.stderr.strip()[-300:]}")
+        if status != "ok":
+            failures.append(f"engine {kind} {isa}")

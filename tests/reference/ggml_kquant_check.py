@@ -1,7 +1,7 @@
 """Helpers of the k-quant reference and test (make-ggml-kquant-reference.py,
-test-ggml-kquant.py): whisper.cpp's text through pywhispercpp, ggml's own
-quantizer and dequantizer through pywhispercpp's libggml-base (ctypes), and
-the records of a ggml file."""
+test-ggml-kquant.py): ggml's own quantizer and dequantizer through
+pywhispercpp's libggml-base (ctypes), and the records of a ggml file
+(whisper.cpp's text: ggml_files.py)."""
 
 import ctypes
 import glob
@@ -12,13 +12,6 @@ import numpy as np
 
 GGML_TYPE = {"q4_K": 12, "q5_K": 13, "q6_K": 14}
 BLOCK_BYTES = {"q4_K": 144, "q5_K": 176, "q6_K": 210}
-
-
-def whisper_cpp_text(path, clip):
-    from pywhispercpp.model import Model
-    model = Model(path, n_threads=2, print_progress=False, print_realtime=False)
-    segments = model.transcribe(clip, greedy={"best_of": 1}, temperature=0.0, language="en")
-    return "".join(s.text for s in segments)
 
 
 def ggml_library():

@@ -30,7 +30,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from ggml_files import faster_whisper_text, make_files, sha256  # noqa: E402
+from ggml_files import faster_whisper_text, make_files, sha256, whisper_cpp_text  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(HERE))
 KINDS = ("q4_K", "q5_K", "q6_K")
 import ggml_kquant_check  # noqa: E402
@@ -61,7 +61,7 @@ def main():
             differ = ggml_kquant_check.tensors_unlike_ggml(files["f16"], files[kind], kind)
             fixture["files"][kind] = {
                 "sha256": sha256(files[kind]),
-                "whisper_cpp": ggml_kquant_check.whisper_cpp_text(files[kind], args.clip),
+                "whisper_cpp": whisper_cpp_text(files[kind], args.clip, "en"),
                 "tensors_unlike_ggml_quantize_chunk": differ,
             }
     out = os.path.join(args.out, "ggml-kquant.json")

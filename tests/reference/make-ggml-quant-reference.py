@@ -26,16 +26,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from ggml_files import faster_whisper_text, make_files, sha256  # noqa: E402
+from ggml_files import faster_whisper_text, make_files, sha256, whisper_cpp_text  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(HERE))
 KINDS = ("q8_0", "q5_0")
-
-
-def whisper_cpp_text(path, clip):
-    from pywhispercpp.model import Model
-    model = Model(path, n_threads=2, print_progress=False, print_realtime=False)
-    segments = model.transcribe(clip, greedy={"best_of": 1}, temperature=0.0)
-    return "".join(s.text for s in segments)
 
 
 def main():

@@ -20,7 +20,6 @@ Usage: test-ggml-kquant.py WHISPER_TRANSCRIBE
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -28,7 +27,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from ggml_files import isas, sha256, words  # noqa: E402
+from ggml_files import check_file, make_files, whisper_cpp_text, words  # noqa: E402
 ROOT = os.environ.get("WHISPER_SOURCE_ROOT", os.path.dirname(os.path.dirname(HERE)))
 KINDS = ("q4_K", "q5_K", "q6_K")
 import ggml_kquant_check as check  # noqa: E402
@@ -58,26 +57,11 @@ def main():
     lib = check.ggml_library()
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
-        f16 = os.path.join(tmp, "f16.bin")
-        subprocess.run([sys.executable, os.path.join(ROOT, "tools", "ct2-to-ggml.py"), model_dir, f16],
-                       check=True)
+        files = make_files(model_dir, tmp, "base", KINDS)
+        f16 = files["f16"]
         for kind in KINDS:
-            path = os.path.join(tmp, f"{kind}.bin")
-            subprocess.run([sys.executable, os.path.join(ROOT, "tools", "ggml-quantize.py"), f16, path,
-                            kind], check=True)
-            if sha256(path) != fixture["files"][kind]["sha256"]:
-                failures.append(f"{kind}: tools/ggml-quantize.py wrote another file than the fixture's")
-            if words(fixture["files"][kind]["whisper_cpp"]) != want:
-                failures.append(f"{kind}: the fixture's whisper.cpp text is not the float16 text")
-            for isa in isas():
-                env = dict(os.environ, WHISPER_CPU_QBLOCK=isa)
-                out = subprocess.run([transcribe, "-m", path, "-f", "text", "-b", "1", "-t", "2",
-                                      "-l", "en", clip], env=env, capture_output=True, text=True)
-                got = out.stdout.strip()
-                status = "ok" if out.returncode == 0 and words(got) == want else "FAIL"
-                print(f"{status} engine {kind} {isa}: {got!r} {out.stderr.strip()[-300:]}")
-                if status != "ok":
-                    failures.append(f"engine {kind} {isa}")
+            path = files[kind]
+            check_file(fixture, kind, path, transcribe, clip, ["-l", "en"], failures)
             if lib is None:
                 print("# pywhispercpp is not installed: ggml's quantizer and whisper.cpp's texts "
                       "are the fixture's only")
@@ -98,7 +82,7 @@ def main():
                   f"dequantize_row_{kind}: {worst:g} at most (relative)")
             if worst > 1e-6:
                 failures.append(f"{kind}: numpy decoder unlike ggml's")
-            got = check.whisper_cpp_text(path, clip)
+            got = whisper_cpp_text(path, clip, "en")
             status = "ok" if words(got) == want else "FAIL"
             print(f"{status} whisper.cpp {kind}: {got!r}")
             if status != "ok":

@@ -16,13 +16,12 @@ Usage: test-ggml-quant.py WHISPER_TRANSCRIBE
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from ggml_files import isas, sha256, words  # noqa: E402
+from ggml_files import check_file, make_files, whisper_cpp_text, words  # noqa: E402
 ROOT = os.environ.get("WHISPER_SOURCE_ROOT", os.path.dirname(os.path.dirname(HERE)))
 KINDS = ("q8_0", "q5_0")
 
@@ -38,34 +37,16 @@ def main():
                         "jfk.wav")
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
-        f16 = os.path.join(tmp, "f16.bin")
-        subprocess.run([sys.executable, os.path.join(ROOT, "tools", "ct2-to-ggml.py"), model_dir, f16],
-                       check=True)
+        files = make_files(model_dir, tmp, "tiny.en", KINDS)
         for kind in KINDS:
-            path = os.path.join(tmp, f"{kind}.bin")
-            subprocess.run([sys.executable, os.path.join(ROOT, "tools", "ggml-quantize.py"), f16, path,
-                            kind], check=True)
-            if sha256(path) != fixture["files"][kind]["sha256"]:
-                failures.append(f"{kind}: tools/ggml-quantize.py wrote another file than the fixture's")
-            if words(fixture["files"][kind]["whisper_cpp"]) != want:
-                failures.append(f"{kind}: the fixture's whisper.cpp text is not the float16 text")
-            for isa in isas():
-                env = dict(os.environ, WHISPER_CPU_QBLOCK=isa)
-                out = subprocess.run([transcribe, "-m", path, "-f", "text", "-b", "1", "-t", "2", clip],
-                                     env=env, capture_output=True, text=True)
-                got = out.stdout.strip()
-                status = "ok" if out.returncode == 0 and words(got) == want else "FAIL"
-                print(f"{status} engine {kind} {isa}: {got!r} {out.stderr.strip()[-300:]}")
-                if status != "ok":
-                    failures.append(f"engine {kind} {isa}")
+            path = files[kind]
+            check_file(fixture, kind, path, transcribe, clip, [], failures)
             try:
-                from pywhispercpp.model import Model
+                import pywhispercpp  # noqa: F401  (only whether it is there)
             except ImportError:
                 print("# pywhispercpp is not installed: whisper.cpp's texts are the fixture's only")
                 continue
-            model = Model(path, n_threads=2, print_progress=False, print_realtime=False)
-            got = "".join(s.text for s in model.transcribe(clip, greedy={"best_of": 1},
-                                                           temperature=0.0))
+            got = whisper_cpp_text(path, clip)
             status = "ok" if words(got) == want else "FAIL"
             print(f"{status} whisper.cpp {kind}: {got!r}")
             if status != "ok":
