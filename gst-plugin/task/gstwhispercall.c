@@ -535,7 +535,7 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   g_autoptr (GArray) suppress = g_array_new (FALSE, FALSE, sizeof (gint32));
   g_autoptr (GError) err = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
-  GstClockTime call_duration, translate_duration = 0;
+  GstClockTime call_duration, measured_duration, translate_duration = 0;
   gint64 call_start_us;
   gsize done = 0;
   gboolean ok;
@@ -589,6 +589,7 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
     g_usleep ((gulong) self->slow_ms * 1000);
   }
   call_duration = (GstClockTime) (g_get_monotonic_time () - call_start_us) * GST_USECOND;
+  measured_duration = call_duration;
   if (region->carry == GST_WHISPER_CARRY_COMMIT
       && GST_CLOCK_TIME_IS_VALID (nominal_call_duration ()))
     call_duration = nominal_call_duration ();
@@ -598,7 +599,7 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   GST_DEBUG_OBJECT (self, "call of %" G_GSIZE_FORMAT " samples took %.3f s: mel %.3f s, "
       "encoder %.3f s, decoder %.3f s, %" G_GUINT64_FORMAT " windows, %" G_GUINT64_FORMAT
       " decode steps, %" G_GUINT64_FORMAT " fallbacks", region->n_samples,
-      (g_get_monotonic_time () - call_start_us) / 1e6, stats.mel_seconds - before.mel_seconds,
+      measured_duration / (double) GST_SECOND, stats.mel_seconds - before.mel_seconds,
       stats.encoder_seconds - before.encoder_seconds,
       stats.decoder_seconds - before.decoder_seconds, stats.windows - before.windows,
       stats.decode_steps - before.decode_steps, stats.windows_fallback - before.windows_fallback);

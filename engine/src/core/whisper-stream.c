@@ -374,13 +374,10 @@ deliver_segment (WhisperStream *s, SegmentSink *sink, WhisperSegment *seg)
 
 /* Splits the window's tokens at consecutive timestamps (as faster-whisper's
  * generate_segments() does) and
- * returns the number of frames to seek. `once` (last_window_once, the
- * window reaches the end of the input): the whole window is consumed, the
- * tokens after the last closed segment (if any) dropped as the rule drops
- * them, but not decoded again. */
+ * returns the number of frames to seek. */
 static int
 split_segments (WhisperStream *s, GPtrArray *sink, const WindowResult *wr, double time_offset,
-                int segment_size, double avg_logprob, double ratio, gboolean once)
+                int segment_size, double avg_logprob, double ratio)
 {
   const int begin = s->engine->info.token_timestamp_begin;
   const gint32 *tok = s->sampled;
@@ -407,7 +404,7 @@ split_segments (WhisperStream *s, GPtrArray *sink, const WindowResult *wr, doubl
   if (any_consecutive) {
     if (single_ending)
       return segment_size;
-    return once ? segment_size : MIN ((tok[last_slice - 1] - begin) * INPUT_STRIDE, segment_size);
+    return MIN ((tok[last_slice - 1] - begin) * INPUT_STRIDE, segment_size);
   }
 
   double duration = segment_size / (double) FRAMES_PER_SECOND;
@@ -587,7 +584,7 @@ transcribe_window (WhisperStream *s, const CallInput *in, SegmentSink *sink, gsi
       && previous_seek + (gsize) segment_size >= in->content_frames;
   g_autoptr (GPtrArray) window = g_ptr_array_new ();
   *seek += split_segments (s, window, &wr, time_offset, segment_size, wr.avg_logprob,
-                           wr.compression_ratio, once);
+                           wr.compression_ratio);
   /* ---- word timestamps (whisper-words.h) ---- */
   gboolean skip_window = FALSE;
   guint n_keep = window->len;
@@ -608,7 +605,10 @@ transcribe_window (WhisperStream *s, const CallInput *in, SegmentSink *sink, gsi
     free_segments (window);
     return TRUE;
   }
-  if (once)                     /* not from the last word's end */
+  /* last_window_once: no window from the last closed segment or the last
+   * word's end (the tokens after them are dropped as the rule drops them,
+   * but not decoded again) */
+  if (once)
     *seek = MAX (*seek, previous_seek + (gsize) segment_size);
   for (guint i = n_keep; i < window->len; i++)
     whisper_segment_free (g_ptr_array_index (window, i));
