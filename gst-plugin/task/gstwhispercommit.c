@@ -17,6 +17,13 @@
 /* Two decodes' readings of the audio the deadline commits cover the same
  * audio when their last words end at most this far apart. */
 #define ALTERNATIVE_END_S 0.3
+/* A decode's word that starts no later than this after the last committed
+ * word's start reads that word's audio again, whatever its text and end
+ * (two steps of the word alignment), when the alignment gave that word at
+ * least REREAD_MIN_S: a word squeezed to nothing says nothing of where
+ * its audio is. */
+#define REREAD_START_S 0.04
+#define REREAD_MIN_S 0.1
 
 void
 gst_whisper_timed_word_clear (GstWhisperTimedWord *word)
@@ -48,6 +55,7 @@ gst_whisper_commit_init (GstWhisperCommit *c, gint rate)
   c->pending = gst_whisper_timed_words_new ();
   c->in_buffer = gst_whisper_timed_words_new ();
   c->text = g_string_new (NULL);
+  c->speech = g_array_new (FALSE, FALSE, sizeof (GstWhisperCommitSpan));
 }
 
 static void
@@ -63,6 +71,7 @@ gst_whisper_commit_clear (GstWhisperCommit *c)
   clear_tail (c);
   g_clear_pointer (&c->pending, g_array_unref);
   g_clear_pointer (&c->in_buffer, g_array_unref);
+  g_clear_pointer (&c->speech, g_array_unref);
   if (c->text)
     g_string_free (c->text, TRUE);
   c->text = NULL;
@@ -82,6 +91,8 @@ gst_whisper_commit_reset (GstWhisperCommit *c)
   c->decoded_end = 0;
   c->context_end = 0;
   c->pending_decoded_end = 0;
+  g_array_set_size (c->speech, 0);
+  c->speech_known = FALSE;
 }
 
 gchar *
@@ -179,6 +190,29 @@ commit_word (GstWhisperCommit *c, GstWhisperTimedWord *w, gboolean forced, GArra
   w->text = NULL;
 }
 
+/* Whether `w`, a decode's word that ends well after the committed end
+ * (normalised text `t`), is the last committed word read again: the same
+ * word, or one that starts where that word starts (REREAD_START_S), which
+ * the alignment gave REREAD_MIN_S or more. Its end moves with every
+ * decode: "1919." committed at 60.60-60.80 s came back as "1990." at
+ * 60.60-60.98, then 61.04, then 61.12 s, and was committed again as new
+ * speech, late. New speech after a pause has its start drawn back over
+ * the pause, not over the committed word ("ask" at 1.9 s after
+ * "Americans," at 1.76-2.3 s). */
+static gboolean
+rereads_last (const GstWhisperCommit *c, const GstWhisperTimedWord *w, const gchar *t)
+{
+  const GstWhisperTimedWord *last;
+
+  if (gst_whisper_commit_same_word (t, c->tail[GST_WHISPER_COMMIT_NGRAM - 1]))
+    return TRUE;
+  if (c->in_buffer->len == 0)
+    return FALSE;
+  last = &g_array_index (c->in_buffer, GstWhisperTimedWord, c->in_buffer->len - 1);
+  return last->end >= last->start + seconds_to_samples (c, REREAD_MIN_S)
+      && w->start <= last->start + seconds_to_samples (c, REREAD_START_S);
+}
+
 /* Drops the words of `hyp` that are audio already committed: by time, then
  * the first 1..GST_WHISPER_COMMIT_NGRAM words when they repeat the last
  * committed ones. */
@@ -195,8 +229,8 @@ drop_committed (GstWhisperCommit *c, GArray *hyp)
    * middle lies before the committed end (a re-decode split a committed
    * word: "my" became "am I", "I" squeezed against the committed end);
    * not one that ends well after the committed end, unless it is the last
-   * committed word again (its end moved): new speech, its start drawn
-   * back over the pause before it */
+   * committed word again (its end moved, rereads_last): new speech, its
+   * start drawn back over the pause before it */
   const guint64 new_after = c->committed_end + seconds_to_samples (c,
       GST_WHISPER_COMMIT_NEW_AFTER_S);
   while (i < hyp->len) {
@@ -205,7 +239,7 @@ drop_committed (GstWhisperCommit *c, GArray *hyp)
       break;
     if (w->end > new_after) {
       g_autofree gchar *t = gst_whisper_commit_normalise (w->text);
-      if (!gst_whisper_commit_same_word (t, c->tail[GST_WHISPER_COMMIT_NGRAM - 1]))
+      if (!rereads_last (c, w, t))
         break;
     }
     i++;
@@ -328,14 +362,63 @@ prefer_surer_reading (const GstWhisperCommit *c, GArray *hyp, guint agreed, guin
   return k;
 }
 
+/* Whether the detector heard speech at the middle of `w`. */
+static gboolean
+in_speech (const GstWhisperCommit *c, const GstWhisperTimedWord *w)
+{
+  const guint64 middle = w->start + (w->end - w->start) / 2;
+
+  for (guint i = 0; i < c->speech->len; i++) {
+    const GstWhisperCommitSpan *s = &g_array_index (c->speech, GstWhisperCommitSpan, i);
+    if (middle >= s->start && middle < s->end)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+/* A decode that read committed words again and nothing after them
+ * (`hyp` empty now, `n_read` words before drop_committed) though the last
+ * decode read words where the detector hears speech did not read that
+ * speech: after a committed sentence and a pause, Whisper often ends its
+ * transcript with the committed words (the held-out live set: "country."
+ * then 3 s of noise; "Everyone in the village" read at 30.0 s, not at
+ * 29.5 or 30.5 s, then again at 33.0 s, where the deadline committed it
+ * 5 s after it was spoken). The last decode's words there stay pending as
+ * it read them, up to the first one outside the detector's speech (their
+ * deadline commits them; the next decode that reads them replaces or
+ * agrees with them). A decode that gave no word at all is not such a
+ * reading, and leaves nothing pending as before. Returns whether any were
+ * kept. */
+static gboolean
+keep_unread (GstWhisperCommit *c, GArray *hyp, guint n_read)
+{
+  guint n = 0;
+
+  if (!c->speech_known || n_read == 0 || hyp->len > 0)
+    return FALSE;
+  while (n < c->pending->len && in_speech (c, &g_array_index (c->pending,
+              GstWhisperTimedWord, n)))
+    n++;
+  for (guint i = 0; i < n; i++) {
+    GstWhisperTimedWord copy = g_array_index (c->pending, GstWhisperTimedWord, i);
+    copy.text = g_strdup (copy.text);
+    g_array_append_val (hyp, copy);
+  }
+  return n > 0;
+}
+
 guint
 gst_whisper_commit_update (GstWhisperCommit *c, GArray *hyp, guint64 force_before,
     gboolean final, GArray *out)
 {
   guint agreed = 0, n = 0, i, k = 0;
+  const guint n_read = hyp->len;
+  gboolean kept;
 
   drop_committed (c, hyp);
-  while (agreed < hyp->len && agreed < c->pending->len
+  kept = keep_unread (c, hyp, n_read);
+  /* (kept words are the last decode's own: no agreement) */
+  while (!kept && agreed < hyp->len && agreed < c->pending->len
       && words_agree (c, &g_array_index (c->pending, GstWhisperTimedWord, agreed),
           &g_array_index (hyp, GstWhisperTimedWord, agreed)))
     agreed++;
@@ -349,9 +432,11 @@ gst_whisper_commit_update (GstWhisperCommit *c, GArray *hyp, guint64 force_befor
     commit_word (c, &g_array_index (hyp, GstWhisperTimedWord, i), i >= agreed, out);
     n++;
   }
-  /* The rest waits for the next decode to agree. */
+  /* The rest waits for the next decode to agree (kept unread: as the
+   * decode that read it heard it). */
   g_array_set_size (c->pending, 0);
-  c->pending_decoded_end = c->decoded_end;
+  if (!kept)
+    c->pending_decoded_end = c->decoded_end;
   for (; i < hyp->len; i++) {
     GstWhisperTimedWord *w = &g_array_index (hyp, GstWhisperTimedWord, i);
     g_array_append_vals (c->pending, w, 1);

@@ -120,8 +120,18 @@ typedef struct {
   guint64 start_hold;      /* a sentence's first word after a pause is committed by
                               agreement only when both decodes heard this much
                               audio after it (samples; 0 after init: no hold) */
-  guint64 pending_decoded_end;  /* decoded_end of the decode that left `pending` */
+  guint64 pending_decoded_end;  /* decoded_end of the decode that read `pending` */
+  GArray *speech;          /* GstWhisperCommitSpan: the voice activity detector's
+                              speech in the audio of the decode given to the next
+                              update (run indices, in order; speech_known FALSE:
+                              no detector ran, and unread words are not kept) */
+  gboolean speech_known;
 } GstWhisperCommit;
+
+/* One stretch of audio, [start, end) in run sample indices. */
+typedef struct {
+  guint64 start, end;
+} GstWhisperCommitSpan;
 
 void gst_whisper_commit_init (GstWhisperCommit *c, gint rate);
 void gst_whisper_commit_clear (GstWhisperCommit *c);

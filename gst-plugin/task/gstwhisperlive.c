@@ -185,6 +185,8 @@ gst_whisper_live_begin_call (GstWhisperSink *self, GstWhisperLive *live, const W
 
   live->context_s = context_s;
   live->sentence_onset = G_MAXUINT64;
+  g_array_set_size (live->commit.speech, 0);
+  live->commit.speech_known = FALSE;
   /* the detector's network runs once; its probabilities give both the
    * speech regions and, after a sentence, the pauses */
   if (vad && context_s > 0) {
@@ -194,6 +196,16 @@ gst_whisper_live_begin_call (GstWhisperSink *self, GstWhisperLive *live, const W
       /* the same options fail the engine's call with this message */
       GST_DEBUG_OBJECT (self, "no speech regions for the live context: %s", err->message);
       g_array_set_size (speech, 0);
+    } else {
+      /* the commit policy keeps the words a decode left unread there */
+      for (guint i = 0; i < speech->len; i++) {
+        const WhisperVadSpeech *r = &g_array_index (speech, WhisperVadSpeech, i);
+        GstWhisperCommitSpan span = { window_start + (guint64) MAX (r->start_sample, 0),
+          window_start + (guint64) MAX (r->end_sample, 0)
+        };
+        g_array_append_val (live->commit.speech, span);
+      }
+      live->commit.speech_known = TRUE;
     }
   }
   live->speech_from = gst_whisper_live_speech_from (speech, window_start,
@@ -520,6 +532,8 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
   live->commit.decoded_end = call_end;
   live->commit.context_end = in->splice > in->start ? in->splice : 0;
   gst_whisper_commit_update (&live->commit, hyp, force_before, drain, committed);
+  /* (the detector's speech was this call's) */
+  live->commit.speech_known = FALSE;
   live->since_final += committed->len;
   *flow = push_committed (self, out, committed, segments, output);
   if (*flow != GST_FLOW_OK)

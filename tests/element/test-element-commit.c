@@ -466,6 +466,116 @@ GST_START_TEST (test_deadline_surer_reading)
 }
 GST_END_TEST;
 
+/* Sets the detector's speech of the next decode: spans "start end|..."
+ * in seconds ("" for none heard). */
+static void
+set_speech (GstWhisperCommit *c, const gchar *spec)
+{
+  g_auto (GStrv) spans = g_strsplit (spec, "|", -1);
+
+  g_array_set_size (c->speech, 0);
+  for (guint i = 0; spans[i] && *spans[i]; i++) {
+    double start, end;
+    fail_unless (sscanf (spans[i], "%lf %lf", &start, &end) == 2, "%s", spans[i]);
+    GstWhisperCommitSpan span = { at (start), at (end) };
+    g_array_append_val (c->speech, span);
+  }
+  c->speech_known = TRUE;
+}
+
+/* A decode that reads committed words again and nothing after them, where
+ * the last decode read words in the detector's speech, leaves those words pending
+ * as that decode read them: the deadline commits them then, not when a
+ * later decode reads them again, late (the decodes of the held-out live
+ * set, tiny.en, latency 3000, paced: after "country." and 3 s of noise
+ * the decode at 30.0 s read the next sentence, those at 30.5 to 32.5 s
+ * only "country." again, and the one at 33.0 s the sentence once more,
+ * committed by the deadline 3.0 to 5.0 s after it was spoken). Kept words
+ * do not agree with themselves; a word outside the detector's speech, and
+ * every word after it, is not kept; without a detector, or after a decode
+ * that gave no word at all, nothing is. */
+GST_START_TEST (test_unread_words_kept)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "your 23.51 23.83|country 23.83 24.08", 0, TRUE, "your|country", "");
+  set_speech (&c, "21.00 25.00|27.20 30.00");
+  update_expect (&c, "country. 23.81 24.49|Every 27.68 27.98 0.27|one 27.98 28.20 0.53|"
+      "in 28.20 28.26 0.84|the 28.26 28.36 0.4|village 28.36 28.60 0.58", at (27.85), FALSE,
+      "", "Every|one|in|the|village");
+  /* "country" alone: "Every" is due, the rest waits as read at 30.0 s */
+  set_speech (&c, "23.78 25.00|27.20 30.50");
+  update_expect (&c, "country 23.81 24.10", at (28.0), FALSE, "Every", "one|in|the|village");
+  fail_unless_equals_uint64 (c.n_forced, 3);     /* (with the two of the drain) */
+  /* again, nothing due: still pending (not agreed with itself) */
+  update_expect (&c, "country. 23.81 24.11", at (28.0), FALSE, "", "one|in|the|village");
+  fail_unless_equals_uint64 (c.n_committed, 3);
+  /* the next decode that reads them agrees with the kept reading */
+  update_expect (&c, "one 27.98 28.20|in 28.20 28.26|the 28.26 28.36|village 28.36 28.60|"
+      "knows 28.60 29.02", at (28.1), FALSE, "one|in|the|village", "knows");
+  fail_unless_equals_uint64 (c.n_forced, 3);
+  gst_whisper_commit_clear (&c);
+
+  /* kept up to the first word outside the detector's speech */
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "country 23.83 24.08", 0, TRUE, "country", "");
+  update_expect (&c, "Every 27.68 27.98|one 27.98 28.20|thank 29.0 29.3|you 29.3 29.5", 0,
+      FALSE, "", "Every|one|thank|you");
+  set_speech (&c, "27.20 28.40|29.40 30.00");
+  update_expect (&c, "country. 23.81 24.11", at (28.0), FALSE, "Every", "one");
+  /* no detector (or none for this decode): nothing kept */
+  c.speech_known = FALSE;
+  update_expect (&c, "country. 23.81 24.11", 0, FALSE, "", "");
+  gst_whisper_commit_clear (&c);
+
+  /* a decode that gave no word at all keeps nothing */
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "country 23.83 24.08", 0, TRUE, "country", "");
+  update_expect (&c, "Every 27.68 27.98|one 27.98 28.20", 0, FALSE, "", "Every|one");
+  set_speech (&c, "27.20 30.00");
+  update_expect (&c, "", at (28.0), FALSE, "", "");
+  gst_whisper_commit_clear (&c);
+
+  /* a decode with a word of its own replaces the last one's as before */
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "country 23.83 24.08", 0, TRUE, "country", "");
+  update_expect (&c, "Every 27.68 27.98|one 27.98 28.20", 0, FALSE, "", "Every|one");
+  set_speech (&c, "27.20 30.00");
+  update_expect (&c, "Ever 27.68 27.90", 0, FALSE, "", "Ever");
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* A decode's word that starts where the last committed word starts reads
+ * that word again, whatever its text, even when its end has moved more
+ * than 0.3 s past the committed end (the decodes of the dev live set,
+ * tiny.en, latency 2000, paced: "1919." committed at 60.60-60.80 s came
+ * back as "1990." ending at 60.98 s, then 61.12 s, and was committed again,
+ * 2.9 s after its end); not when the alignment squeezed the committed
+ * word to less than 0.1 s, and not a word that starts later (new speech
+ * with its start drawn back over the pause). */
+GST_START_TEST (test_last_word_read_again)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "repaired 59.64 59.88|in 59.88 60.30|1919. 60.60 60.80", 0, TRUE,
+      "repaired|in|1919.", "");
+  update_expect (&c, "1990. 60.60 60.98", 0, FALSE, "", "");
+  update_expect (&c, "1990. 60.60 61.12", 0, FALSE, "", "");
+  update_expect (&c, "1990. 60.64 61.18", at (61.5), FALSE, "", "");
+  /* 0.05 s after its start: another word */
+  update_expect (&c, "1990. 60.65 61.18", at (61.5), FALSE, "1990.", "");
+  gst_whisper_commit_clear (&c);
+
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "am 14.64 15.02|I 15.02 15.04", 0, TRUE, "am|I", "");
+  update_expect (&c, "fellow 14.90 15.36", 0, FALSE, "", "fellow");
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
 /* Run index r's sample is r (a ramp): which audio went where is readable
  * from the values. */
 static float *
@@ -1010,6 +1120,8 @@ commit_suite (void)
   tcase_add_test (tc, test_unsure_word_heard_in_full);
   tcase_add_test (tc, test_sentence_start_hold);
   tcase_add_test (tc, test_deadline_surer_reading);
+  tcase_add_test (tc, test_unread_words_kept);
+  tcase_add_test (tc, test_last_word_read_again);
   tcase_add_test (tc, test_context_keep);
   tcase_add_test (tc, test_context_input);
   tcase_add_test (tc, test_speech_from);
