@@ -193,12 +193,12 @@ commit_word (GstWhisperCommit *c, GstWhisperTimedWord *w, gboolean forced, GArra
 /* Whether `w`, a decode's word that ends well after the committed end
  * (normalised text `t`), is the last committed word read again: the same
  * word, or one that starts where that word starts (REREAD_START_S), which
- * the alignment gave REREAD_MIN_S or more. Its end moves with every
- * decode: "1919." committed at 60.60-60.80 s came back as "1990." at
- * 60.60-60.98, then 61.04, then 61.12 s, and was committed again as new
- * speech, late. New speech after a pause has its start drawn back over
- * the pause, not over the committed word ("ask" at 1.9 s after
- * "Americans," at 1.76-2.3 s). */
+ * the alignment gave REREAD_MIN_S or more. The end of a re-read word moves
+ * with every decode ("1919." came back as "1990.", its end later each
+ * time, until it was committed again as new speech, late; see
+ * test_last_word_read_again). New speech after a pause has its start
+ * drawn back over the pause, not over the committed word ("ask" after
+ * "Americans,", test_new_word_after_pause). */
 static gboolean
 rereads_last (const GstWhisperCommit *c, const GstWhisperTimedWord *w, const gchar *t)
 {
@@ -380,10 +380,10 @@ in_speech (const GstWhisperCommit *c, const GstWhisperTimedWord *w)
  * (`hyp` empty now, `n_read` words before drop_committed) though the last
  * decode read words where the detector hears speech did not read that
  * speech: after a committed sentence and a pause, Whisper often ends its
- * transcript with the committed words (the held-out live set: "country."
- * then 3 s of noise; "Everyone in the village" read at 30.0 s, not at
- * 29.5 or 30.5 s, then again at 33.0 s, where the deadline committed it
- * 5 s after it was spoken). The last decode's words there stay pending as
+ * transcript with the committed words (the next sentence, read by one
+ * decode and not by the next ones, came when a later decode read it
+ * again, past its deadline; see test_unread_words_kept). The last
+ * decode's words there stay pending as
  * it read them, up to the first one outside the detector's speech (their
  * deadline commits them; the next decode that reads them replaces or
  * agrees with them). A decode that gave no word at all is not such a

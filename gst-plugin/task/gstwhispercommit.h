@@ -19,7 +19,9 @@
  * time rule, and it was committed again before the next speaker's
  * words). The time rule spares a word that ends more than
  * GST_WHISPER_COMMIT_NEW_AFTER_S after the committed end and is not the last
- * committed word again: the alignment gives a word after a pause the pause
+ * committed word again (the same word, or one that starts where that word
+ * starts, whatever its text: a re-read word's end moves later with each
+ * decode): the alignment gives a word after a pause the pause
  * as well, so that such a word can start before the committed end and
  * would be lost. A word that
  * would miss the latency budget (counted from its end) if it waited for
@@ -41,6 +43,15 @@
  * it would block everything after it. A shorter wait commits readings
  * that the next half second of audio corrects; with a budget of a few
  * seconds the deadline comes first anyway.
+ *
+ * A decode that reads committed words again and nothing after them does
+ * not replace the previous decode's words where the voice activity
+ * detector hears speech (`speech`): they stay pending as that decode read
+ * them, not agreed with themselves, until a decode reads that audio or
+ * their deadline commits them. After a committed sentence and a pause,
+ * Whisper often ends its transcript with the committed words; dropped, the
+ * next sentence waited for a later decode to read it again, past its
+ * deadline.
  *
  * A sentence's first word after a pause (the first word decoded after
  * the committed ones when nothing is committed yet, when the last

@@ -45,7 +45,9 @@
  * (gstwhispercontext.h). The voice activity detector runs over the buffer
  * before each call for that splice point, and guards the silence trim:
  * the buffer is never cut within 0.3 s of speech that has no committed
- * words yet. With a context, committed speech leaves the buffer as soon
+ * words yet, and its speech regions tell the commit policy where a
+ * decode that read only committed words left speech unread
+ * (gstwhispercommit.h). With a context, committed speech leaves the buffer as soon
  * as nothing is pending (the context carries it into the next call): kept
  * and decoded again, a finished sentence pulls the next word's reading
  * towards it. Agreed words less probable
