@@ -17,7 +17,7 @@
 /* Two decodes' readings of the audio the deadline commits cover the same
  * audio when their last words end at most this far apart. */
 #define ALTERNATIVE_END_S 0.3
-/* A decode's word that starts no later than this after the last committed
+/* A decode's word that starts at most this far from the last committed
  * word's start reads that word's audio again, whatever its text and end
  * (two steps of the word alignment), when the alignment gave that word at
  * least REREAD_MIN_S: a word squeezed to nothing says nothing of where
@@ -90,7 +90,9 @@ gst_whisper_commit_reset (GstWhisperCommit *c)
   c->agree_before = G_MAXUINT64;
   c->decoded_end = 0;
   c->context_end = 0;
+  c->context_words = 0;
   c->pending_decoded_end = 0;
+  c->pending_unread = FALSE;
   g_array_set_size (c->speech, 0);
   c->speech_known = FALSE;
 }
@@ -196,9 +198,10 @@ commit_word (GstWhisperCommit *c, GstWhisperTimedWord *w, gboolean forced, GArra
  * the alignment gave REREAD_MIN_S or more. The end of a re-read word moves
  * with every decode ("1919." came back as "1990.", its end later each
  * time, until it was committed again as new speech, late; see
- * test_last_word_read_again). New speech after a pause has its start
- * drawn back over the pause, not over the committed word ("ask" after
- * "Americans,", test_new_word_after_pause). */
+ * test_last_word_read_again). New speech has its start drawn back over
+ * the pause before it, after the committed word's start ("ask" after
+ * "Americans,", test_new_word_after_pause), or over a word read in the
+ * noise before it, to well before that word's start ("And" over "were"). */
 static gboolean
 rereads_last (const GstWhisperCommit *c, const GstWhisperTimedWord *w, const gchar *t)
 {
@@ -210,6 +213,7 @@ rereads_last (const GstWhisperCommit *c, const GstWhisperTimedWord *w, const gch
     return FALSE;
   last = &g_array_index (c->in_buffer, GstWhisperTimedWord, c->in_buffer->len - 1);
   return last->end >= last->start + seconds_to_samples (c, REREAD_MIN_S)
+      && w->start + seconds_to_samples (c, REREAD_START_S) >= last->start
       && w->start <= last->start + seconds_to_samples (c, REREAD_START_S);
 }
 
@@ -377,7 +381,8 @@ in_speech (const GstWhisperCommit *c, const GstWhisperTimedWord *w)
 }
 
 /* A decode that read committed words again and nothing after them
- * (`hyp` empty now, `n_read` words before drop_committed) though the last
+ * (`hyp` empty now, `n_read` words before drop_committed, or words of its
+ * context only) though the last
  * decode read words where the detector hears speech did not read that
  * speech: after a committed sentence and a pause, Whisper often ends its
  * transcript with the committed words (the next sentence, read by one
@@ -394,7 +399,7 @@ keep_unread (GstWhisperCommit *c, GArray *hyp, guint n_read)
 {
   guint n = 0;
 
-  if (!c->speech_known || n_read == 0 || hyp->len > 0)
+  if (!c->speech_known || n_read + c->context_words == 0 || hyp->len > 0)
     return FALSE;
   while (n < c->pending->len && in_speech (c, &g_array_index (c->pending,
               GstWhisperTimedWord, n)))
@@ -437,6 +442,7 @@ gst_whisper_commit_update (GstWhisperCommit *c, GArray *hyp, guint64 force_befor
   g_array_set_size (c->pending, 0);
   if (!kept)
     c->pending_decoded_end = c->decoded_end;
+  c->pending_unread = kept;
   for (; i < hyp->len; i++) {
     GstWhisperTimedWord *w = &g_array_index (hyp, GstWhisperTimedWord, i);
     g_array_append_vals (c->pending, w, 1);
@@ -454,6 +460,7 @@ gst_whisper_commit_flush (GstWhisperCommit *c, GArray *out)
   for (guint i = 0; i < n; i++)
     commit_word (c, &g_array_index (c->pending, GstWhisperTimedWord, i), TRUE, out);
   g_array_set_size (c->pending, 0);
+  c->pending_unread = FALSE;
   return n;
 }
 

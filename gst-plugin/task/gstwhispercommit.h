@@ -128,10 +128,14 @@ typedef struct {
                               unsure words wait for their deadline) */
   guint64 context_end;     /* where that decode's context of committed speech
                               ends, its splice (run index; 0: no context) */
+  guint context_words;     /* words that decode read in its context (left out
+                              of the words given to the update) */
   guint64 start_hold;      /* a sentence's first word after a pause is committed by
                               agreement only when both decodes heard this much
                               audio after it (samples; 0 after init: no hold) */
   guint64 pending_decoded_end;  /* decoded_end of the decode that read `pending` */
+  gboolean pending_unread; /* `pending` is a decode's before the last, kept
+                              because the last left that speech unread */
   GArray *speech;          /* GstWhisperCommitSpan: the voice activity detector's
                               speech in the audio of the decode given to the next
                               update (run indices, in order; speech_known FALSE:

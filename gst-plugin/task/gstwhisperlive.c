@@ -372,14 +372,15 @@ final_transcript (GstWhisperSink *self, GstWhisperLive *live, GstWhisperOutput *
 
 /* The call's words, in run sample indices, each with its segment; those
  * of the context (centred before in->splice and ending at most
- * GST_WHISPER_COMMIT_NEW_AFTER_S after it) are left out. A
+ * GST_WHISPER_COMMIT_NEW_AFTER_S after it) are left out (counted in
+ * *context_words). A
  * segment whose text is a loop (zlib compression ratio above the
  * threshold: the base model repeated jfk.wav's sentences for a whole
  * window, and 168 repeated words were committed) ends the hypothesis:
  * nothing from it on is agreed on or committed. */
 static GArray *
 hypothesis_of (GstWhisperSink *self, const GstWhisperWindow *w, const GstWhisperLiveInput *in,
-    const GPtrArray *segments, double loop_threshold)
+    const GPtrArray *segments, double loop_threshold, guint *context_words)
 {
   GArray *hyp = gst_whisper_timed_words_new ();
   const guint64 call_start = in->start, call_end = in->start + in->n;
@@ -406,6 +407,7 @@ hypothesis_of (GstWhisperSink *self, const GstWhisperWindow *w, const GstWhisper
       if (tw.start + (tw.end - tw.start) / 2 < in->splice
           && tw.end <= in->splice + (guint64) (GST_WHISPER_COMMIT_NEW_AFTER_S * w->rate)) {
         g_free (tw.text);
+        (*context_words)++;
         continue;
       }
       g_array_append_val (hyp, tw);
@@ -485,8 +487,9 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
     GstWhisperOutputMode output, GstFlowReturn *flow)
 {
   GstWhisperWindow *w = &self->window;
+  guint context_words = 0;
   g_autoptr (GArray) hyp = hypothesis_of (self, w, in, segments,
-      self->task_settings.decoding.compression_ratio_threshold);
+      self->task_settings.decoding.compression_ratio_threshold, &context_words);
   g_autoptr (GArray) committed = gst_whisper_timed_words_new ();
   const guint64 call_start = in->start, ws = in->window_start;
   const gsize n_samples = in->n;
@@ -533,6 +536,7 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
       ? G_MAXUINT64 : 0;
   live->commit.decoded_end = call_end;
   live->commit.context_end = in->splice > in->start ? in->splice : 0;
+  live->commit.context_words = context_words;
   gst_whisper_commit_update (&live->commit, hyp, force_before, drain, committed);
   /* (the detector's speech was this call's) */
   live->commit.speech_known = FALSE;
@@ -556,7 +560,10 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
   trim = segment_trim_point (live, call_start, n_samples, segments, w->rate);
   if (trim > ws)
     final_transcript (self, live, out);
-  if (live->commit.pending->len == 0) {
+  /* (words kept unread by the last decode, gstwhispercommit.h, lie in
+   * speech the trim keeps: the buffer may lose its committed speech and
+   * silence, which the decode read instead of them) */
+  if (live->commit.pending->len == 0 || live->commit.pending_unread) {
     /* Nothing waits for agreement. When no word was decoded in the last
      * SILENCE_KEEP_S either, the speech has stopped: the buffer keeps
      * that last stretch only (a word may be starting in it). While words

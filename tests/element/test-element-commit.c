@@ -493,7 +493,8 @@ set_speech (GstWhisperCommit *c, const gchar *spec)
  * committed by the deadline 3.0 to 5.0 s after it was spoken). Kept words
  * do not agree with themselves; a word outside the detector's speech, and
  * every word after it, is not kept; without a detector, or after a decode
- * that gave no word at all, nothing is. */
+ * that gave no word at all, nothing is; a decode that read only its
+ * context read committed words too. */
 GST_START_TEST (test_unread_words_kept)
 {
   GstWhisperCommit c;
@@ -508,6 +509,7 @@ GST_START_TEST (test_unread_words_kept)
   set_speech (&c, "23.78 25.00|27.20 30.50");
   update_expect (&c, "country 23.81 24.10", at (28.0), FALSE, "Every", "one|in|the|village");
   fail_unless_equals_uint64 (c.n_forced, 3);     /* (with the two of the drain) */
+  fail_unless (c.pending_unread);
   /* again, nothing due: still pending (not agreed with itself) */
   update_expect (&c, "country. 23.81 24.11", at (28.0), FALSE, "", "one|in|the|village");
   fail_unless_equals_uint64 (c.n_committed, 3);
@@ -515,6 +517,7 @@ GST_START_TEST (test_unread_words_kept)
   update_expect (&c, "one 27.98 28.20|in 28.20 28.26|the 28.26 28.36|village 28.36 28.60|"
       "knows 28.60 29.02", at (28.1), FALSE, "one|in|the|village", "knows");
   fail_unless_equals_uint64 (c.n_forced, 3);
+  fail_unless (!c.pending_unread);
   gst_whisper_commit_clear (&c);
 
   /* kept up to the first word outside the detector's speech */
@@ -537,6 +540,19 @@ GST_START_TEST (test_unread_words_kept)
   update_expect (&c, "", at (28.0), FALSE, "", "");
   gst_whisper_commit_clear (&c);
 
+  /* one that read only its context (words left out before the update)
+   * read committed words again: kept */
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "country 23.83 24.08", 0, TRUE, "country", "");
+  update_expect (&c, "Every 27.68 27.98|one 27.98 28.20", 0, FALSE, "", "Every|one");
+  set_speech (&c, "27.20 30.00");
+  c.context_words = 2;
+  update_expect (&c, "", at (28.0), FALSE, "Every", "one");
+  gst_whisper_commit_reset (&c);
+  fail_unless_equals_int (c.context_words, 0);
+  fail_unless (!c.speech_known);
+  gst_whisper_commit_clear (&c);
+
   /* a decode with a word of its own replaces the last one's as before */
   gst_whisper_commit_init (&c, RATE);
   update_expect (&c, "country 23.83 24.08", 0, TRUE, "country", "");
@@ -553,8 +569,9 @@ GST_END_TEST;
  * tiny.en, latency 2000, paced: "1919." committed at 60.60-60.80 s came
  * back as "1990." ending at 60.98 s, then 61.12 s, and was committed again,
  * 2.9 s after its end); not when the alignment squeezed the committed
- * word to less than 0.1 s, and not a word that starts later (new speech
- * with its start drawn back over the pause). */
+ * word to less than 0.1 s, and not a word that starts later or well
+ * before it (new speech with its start drawn back over the pause, or over
+ * a word read in the noise before it). */
 GST_START_TEST (test_last_word_read_again)
 {
   GstWhisperCommit c;
@@ -572,6 +589,15 @@ GST_START_TEST (test_last_word_read_again)
   gst_whisper_commit_init (&c, RATE);
   update_expect (&c, "am 14.64 15.02|I 15.02 15.04", 0, TRUE, "am|I", "");
   update_expect (&c, "fellow 14.90 15.36", 0, FALSE, "", "fellow");
+  gst_whisper_commit_clear (&c);
+
+  /* a word read in the noise before a sentence, committed: the sentence's
+   * first word, its start drawn back to well before that word's, is new
+   * speech (the held-out set at latency 2000: "were" at 13.40-13.72 s,
+   * then "and" at 13.19-14.29 s) */
+  gst_whisper_commit_init (&c, RATE);
+  update_expect (&c, "were 13.40 13.72", 0, TRUE, "were", "");
+  update_expect (&c, "and 13.19 14.29|so 14.29 14.63", 0, FALSE, "", "and|so");
   gst_whisper_commit_clear (&c);
 }
 GST_END_TEST;
