@@ -30,7 +30,8 @@
  * words are all committed and that another segment follows; after it the
  * custom downstream event `rstranscribe/final-transcript` is sent
  * (gst-plugins-rs' textaccumulate and tttocea608 drain or start a new row
- * on it). When nothing is pending and no word came in the last second,
+ * on it). When nothing is pending (or only words the last decode left
+ * unread, gstwhispercommit.h) and no word came in the last second,
  * the speech has stopped: the buffer may start a second before its end
  * (the engine's silence threshold, VAD gate and no-speech rule keep
  * silence and noise from being text). A buffer longer than
