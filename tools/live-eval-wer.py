@@ -33,7 +33,7 @@ MODELS = os.path.join(os.environ.get("XDG_DATA_HOME", os.path.expanduser("~/.loc
                       "gst-whisper", "models")
 CAP_OURS = {"WHISPER_CPU_NO_AVX512": "1", "ONEDNN_MAX_CPU_ISA": "AVX2",
             "OPENBLAS_CORETYPE": "Haswell"}
-CAP_FW = {"CT2_FORCE_CPU_ISA": "AVX2"}
+CAP_FW = {"CT2_FORCE_CPU_ISA": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 
 FW_SNIPPET = """
 import sys
