@@ -6,7 +6,7 @@ evaluation set (tests/live-eval/make-set.py), greedy and beam 5.
     python3 tools/live-eval-wer.py [--build DIR] [--set DIR]
         [--models tiny.en,base] [--halves dev,held-out] [--beams 1,5]
         [--contenders ours-exact,ours-int8,fw-float32,fw-int8]
-        [--threads N] [--cap-avx2] [--out DIR] [--rescore]
+        [--threads N] [--cap-avx2] [--dither K] [--out DIR] [--rescore]
 
 Each programme DIR/HALF-en.wav is transcribed whole, in file mode: ours
 with whisper-transcribe's defaults but --beam-size (its voice activity
@@ -18,8 +18,11 @@ numbers spelled out). --cap-avx2 caps both as tools/benchmark.py
 --cap-avx2 does (ours: WHISPER_CPU_NO_AVX512=1 ONEDNN_MAX_CPU_ISA=AVX2
 OPENBLAS_CORETYPE=Haswell; faster-whisper: CT2_FORCE_CPU_ISA=AVX2).
 Transcripts go to --out (default build/live-eval/wer-out) and --rescore
-scores those instead of transcribing again. Prints a Markdown table:
-WER % (word errors) per model, half and beam.
+scores those instead of transcribing again. --dither K also runs every
+contender on K copies of each programme with -1, 0 or +1 added to every
+sample (tools/long-wer.py's dithered(), seeds 1..K: inaudible) and gives
+their word errors after the programme's. Prints a Markdown table: WER %
+(word errors) per model, half and beam.
 """
 import argparse
 import importlib.util
@@ -83,13 +86,15 @@ def main():
     ap.add_argument("--contenders", default="ours-exact,ours-int8,fw-float32,fw-int8")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--cap-avx2", action="store_true")
+    ap.add_argument("--dither", type=int, default=0, metavar="K")
     ap.add_argument("--out", default=None)
     ap.add_argument("--rescore", action="store_true")
     a = ap.parse_args()
     set_dir = a.set or os.path.join(a.build, "live-eval")
     out = a.out or os.path.join(set_dir, "wer-out")
     os.makedirs(out, exist_ok=True)
-    words, word_errors = load("long_wer", os.path.join(ROOT, "tools", "long-wer.py")).load_normalize()
+    long_wer = load("long_wer", os.path.join(ROOT, "tools", "long-wer.py"))
+    words, word_errors = long_wer.load_normalize()
     cli = os.path.join(a.build, "engine", "cli", "whisper-transcribe")
     contenders = a.contenders.split(",")
     tag = "-avx2" if a.cap_avx2 else ""
@@ -105,20 +110,26 @@ def main():
                 ref = words(" ".join(line.rstrip("\n").split("\t")[4] for line in f if line.strip()))
             for beam in map(int, a.beams.split(",")):
                 cells = []
+                audios = [("", base + ".wav")] + [
+                    (f"-d{k}", long_wer.dithered(base + ".wav", k)) for k in range(1, a.dither + 1)]
                 for who in contenders:
-                    path = os.path.join(out, f"{os.path.basename(name)}-{half}-b{beam}-{who}{tag}.txt")
-                    if a.rescore:
-                        with open(path) as f:
-                            text = f.read()
-                    else:
-                        t0 = time.monotonic()
-                        text = transcribe(who, cli, model, base + ".wav", beam, a.threads, a.cap_avx2)
-                        print(f"live-eval-wer: {name} {half} beam {beam} {who}{tag}: "
-                              f"{time.monotonic() - t0:.0f} s", file=sys.stderr)
-                        with open(path, "w") as f:
-                            f.write(text)
-                    e = word_errors(ref, words(text))
-                    cells.append(f"{100 * e / len(ref):.2f} ({e})")
+                    errors = []
+                    for dtag, audio in audios:
+                        path = os.path.join(out, f"{os.path.basename(name)}-{half}{dtag}-b{beam}-"
+                                                 f"{who}{tag}.txt")
+                        if a.rescore:
+                            with open(path) as f:
+                                text = f.read()
+                        else:
+                            t0 = time.monotonic()
+                            text = transcribe(who, cli, model, audio, beam, a.threads, a.cap_avx2)
+                            print(f"live-eval-wer: {name} {half}{dtag} beam {beam} {who}{tag}: "
+                                  f"{time.monotonic() - t0:.0f} s", file=sys.stderr)
+                            with open(path, "w") as f:
+                                f.write(text)
+                        errors.append(word_errors(ref, words(text)))
+                    more = f"; dithered {', '.join(map(str, errors[1:]))}" if a.dither else ""
+                    cells.append(f"{100 * errors[0] / len(ref):.2f} ({errors[0]}{more})")
                 print(f"| {os.path.basename(name)} | {half} ({len(ref)} words) | {beam} | " +
                       " | ".join(cells) + " |", flush=True)
     return 0
