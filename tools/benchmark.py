@@ -51,9 +51,12 @@ jfk.wav (11 s) and a long recording (>= 10 min by default) assembled from the
 real speech at hand with 1 to 2 s of very low noise between clips.
 
 --cap-avx2 caps every contender at AVX2, as on a CPU without AVX-512:
-CT2_FORCE_CPU_ISA=AVX2 for faster-whisper, ONEDNN_MAX_CPU_ISA=AVX2,
-WHISPER_CPU_NO_AVX512=1, WHISPER_CPU_INT8=avx2 and OPENBLAS_CORETYPE=Haswell
-(OpenBLAS's AVX2 kernels) for ours (so ours-fast is int8 there), GGML has no
+CT2_FORCE_CPU_ISA=AVX2 and ONEDNN_MAX_CPU_ISA=AVX2 for faster-whisper
+(CT2_FORCE_CPU_ISA caps CTranslate2's own kernels only: its matrix products
+and convolutions run on the oneDNN it bundles, which reads
+ONEDNN_MAX_CPU_ISA); ONEDNN_MAX_CPU_ISA=AVX2, WHISPER_CPU_NO_AVX512=1,
+WHISPER_CPU_INT8=avx2 and OPENBLAS_CORETYPE=Haswell (OpenBLAS's AVX2
+kernels) for ours (so ours-fast is int8 there), GGML has no
 such switch (whisper.cpp runs as built).
 
 No timing is ever asserted: the script reports, it does not judge.
@@ -86,7 +89,7 @@ ALL_CONTENDERS = ["ours-cli", "ours-fast", "ours-int8", "ours-gst", "fw-float32"
 # ours with another --precision, compared with faster-whisper int8 and float32
 OURS_PRECISION = {"ours-fast": "fast", "ours-int8": "int8"}
 # --cap-avx2: the environment of each side
-CAP_AVX2_PEERS = {"CT2_FORCE_CPU_ISA": "AVX2"}
+CAP_AVX2_PEERS = {"CT2_FORCE_CPU_ISA": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 CAP_AVX2_OURS = {"ONEDNN_MAX_CPU_ISA": "AVX2", "WHISPER_CPU_NO_AVX512": "1",
                  "WHISPER_CPU_INT8": "avx2", "OPENBLAS_CORETYPE": "Haswell"}
 PEERS = ["fw-float32", "fw-int8", "whispercpp", "whispercpp-q8_0", "whispercpp-q5_0",
@@ -854,7 +857,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="smoke test: 1 run, jfk.wav only")
     ap.add_argument("--cap-avx2", action="store_true",
                     help="cap ours and faster-whisper at AVX2 (a CPU without AVX-512): "
-                         "CT2_FORCE_CPU_ISA=AVX2; ONEDNN_MAX_CPU_ISA=AVX2, WHISPER_CPU_NO_AVX512=1, "
+                         "CT2_FORCE_CPU_ISA=AVX2 and ONEDNN_MAX_CPU_ISA=AVX2; ONEDNN_MAX_CPU_ISA=AVX2, "
+                         "WHISPER_CPU_NO_AVX512=1, "
                          "WHISPER_CPU_INT8=avx2, OPENBLAS_CORETYPE=Haswell")
     ap.add_argument("--shared-data", default=str(ROOT.parent / "shared" / "data"),
                     help="folder with jfk.wav etc. (default: ../shared/data from the repo root)")
@@ -1008,7 +1012,8 @@ def main():
                f"(and niced ones {100 * niced:.0f} %) " if others is not None else "")
             + (f"({(wall1 - wall0) / 60:.1f} min)")
             + ("" if quiet else " — **the machine was busy: timings are noisy**"),
-            ("- ISA capped at AVX2 (--cap-avx2): CT2_FORCE_CPU_ISA=AVX2 for faster-whisper; "
+            ("- ISA capped at AVX2 (--cap-avx2): CT2_FORCE_CPU_ISA=AVX2 and ONEDNN_MAX_CPU_ISA=AVX2 "
+             "for faster-whisper; "
              "ONEDNN_MAX_CPU_ISA=AVX2, WHISPER_CPU_NO_AVX512=1, WHISPER_CPU_INT8=avx2 for ours"
              if args.cap_avx2 else "- ISA: each contender's own choice for this CPU"),
             f"- threads: {args.threads} for every contender; runs: {args.runs} timed after 1 untimed "

@@ -628,7 +628,7 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   if (region->carry == GST_WHISPER_CARRY_COMMIT)
     gst_whisper_overload_observe (&self->overload, GST_ELEMENT (self),
         call_duration + translate_duration, gst_whisper_sink_samples_to_time (covered),
-        gst_whisper_window_end (w) + gst_whisper_queue_samples (&self->queue)
+        self->out.budget, gst_whisper_window_end (w) + gst_whisper_queue_samples (&self->queue)
         >= w->seek + region->n_samples + policy->chunk_samples);
   if (ret == GST_FLOW_OK && ctx.flow == GST_FLOW_OK) {
     if (region->carry == GST_WHISPER_CARRY_COMMIT)

@@ -22,8 +22,16 @@
  * effect), and a step in effect that gives nothing up now stays in effect
  * (it changes no setting then) until it is undone in its turn, posted,
  * last taken first. The load is measured as the time
- * the last GST_WHISPER_OVERLOAD_CALLS calls took over the new audio they
- * covered: above SLOW_LOAD, when the call ends with the next one due
+ * the last GST_WHISPER_OVERLOAD_CALLS calls took over what each may take:
+ * the new audio it covered, or BUDGET_SHARE of latency + lateness when
+ * that is more. A call slower than its chunk is followed at once by the
+ * next, which covers as much new audio as the call took: the calls then
+ * run back to back at a longer interval, which costs nothing while a word
+ * still meets its deadline by agreement (it waits up to one call for the
+ * call that first hears it, and that call and the next agree on it: three
+ * calls, and a margin). So a call may take up to BUDGET_SHARE of the
+ * budget before a step is due, even at a load of one against its audio.
+ * Above SLOW_LOAD, when the call ends with the next one due
  * already (upstream that waits for the element, as a paced test does, is
  * not behind), the next step is taken (and the measure starts again, so
  * that a step is judged by calls that ran with it); a drop that is due
@@ -46,6 +54,8 @@
 #define GST_CAT_DEFAULT gst_whisper_sink_debug
 
 #define SLOW_LOAD 0.9
+/* What of latency + lateness a call may take (see above). */
+#define BUDGET_SHARE 0.25
 #define QUICK_LOAD 0.4
 #define QUICK_CALLS 6
 /* live-context while the short-context step is in effect */
@@ -191,30 +201,33 @@ step_down (GstWhisperOverload *o, GstElement *element, double load)
 
 void
 gst_whisper_overload_observe (GstWhisperOverload *o, GstElement *element,
-    GstClockTime spent, GstClockTime covered, gboolean behind)
+    GstClockTime spent, GstClockTime covered, GstClockTime budget, gboolean behind)
 {
-  GstClockTime all_spent = 0, all_covered = 0;
+  GstClockTime all_spent = 0, all_allowed = 0, allowed;
   double load;
 
   if (!o->enabled || covered == 0)
     return;
+  allowed = covered;
+  if (GST_CLOCK_TIME_IS_VALID (budget))
+    allowed = MAX (allowed, (GstClockTime) (BUDGET_SHARE * budget));
   o->spent[o->n_calls % GST_WHISPER_OVERLOAD_CALLS] = spent;
-  o->covered[o->n_calls % GST_WHISPER_OVERLOAD_CALLS] = covered;
+  o->allowed[o->n_calls % GST_WHISPER_OVERLOAD_CALLS] = allowed;
   o->n_calls++;
-  o->quick = spent < QUICK_LOAD * covered ? o->quick + 1 : 0;
+  o->quick = spent < QUICK_LOAD * allowed ? o->quick + 1 : 0;
   if (o->n_calls >= GST_WHISPER_OVERLOAD_CALLS) {
     for (guint i = 0; i < GST_WHISPER_OVERLOAD_CALLS; i++) {
       all_spent += o->spent[i];
-      all_covered += o->covered[i];
+      all_allowed += o->allowed[i];
     }
-    load = all_spent / (double) all_covered;
+    load = all_spent / (double) all_allowed;
     GST_LOG_OBJECT (element, "load %.2f over the last %d calls", load,
         GST_WHISPER_OVERLOAD_CALLS);
     if (load > SLOW_LOAD && behind && step_up (o, element, load))
       return;
   }
   if (o->quick >= QUICK_CALLS && o->level > 0)
-    step_down (o, element, spent / (double) covered);
+    step_down (o, element, spent / (double) allowed);
 }
 
 gboolean

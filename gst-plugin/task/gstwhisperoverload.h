@@ -31,7 +31,8 @@ typedef struct {
                                    the last call (bit per step) */
   gboolean enabled;             /* overload=degrade at the last call */
   GstClockTime spent[GST_WHISPER_OVERLOAD_CALLS];  /* the last calls' time ... */
-  GstClockTime covered[GST_WHISPER_OVERLOAD_CALLS];  /* ... and the new audio they took */
+  GstClockTime allowed[GST_WHISPER_OVERLOAD_CALLS];  /* ... and what each could take:
+                                   its new audio or a share of the budget */
   guint n_calls;                /* calls measured since the last step (ring index) */
   guint quick;                  /* consecutive quick calls */
   guint warned;                 /* steps warned about this run (bit per step) */
@@ -55,13 +56,15 @@ gboolean gst_whisper_overload_in_effect (const GstWhisperOverload *o,
     GstWhisperOverloadStep step);
 
 /* After a live call that took `spent` for `covered` of new audio, with
- * `behind` TRUE when the next call was due before it ended (a chunk of new
- * audio waits): when the last calls took longer than 0.9 of the audio they
- * covered and this one is behind, the next step is taken; after 6 calls in
- * a row under 0.4 the last step taken is undone. Each change is posted on
+ * `budget` latency + lateness (GST_CLOCK_TIME_NONE: none) and `behind`
+ * TRUE when the next call was due before it ended (a chunk of new audio
+ * waits): each call may take its new audio or a quarter of the budget,
+ * whichever is more; when the last calls took longer than 0.9 of that
+ * and this one is behind, the next step is taken; after 6 calls in a row
+ * under 0.4 of it the last step taken is undone. Each change is posted on
  * `element`'s bus. */
 void gst_whisper_overload_observe (GstWhisperOverload *o, GstElement *element,
-    GstClockTime spent, GstClockTime covered, gboolean behind);
+    GstClockTime spent, GstClockTime covered, GstClockTime budget, gboolean behind);
 
 /* Audio is about to be dropped: the next step is taken at once instead
  * (posted) and TRUE returned; FALSE when every step is taken or

@@ -456,13 +456,16 @@ pop_overload (GstBus *bus, guint *warned)
 }
 
 /* `n` calls that took `load` times the 0.5 s of audio they covered (more
- * audio waiting after them when the load is above 1). */
+ * audio waiting after them when the load is above 1), with a 2-s budget
+ * (a quarter of it is the 0.5 s: the audio alone sets what a call may
+ * take). */
 static void
 calls (GstWhisperOverload *o, GstElement *e, guint n, double load)
 {
   const GstClockTime covered = GST_SECOND / 2;
   for (guint i = 0; i < n; i++)
-    gst_whisper_overload_observe (o, e, (GstClockTime) (load * covered), covered, load > 1.0);
+    gst_whisper_overload_observe (o, e, (GstClockTime) (load * covered), covered,
+        2 * GST_SECOND, load > 1.0);
 }
 
 static void
@@ -532,7 +535,7 @@ GST_START_TEST (test_overload_ladder)
   /* slow calls with no audio waiting after them (upstream waits for the
    * element): nothing */
   for (guint i = 0; i < 12; i++)
-    gst_whisper_overload_observe (&o, e, GST_SECOND, GST_SECOND / 2, FALSE);
+    gst_whisper_overload_observe (&o, e, GST_SECOND, GST_SECOND / 2, 2 * GST_SECOND, FALSE);
   assert_overload (bus, "", 0);
   /* slow calls: a step per 3 calls (each judged by calls made with it) */
   gst_whisper_overload_reset (&o);
@@ -586,6 +589,51 @@ GST_START_TEST (test_overload_ladder)
   gst_whisper_overload_apply (&o, &s, TRUE);
   calls (&o, e, 12, 2.0);
   assert_overload (bus, "", 0);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+GST_END_TEST;
+
+/* Calls slower than their chunk run back to back, each covering the
+ * audio that came while the one before ran: at a load of one against
+ * their audio they keep up, and no step is due while a call takes at most
+ * a quarter of latency + lateness (its words still agree before their
+ * deadline). Longer calls are slow, and a step is undone only when the
+ * calls are quick against that quarter too. */
+GST_START_TEST (test_overload_budget)
+{
+  GstElement *e = ladder_element ();
+  GstBus *bus = gst_element_get_bus (e);
+  GstWhisperOverload o;
+  GstWhisperSettings s;
+  const GstClockTime ms = GST_MSECOND, budget = 3000 * ms;
+
+  gst_whisper_overload_reset (&o);
+  ladder_settings (&s, TRUE);
+  gst_whisper_overload_apply (&o, &s, TRUE);
+  /* 0.6-s calls, each covering the 0.6 s that came during the one before,
+   * latency 3000: a call may take 0.75 s */
+  for (guint i = 0; i < 30; i++)
+    gst_whisper_overload_observe (&o, e, 600 * ms, 600 * ms, budget, TRUE);
+  assert_overload (bus, "", 0);
+  /* the same calls with no budget to spare (latency 2000: 0.5 s) */
+  for (guint i = 0; i < 3; i++)
+    gst_whisper_overload_observe (&o, e, 600 * ms, 600 * ms, 2000 * ms, TRUE);
+  assert_overload (bus, "+one-window", 1);
+  /* at 3000, calls of 0.8 s are slow */
+  for (guint i = 0; i < 3; i++)
+    gst_whisper_overload_observe (&o, e, 800 * ms, 800 * ms, budget, TRUE);
+  assert_overload (bus, "+greedy", 1);
+  /* 0.35-s calls on 0.5-s chunks: 0.7 of their audio, 0.47 of the
+   * quarter of the budget: nothing is undone */
+  for (guint i = 0; i < 12; i++)
+    gst_whisper_overload_observe (&o, e, 350 * ms, 500 * ms, budget, FALSE);
+  assert_overload (bus, "", 0);
+  /* 0.25-s calls: half their audio, but under 0.4 of the quarter of the
+   * budget: quick, a step undone per 6 calls */
+  for (guint i = 0; i < 12; i++)
+    gst_whisper_overload_observe (&o, e, 250 * ms, 500 * ms, budget, FALSE);
+  assert_overload (bus, "-greedy -one-window", 0);
   gst_object_unref (bus);
   gst_object_unref (e);
 }
@@ -702,6 +750,7 @@ whispersink_units_suite (void)
   tcase_add_test (tc, test_words);
   tcase_add_test (tc, test_call_times);
   tcase_add_test (tc, test_overload_ladder);
+  tcase_add_test (tc, test_overload_budget);
   tcase_add_test (tc, test_overload_before_drop);
   tcase_add_test (tc, test_overload_settings_change);
   return s;

@@ -25,7 +25,10 @@
  * with real activations, but exactness is what precision=int8 promises
  * (the sums are integers; every path gives the same bits).
  *
- * Each figure is the fastest of 5 calls (GMAC/s = rows * out * in / s). */
+ * Each figure is the fastest of 5 calls (GMAC/s = rows * out * in / s);
+ * WHISPER_BENCH_CPU_TIME=1 times them in the thread's CPU time instead of
+ * wall-clock time (a machine shared with other work), and
+ * WHISPER_BENCH_NO_ONEDNN=1 runs ours only. */
 #include "cpu-int8.h"
 
 #include <glib.h>
@@ -45,8 +48,13 @@
 static double
 now (void)
 {
+  /* WHISPER_BENCH_CPU_TIME=1: this thread's CPU time (a machine shared
+   * with other work), else wall-clock time */
+  static int cpu_time = -1;
   struct timespec t;
-  clock_gettime (CLOCK_MONOTONIC, &t);
+  if (cpu_time < 0)
+    cpu_time = g_getenv ("WHISPER_BENCH_CPU_TIME") != NULL;
+  clock_gettime (cpu_time ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &t);
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
@@ -169,8 +177,10 @@ bench_shape (WhisperCpuInt8Isa isa, GRand *r, const char *name, int m, int n, in
   printf ("  ours %-10s            %7.1f GMAC/s\n", whisper_cpu_int8_isa_name (isa),
           (double) m * n * k / best * 1e-9);
 #ifdef HAVE_ONEDNN
-  bench_onednn (xv, wv, m, n, k, FALSE);
-  bench_onednn (xv, wv, m, n, k, TRUE);
+  if (g_getenv ("WHISPER_BENCH_NO_ONEDNN") == NULL) {
+    bench_onednn (xv, wv, m, n, k, FALSE);
+    bench_onednn (xv, wv, m, n, k, TRUE);
+  }
 #else
   printf ("  (no oneDNN in this build)\n");
 #endif

@@ -15,20 +15,37 @@
  *   STEPS tokens after its prompt pass (the count is printed); decoder time / steps from
  *   whisper_stream_get_stats() (the prompt pass counted as a step, as the
  *   CLI's --stats does), one warm-up then the median of REPEATS.
- * STEPS 0 times the encoder only (for profiling it). Prints one JSON object
- * on stdout. */
+ * STEPS 0 times the encoder only (for profiling it) and prints an FNV-1a
+ * hash of its output's bytes too (kernel changes that must keep every bit).
+ * WHISPER_BENCH_CPU_TIME=1 times the encoder in the process's CPU time (all
+ * threads) instead of wall-clock time, for a machine shared with other
+ * work. Prints one JSON object on stdout. */
 #include "whisper.h"
 #include "whisper-engine-test-api.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int
 cmp_double (const void *a, const void *b)
 {
   const double x = *(const double *) a, y = *(const double *) b;
   return (x > y) - (x < y);
+}
+
+static gint64
+now_us (void)
+{
+  static int cpu_time = -1;
+  struct timespec t;
+  if (cpu_time < 0)
+    cpu_time = g_getenv ("WHISPER_BENCH_CPU_TIME") != NULL;
+  if (!cpu_time)
+    return g_get_monotonic_time ();
+  clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (gint64) t.tv_sec * 1000000 + t.tv_nsec / 1000;
 }
 
 static double
@@ -76,18 +93,22 @@ main (int argc, char **argv)
     mel[i] = (float) g_rand_double_range (rand, -1.0, 1.0);
   g_autofree double *enc = g_new (double, repeats);
   for (int r = -1; r < repeats; r++) {
-    const gint64 t0 = g_get_monotonic_time ();
+    const gint64 t0 = now_us ();
     if (!whisper_engine_encode (engine, mel, frames, out, &error)) {
       g_printerr ("bench-shapes: encoder: %s\n", error->message);
       return 1;
     }
     if (r >= 0)
-      enc[r] = (g_get_monotonic_time () - t0) / 1e3;
+      enc[r] = (now_us () - t0) / 1e3;
   }
 
   if (steps == 0) {
-    printf ("{\"model\": \"%s\", \"precision\": \"%s\", \"encoder_ms\": %.2f}\n", argv[1],
-            argv[2], median (enc, repeats));
+    guint64 hash = 14695981039346656037ull;
+    for (gsize i = 0; i < n_out * sizeof (float); i++)
+      hash = (hash ^ ((const guint8 *) out)[i]) * 1099511628211ull;
+    printf ("{\"model\": \"%s\", \"precision\": \"%s\", \"encoder_ms\": %.2f, "
+            "\"output_hash\": \"%016" G_GINT64_MODIFIER "x\"}\n", argv[1], argv[2],
+            median (enc, repeats), hash);
     g_rand_free (rand);
     return 0;
   }
