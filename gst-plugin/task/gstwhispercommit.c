@@ -94,7 +94,6 @@ gst_whisper_commit_reset (GstWhisperCommit *c)
   c->pending_decoded_end = 0;
   c->pending_unread = FALSE;
   g_array_set_size (c->speech, 0);
-  c->speech_known = FALSE;
 }
 
 gchar *
@@ -399,7 +398,7 @@ keep_unread (GstWhisperCommit *c, GArray *hyp, guint n_read)
 {
   guint n = 0;
 
-  if (!c->speech_known || n_read + c->context_words == 0 || hyp->len > 0)
+  if (c->speech->len == 0 || n_read + c->context_words == 0 || hyp->len > 0)
     return FALSE;
   while (n < c->pending->len && in_speech (c, &g_array_index (c->pending,
               GstWhisperTimedWord, n)))

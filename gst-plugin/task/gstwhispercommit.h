@@ -138,9 +138,9 @@ typedef struct {
                               because the last left that speech unread */
   GArray *speech;          /* GstWhisperCommitSpan: the voice activity detector's
                               speech in the audio of the decode given to the next
-                              update (run indices, in order; speech_known FALSE:
-                              no detector ran, and unread words are not kept) */
-  gboolean speech_known;
+                              update (run indices, in order; empty: no detector
+                              ran or it heard none, and unread words are not
+                              kept) */
 } GstWhisperCommit;
 
 /* One stretch of audio, [start, end) in run sample indices. */

@@ -189,7 +189,6 @@ gst_whisper_live_begin_call (GstWhisperSink *self, GstWhisperLive *live, const W
   live->context_s = context_s;
   live->sentence_onset = G_MAXUINT64;
   g_array_set_size (live->commit.speech, 0);
-  live->commit.speech_known = FALSE;
   /* the detector's network runs once; its probabilities give both the
    * speech regions and, after a sentence, the pauses */
   if (vad && context_s > 0) {
@@ -208,7 +207,6 @@ gst_whisper_live_begin_call (GstWhisperSink *self, GstWhisperLive *live, const W
         };
         g_array_append_val (live->commit.speech, span);
       }
-      live->commit.speech_known = TRUE;
     }
   }
   live->speech_from = gst_whisper_live_speech_from (speech, window_start,
@@ -540,7 +538,7 @@ gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
   live->commit.context_words = context_words;
   gst_whisper_commit_update (&live->commit, hyp, force_before, drain, committed);
   /* (the detector's speech was this call's) */
-  live->commit.speech_known = FALSE;
+  g_array_set_size (live->commit.speech, 0);
   live->since_final += committed->len;
   *flow = push_committed (self, out, committed, segments, output);
   if (*flow != GST_FLOW_OK)
