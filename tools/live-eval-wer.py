@@ -14,9 +14,9 @@ detector and silence rules), faster-whisper 1.2.1 with its defaults but
 beam_size, no vad_filter; language en for both. The reference is the
 manifest's texts (DIR/HALF-en.tsv, fifth column) in order. Words as
 tools/long-wer.py counts them (tools/benchmark.py's normalize_words, then
-numbers spelled out). --cap-avx2 caps both as tools/benchmark.py
---cap-avx2 does (ours: WHISPER_CPU_NO_AVX512=1 ONEDNN_MAX_CPU_ISA=AVX2
-OPENBLAS_CORETYPE=Haswell; faster-whisper: CT2_FORCE_CPU_ISA=AVX2).
+numbers spelled out). --cap-avx2 caps both with tools/benchmark.py
+--cap-avx2's environments (CAP_AVX2_OURS, CAP_AVX2_PEERS: the same cap in
+one place).
 Transcripts go to --out (default build/live-eval/wer-out) and --rescore
 scores those instead of transcribing again. --dither K also runs every
 contender on K copies of each programme with -1, 0 or +1 added to every
@@ -34,9 +34,6 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = os.path.join(os.environ.get("XDG_DATA_HOME", os.path.expanduser("~/.local/share")),
                       "gst-whisper", "models")
-CAP_OURS = {"WHISPER_CPU_NO_AVX512": "1", "ONEDNN_MAX_CPU_ISA": "AVX2",
-            "OPENBLAS_CORETYPE": "Haswell"}
-CAP_FW = {"CT2_FORCE_CPU_ISA": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 
 FW_SNIPPET = """
 import sys
@@ -56,17 +53,18 @@ def load(name, path):
 
 
 def transcribe(who, cli, model, audio, beam, threads, cap):
+    """cap: None, or benchmark.py (its --cap-avx2 environments for each side)."""
     env = dict(os.environ)
     kind, prec = who.split("-", 1)
     if kind == "ours":
         if cap:
-            env.update(CAP_OURS)
+            env.update(cap.CAP_AVX2_OURS)
         cmd = [cli, "--device", "cpu", "--model", model, "--precision", prec,
                "--language", "en", "--beam-size", str(beam), "--threads", str(threads),
                "--format", "text", audio]
     elif kind == "fw":
         if cap:
-            env.update(CAP_FW)
+            env.update(cap.CAP_AVX2_PEERS)
         cmd = [sys.executable, "-c", FW_SNIPPET, model, prec, audio, str(beam), str(threads)]
     else:
         sys.exit(f"live-eval-wer: unknown contender '{who}' (ours-PRECISION or fw-COMPUTE_TYPE)")
@@ -95,6 +93,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     long_wer = load("long_wer", os.path.join(ROOT, "tools", "long-wer.py"))
     words, word_errors = long_wer.load_normalize()
+    cap = load("benchmark", os.path.join(ROOT, "tools", "benchmark.py")) if a.cap_avx2 else None
     cli = os.path.join(a.build, "engine", "cli", "whisper-transcribe")
     contenders = a.contenders.split(",")
     tag = "-avx2" if a.cap_avx2 else ""
@@ -122,7 +121,7 @@ def main():
                                 text = f.read()
                         else:
                             t0 = time.monotonic()
-                            text = transcribe(who, cli, model, audio, beam, a.threads, a.cap_avx2)
+                            text = transcribe(who, cli, model, audio, beam, a.threads, cap)
                             print(f"live-eval-wer: {name} {half}{dtag} beam {beam} {who}{tag}: "
                                   f"{time.monotonic() - t0:.0f} s", file=sys.stderr)
                             with open(path, "w") as f:
