@@ -172,17 +172,25 @@ bench_model (const ModelShape *m, const int *threads, int n_threads_list, const 
 /* Cross-attention of a step: n_q queries against the window's 1500 keys
  * (one K/V, as the beams of one window share it). Up to
  * WHISPER_CPU_GEMV_MAX_ROWS queries take the direct path, one query after
- * the other; more, the sgemm blocks. */
+ * the other; more, the sgemm blocks. The calls cycle through copies of the
+ * K/V (MIN_CYCLE_BYTES in all), so that each reads them from memory, as
+ * in a decode step, where the layers' K/V and the weights pass through
+ * the L3 between two reads of one layer's K/V. */
 static void
 bench_cross_attention (const ModelShape *m, const int *threads, int n_threads_list,
                        const int *ns, int n_ns)
 {
   const int d = m->d, n_head = d / 64, n_kv = 1500;
   g_autoptr (GRand) r = g_rand_new_with_seed (2);
-  float *kv = g_new (float, (size_t) n_kv * 2 * d);
+  const size_t kv_floats = (size_t) n_kv * 2 * d;
+  const int n_copies = (int) ((MIN_CYCLE_BYTES + kv_floats * sizeof (float) - 1) /
+                              (kv_floats * sizeof (float)));
+  float *kv = g_new (float, kv_floats * n_copies);
   float *q = g_new (float, (size_t) 64 * d), *out = g_new (float, (size_t) 64 * d);
-  for (size_t i = 0; i < (size_t) n_kv * 2 * d; i++)
+  for (size_t i = 0; i < kv_floats; i++)
     kv[i] = (float) g_rand_double_range (r, -1.0, 1.0);
+  for (int c = 1; c < n_copies; c++)
+    memcpy (kv + c * kv_floats, kv, kv_floats * sizeof (float));
   for (size_t i = 0; i < (size_t) 64 * d; i++)
     q[i] = (float) g_rand_double_range (r, -1.0, 1.0);
   for (int ti = 0; ti < n_threads_list; ti++) {
@@ -191,14 +199,17 @@ bench_cross_attention (const ModelShape *m, const int *threads, int n_threads_li
     double t1 = 0.0;
     for (int i = 0; i < n_ns; i++) {
       double batch[BATCHES];
-      int calls = 1;
+      int calls = n_copies;
       for (int b = -1; b < BATCHES; b++) {
         const gint64 t0 = g_get_monotonic_time ();
-        for (int c = 0; c < calls; c++)
-          be->ops->attention (be, out, d, q, d, kv, kv + d, 2 * d, ns[i], n_kv, n_head, 64, -1);
+        for (int c = 0; c < calls; c++) {
+          const float *kvc = kv + (c % n_copies) * kv_floats;
+          be->ops->attention (be, out, d, q, d, kvc, kvc + d, 2 * d, ns[i], n_kv, n_head, 64,
+                              -1);
+        }
         const double per = (g_get_monotonic_time () - t0) / 1e6 / calls;
         if (b < 0)
-          calls = MAX (1, (int) (0.05 / per));
+          calls = MAX (n_copies, (int) (0.05 / per) / n_copies * n_copies);
         else
           batch[b] = per;
       }

@@ -3,7 +3,7 @@
  * (tools/make-random-model.py); tools/bench-shapes.py runs it beside
  * faster-whisper on the same files.
  *
- *   bench-shapes MODEL exact|fast STEPS REPEATS [THREADS]
+ *   bench-shapes MODEL exact|fast|int8 STEPS REPEATS [THREADS]
  *
  * - encoder: whisper_engine_encode() of one 30-s window of random log-mel
  *   values (seeded, uniform in [-1, 1]), one untimed warm-up, then REPEATS
@@ -59,12 +59,13 @@ int
 main (int argc, char **argv)
 {
   if (argc < 5) {
-    g_printerr ("usage: bench-shapes MODEL exact|fast STEPS REPEATS [THREADS]\n");
+    g_printerr ("usage: bench-shapes MODEL exact|fast|int8 STEPS REPEATS [THREADS]\n");
     return 2;
   }
   const int steps = atoi (argv[3]), repeats = atoi (argv[4]);
-  if (steps < 0 || repeats < 1 || (strcmp (argv[2], "exact") && strcmp (argv[2], "fast"))) {
-    g_printerr ("bench-shapes: STEPS and REPEATS must be >= 1, precision exact or fast\n");
+  if (steps < 0 || repeats < 1 ||
+      (strcmp (argv[2], "exact") && strcmp (argv[2], "fast") && strcmp (argv[2], "int8"))) {
+    g_printerr ("bench-shapes: STEPS and REPEATS must be >= 1, precision exact, fast or int8\n");
     return 2;
   }
   WhisperEngineOptions eo;
@@ -72,7 +73,9 @@ main (int argc, char **argv)
   eo.model_path = argv[1];
   eo.device = WHISPER_DEVICE_CPU;
   eo.n_threads = argc > 5 ? atoi (argv[5]) : 0;
-  eo.precision = strcmp (argv[2], "fast") ? WHISPER_PRECISION_EXACT : WHISPER_PRECISION_FAST;
+  eo.precision = !strcmp (argv[2], "fast")   ? WHISPER_PRECISION_FAST
+                 : !strcmp (argv[2], "int8") ? WHISPER_PRECISION_INT8
+                                             : WHISPER_PRECISION_EXACT;
   g_autoptr (GError) error = NULL;
   const gint64 t_load = g_get_monotonic_time ();
   g_autoptr (WhisperEngine) engine = whisper_engine_new (&eo, &error);
@@ -144,6 +147,8 @@ main (int argc, char **argv)
     return 1;
   }
   g_autofree double *dec = g_new (double, repeats);
+  g_autofree double *whole = g_new (double, repeats);
+  const double enc_ms = median (enc, repeats);
   guint64 steps_seen = 0;
   for (int r = -1; r < repeats; r++) {
     g_autoptr (WhisperStream) s = whisper_stream_new (engine, &error);
@@ -155,6 +160,7 @@ main (int argc, char **argv)
     WhisperStreamStats before, after;
     whisper_stream_get_stats (s, &before);
     GPtrArray *segments = NULL;
+    const gint64 t0 = now_us ();
     if (!whisper_stream_transcribe (s, pcm, n_pcm, NULL, NULL, &segments, &error)) {
       g_printerr ("bench-shapes: decode: %s\n", error->message);
       return 1;
@@ -162,14 +168,20 @@ main (int argc, char **argv)
     g_ptr_array_unref (segments);
     whisper_stream_get_stats (s, &after);
     steps_seen = after.decode_steps - before.decode_steps;
-    if (r >= 0)
+    if (r >= 0) {
       dec[r] = 1e3 * (after.decoder_seconds - before.decoder_seconds) / MAX (steps_seen, 1);
+      /* the whole transcription less one encoder pass (the median above),
+       * on the same clock as the encoder (CPU time with
+       * WHISPER_BENCH_CPU_TIME) */
+      whole[r] = ((now_us () - t0) / 1e3 - enc_ms) / MAX (steps_seen, 1);
+    }
   }
 
   printf ("{\"model\": \"%s\", \"precision\": \"%s\", \"threads\": %d, \"load_s\": %.3f, "
           "\"d_model\": %d, \"encoder_layers\": %d, \"decoder_layers\": %d, "
-          "\"encoder_ms\": %.2f, \"decoder_ms_per_step\": %.3f, \"decode_steps\": %" G_GUINT64_FORMAT
-          "}\n", argv[1], argv[2], eo.n_threads, load_s, info->n_audio_state, info->n_audio_layer,
-          info->n_text_layer, median (enc, repeats), median (dec, repeats), steps_seen);
+          "\"encoder_ms\": %.2f, \"decoder_ms_per_step\": %.3f, \"step_ms_on_encoder_clock\": %.3f, "
+          "\"decode_steps\": %" G_GUINT64_FORMAT "}\n", argv[1], argv[2], eo.n_threads, load_s,
+          info->n_audio_state, info->n_audio_layer, info->n_text_layer, enc_ms,
+          median (dec, repeats), median (whole, repeats), steps_seen);
   return 0;
 }

@@ -241,8 +241,11 @@ axpy_avx2 (float *y, float a, const float *x, int n)
  * and out, so one key row of the group is one contiguous run of
  * n_heads * dh floats: the rows are walked once for all the group's heads,
  * which the prefetchers follow far better than one head's short slices of
- * the long rows. Per head
- * the sums are those of a one-head loop: same order, same lanes. */
+ * the long rows. No software prefetch: the hardware's stream prefetchers
+ * follow the rows, and asking for the rows 16 keys ahead (24 KB of tiny's
+ * rows, more of larger models') evicted from L1 the lines still in use;
+ * bench-cpu-linear's cross-attention, K/V read from memory, measures it.
+ * Per head the sums are those of a one-head loop: same order, same lanes. */
 AVX2_TARGET static void
 attention_heads_avx2 (float *out, int out_stride, const float *q, int q_stride, const float *k,
                       const float *v, int kv_stride, int n_q, int n_kv, int dh, int n_heads,
@@ -257,10 +260,6 @@ attention_heads_avx2 (float *out, int out_stride, const float *q, int q_stride, 
    * reduction gives their eight scores (no horizontal sum per key); the
    * eight key rows stay in L1 while every query uses them */
   for (; j + 8 <= n_kv; j += 8) {
-    if (j + 24 <= n_kv)
-      for (int t = 0; t < 8; t++)
-        for (int c = 0; c < span; c += 16)
-          _mm_prefetch ((const char *) (k + (size_t) (j + 16 + t) * kv_stride + c), _MM_HINT_T0);
     for (int i = 0; i < n_q; i++) {
       const float *qi = q + (size_t) i * q_stride;
       float *si = scratch + i * per_query;
@@ -307,11 +306,6 @@ attention_heads_avx2 (float *out, int out_stride, const float *q, int q_stride, 
   for (j = 0; j < n_kv; j += 2) {
     const float *v0 = v + (size_t) j * kv_stride, *v1 = v0 + kv_stride;
     const gboolean pair = j + 2 <= n_kv; /* else the last key, summed with the even ones */
-    if (j + 18 <= n_kv)
-      for (int c = 0; c < span; c += 16) {
-        _mm_prefetch ((const char *) (v0 + 16 * (size_t) kv_stride + c), _MM_HINT_T0);
-        _mm_prefetch ((const char *) (v1 + 16 * (size_t) kv_stride + c), _MM_HINT_T0);
-      }
     for (int i = 0; i < n_q; i++) {
       const float *pi = scratch + i * per_query;
       float *acc0 = acc + (size_t) i * 2 * span, *acc1 = acc0 + span;

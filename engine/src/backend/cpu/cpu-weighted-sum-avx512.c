@@ -20,7 +20,6 @@
 #define AVX512_TARGET __attribute__ ((target ("avx512f,avx2,fma")))
 #define DH 64            /* the head size of every Whisper model */
 #define MAX_GROUP 3      /* heads per pass: 24 accumulators */
-#define PREFETCH_ROWS 16
 #define KEY_BLOCK 256    /* keys whose value rows stay cached for every query (even) */
 #define ACC_FLOATS (2 * MAX_GROUP * DH) /* one query's accumulators */
 
@@ -34,6 +33,7 @@ AVX512_TARGET static inline __attribute__ ((always_inline)) void
 weighted_sum_range (float *acc, const float *p, int p_stride, const float *v, int kv_stride,
                     int j0, int j1, int n_kv, const int nh)
 {
+  (void) n_kv; /* no software prefetch (see cpu-kernels.c's attention_heads_avx2) */
   __m512 even[MAX_GROUP][DH / 16], odd[MAX_GROUP][DH / 16];
   for (int h = 0; h < nh; h++)
     for (int c = 0; c < DH / 16; c++) {
@@ -43,11 +43,6 @@ weighted_sum_range (float *acc, const float *p, int p_stride, const float *v, in
   int j = j0;
   for (; j + 2 <= j1; j += 2) {
     const float *v0 = v + (size_t) j * kv_stride, *v1 = v0 + kv_stride;
-    if (j + PREFETCH_ROWS + 2 <= n_kv)
-      for (int c = 0; c < nh * DH; c += 16) {
-        _mm_prefetch ((const char *) (v0 + PREFETCH_ROWS * (size_t) kv_stride + c), _MM_HINT_T0);
-        _mm_prefetch ((const char *) (v1 + PREFETCH_ROWS * (size_t) kv_stride + c), _MM_HINT_T0);
-      }
     for (int h = 0; h < nh; h++) {
       const __m512 p0 = _mm512_set1_ps (p[(size_t) h * p_stride + j]);
       const __m512 p1 = _mm512_set1_ps (p[(size_t) h * p_stride + j + 1]);
