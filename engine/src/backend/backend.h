@@ -25,7 +25,7 @@
 G_BEGIN_DECLS
 
 /* Bump when the table changes: the CUDA module checks it at load time. */
-#define WHISPER_BACKEND_ABI_VERSION 10
+#define WHISPER_BACKEND_ABI_VERSION 11
 
 typedef struct _WhisperBackend WhisperBackend;
 
@@ -248,6 +248,13 @@ struct _WhisperBackend {
    * bits of its one-row call (at least 1): the bound of decode steps
    * batched across streams (whisper-step-batcher.h) */
   int max_exact_rows;
+  /* TRUE (with half_kv_write and attention_half_kv): every cross-attention
+   * reads the float16 copy of the K/V, prompt passes included, and the
+   * decoder keeps the float32 K/V only for a state that asks for them
+   * (WhisperDecoderState.keep_cross_f32: word timestamps). The CPU backend
+   * in precision=int8. FALSE: the float16 copy serves the decode steps
+   * alone (precision=fast). */
+  gboolean half_kv_only;
 };
 
 /* How the CPU backend computes its linears. EXACT: float32. BF16: the

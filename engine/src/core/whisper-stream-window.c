@@ -353,6 +353,8 @@ encode_window (WhisperStream *s, const float *mel, gsize mel_stride, gsize seek,
     whisper_encoder_run (&e->net, encoder_length);
     remember_encoder_input (e, s->host_window, encoder_length);
   }
+  /* (the alignment of word timestamps reads the float32 cross K/V) */
+  s->dec->keep_cross_f32 = s->options.word_timestamps;
   whisper_decoder_set_audio (s->dec, &e->net, encoder_length);
   be->ops->sync (be);
   s->stats.encoder_seconds += whisper_elapsed_since (t0);

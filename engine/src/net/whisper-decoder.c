@@ -165,12 +165,16 @@ whisper_decoder_set_audio (WhisperDecoderState *st, WhisperNet *net, int encoder
   const int d = net->d;
   g_return_if_fail (encoder_length >= 1 && encoder_length <= net->max_encoder_length);
   st->encoder_length = encoder_length;
+  /* float16 only: each layer's float32 K/V pass through layer 0's buffer,
+   * so the others' pages are never touched */
+  st->cross_f32_valid = !(st->cross_half && be->half_kv_only) || st->keep_cross_f32;
   for (int l = 0; l < st->n_layers; l++) {
     const WhisperDeviceLayer *L = &net->weights->decoder_layers[l];
-    be->ops->linear (be, st->cross_kv[l], 2 * d, net->enc.h, d, &L->cross_kv.w, L->cross_kv.bias,
+    float *kv = st->cross_f32_valid ? st->cross_kv[l] : st->cross_kv[0];
+    be->ops->linear (be, kv, 2 * d, net->enc.h, d, &L->cross_kv.w, L->cross_kv.bias,
                      encoder_length, WHISPER_LINEAR_DEFAULT);
     if (st->cross_half)
-      be->ops->half_kv_write (be, st->cross_half[l], st->cross_kv[l], 2 * d, encoder_length,
+      be->ops->half_kv_write (be, st->cross_half[l], kv, 2 * d, encoder_length,
                               net->n_text_head, d / net->n_text_head);
   }
 }
@@ -195,7 +199,8 @@ cross_attention_and_mlp (WhisperNet *net, const WhisperStepRows *parts, int n_pa
     WhisperDecoderState *st = parts[p].st;
     const int m = parts[p].n_rows;
     const float *q = b->q + (size_t) r0 * d;
-    if (st->cross_half && m <= be->max_exact_rows) /* a decode step (float16 K/V) */
+    /* a decode step, or any pass where the float32 K/V are not kept */
+    if (st->cross_half && (m <= be->max_exact_rows || !st->cross_f32_valid))
       op->attention_half_kv (be, b->attn + (size_t) r0 * d, d, q, d, st->cross_half[l], m,
                              st->encoder_length, n_head, d_head);
     else

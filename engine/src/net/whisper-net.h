@@ -96,9 +96,15 @@ struct _WhisperDecoderState {
   float **cross_kv;          /* per layer [max_encoder_length, 2d]: k | v, shared by every slot */
   /* per layer the same K/V in float16, head-major (backend.h's half_kv_write()),
    * read by the decode steps; NULL unless the backend offers it (CPU,
-   * precision=fast). The float32 copy stays for the prompt passes and the
-   * word timestamps. */
+   * precision=fast and int8). In fast the float32 copy stays for the
+   * prompt passes and the word timestamps; with the backend's half_kv_only
+   * (int8) the prompt passes read the float16 copy too, and the float32
+   * one is computed only where keep_cross_f32 was set at
+   * whisper_decoder_set_audio() (cross_f32_valid): cross_kv[0] is then the
+   * scratch of each layer's K/V on its way to float16. */
   uint16_t **cross_half;
+  gboolean keep_cross_f32;   /* word timestamps: their alignment reads cross_kv */
+  gboolean cross_f32_valid;  /* cross_kv holds the window's K/V */
   float *logits;             /* [max(2, n_slots), n_vocab] */
   int last_cross_key_length;
   /* Word timestamps: when set, the decoder hands every layer's

@@ -331,6 +331,14 @@ whisper_backend_cpu_new (int n_threads, WhisperCpuPrecision precision, GError **
     return NULL;
   }
   self->int8_quantize = precision == WHISPER_CPU_PRECISION_INT8;
+  if (self->int8_quantize) {
+    /* a decode step reads the whole cross K/V, as many bytes as the
+     * step's int8 weights: in float16 they are half that, and the float32
+     * copy is not kept (backend.h, cpu-attention-f16kv.c) */
+    self->ops.half_kv_write = whisper_cpu_backend_half_kv_write;
+    self->ops.attention_half_kv = whisper_cpu_backend_attention_half_kv;
+    self->parent.half_kv_only = TRUE;
+  }
   g_debug ("cpu backend: int8 products on the %s kernels%s",
            whisper_cpu_int8_isa_name (self->int8_isa),
            self->int8_quantize ? ", float weights quantized at load (precision int8)" : "");

@@ -204,6 +204,122 @@ attention_f16kv_avx512 (float *out, int out_stride, const float *q, int q_stride
     }
   }
 }
+
+/* ---- AVX2 (with F16C and FMA): CPUs without AVX-512 ------------------ */
+
+#define AVX2_TARGET __attribute__ ((target ("avx2,fma,f16c")))
+#define KEYS8 8 /* keys whose scores one transposing reduction gives */
+
+AVX2_TARGET static inline __m256
+load_half8 (const uint16_t *p)
+{
+  return _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) p));
+}
+
+/* q . r over DH values in two sums of four products each per lane (columns
+ * c and c + 8, c + 16, c + 24 in one, the same plus 32 in the other),
+ * added: the same expression for a key in a block or in the tail */
+AVX2_TARGET static inline __m256
+dot8 (const float *q, const float *r)
+{
+  __m256 lo = _mm256_mul_ps (_mm256_loadu_ps (q), _mm256_loadu_ps (r));
+  __m256 hi = _mm256_mul_ps (_mm256_loadu_ps (q + 32), _mm256_loadu_ps (r + 32));
+  for (int c = 8; c < 32; c += 8) {
+    lo = _mm256_fmadd_ps (_mm256_loadu_ps (q + c), _mm256_loadu_ps (r + c), lo);
+    hi = _mm256_fmadd_ps (_mm256_loadu_ps (q + 32 + c), _mm256_loadu_ps (r + 32 + c), hi);
+  }
+  return _mm256_add_ps (lo, hi);
+}
+
+/* The lane sums of a[0..8) as one vector, lane t = sum of a[t]'s lanes:
+ * pairwise horizontal adds within the 128-bit halves, then the halves. */
+AVX2_TARGET static inline __m256
+sum8 (const __m256 a[KEYS8])
+{
+  const __m256 h0123 = _mm256_hadd_ps (_mm256_hadd_ps (a[0], a[1]), _mm256_hadd_ps (a[2], a[3]));
+  const __m256 h4567 = _mm256_hadd_ps (_mm256_hadd_ps (a[4], a[5]), _mm256_hadd_ps (a[6], a[7]));
+  return _mm256_add_ps (_mm256_permute2f128_ps (h0123, h4567, 0x20),
+                        _mm256_permute2f128_ps (h0123, h4567, 0x31));
+}
+
+/* s[i][j] = scale * q_i . k_j: each block of 8 keys is converted once into
+ * kb (2 KB) and used by every query; a last partial block goes through the
+ * same sums, its missing keys zero. */
+AVX2_TARGET static void
+scores_avx2 (float *s, const float *q, int q_stride, const uint16_t *k, int n_q, int n_kv,
+             float scale, float *kb)
+{
+  const __m256 vscale = _mm256_set1_ps (scale);
+  for (int j0 = 0; j0 < n_kv; j0 += KEYS8) {
+    const int nk = MIN (KEYS8, n_kv - j0);
+    const uint16_t *kj = k + (size_t) j0 * DH;
+    for (int t = 0; t < nk * DH; t += 8)
+      _mm256_storeu_ps (kb + t, load_half8 (kj + t));
+    for (int t = nk * DH; t < KEYS8 * DH; t += 8)
+      _mm256_storeu_ps (kb + t, _mm256_setzero_ps ());
+    for (int i = 0; i < n_q; i++) {
+      const float *qi = q + (size_t) i * q_stride;
+      __m256 a[KEYS8];
+      for (int t = 0; t < KEYS8; t++)
+        a[t] = dot8 (qi, kb + t * DH);
+      const __m256 sums = _mm256_mul_ps (sum8 (a), vscale);
+      if (nk == KEYS8) {
+        _mm256_storeu_ps (s + (size_t) i * n_kv + j0, sums);
+      } else {
+        float lanes[KEYS8];
+        _mm256_storeu_ps (lanes, sums);
+        memcpy (s + (size_t) i * n_kv + j0, lanes, nk * sizeof (float));
+      }
+    }
+  }
+}
+
+/* out_i = sum_j p_i[j] v_j, one query and one half of the head (32
+ * values: 4 + 4 accumulators) at a time, even and odd keys apart and added
+ * at the end, the last odd key with the even ones: per lane the operations
+ * of values_avx512 (), so the same bits. */
+AVX2_TARGET static void
+values_avx2 (float *out, int out_stride, const float *p, int n_q, int n_kv, const uint16_t *v)
+{
+  for (int i = 0; i < n_q; i++) {
+    const float *pi = p + (size_t) i * n_kv;
+    for (int half = 0; half < DH; half += 32) {
+      __m256 even[4], odd[4];
+      for (int c = 0; c < 4; c++)
+        even[c] = odd[c] = _mm256_setzero_ps ();
+      int j = 0;
+      for (; j + 2 <= n_kv; j += 2) {
+        const uint16_t *v0 = v + (size_t) j * DH + half;
+        const __m256 p0 = _mm256_set1_ps (pi[j]), p1 = _mm256_set1_ps (pi[j + 1]);
+        for (int c = 0; c < 4; c++) {
+          even[c] = _mm256_fmadd_ps (p0, load_half8 (v0 + 8 * c), even[c]);
+          odd[c] = _mm256_fmadd_ps (p1, load_half8 (v0 + DH + 8 * c), odd[c]);
+        }
+      }
+      if (j < n_kv) {
+        const uint16_t *v0 = v + (size_t) j * DH + half;
+        const __m256 p0 = _mm256_set1_ps (pi[j]);
+        for (int c = 0; c < 4; c++)
+          even[c] = _mm256_fmadd_ps (p0, load_half8 (v0 + 8 * c), even[c]);
+      }
+      for (int c = 0; c < 4; c++)
+        _mm256_storeu_ps (out + (size_t) i * out_stride + half + 8 * c,
+                          _mm256_add_ps (even[c], odd[c]));
+    }
+  }
+}
+
+AVX2_TARGET static void
+attention_f16kv_avx2 (float *out, int out_stride, const float *q, int q_stride,
+                      const uint16_t *k, const uint16_t *v, int n_q, int n_kv, float scale,
+                      float *scratch)
+{
+  float *kb = scratch + (size_t) n_q * n_kv;
+  scores_avx2 (scratch, q, q_stride, k, n_q, n_kv, scale, kb);
+  for (int i = 0; i < n_q; i++)
+    whisper_cpu_softmax (scratch + (size_t) i * n_kv, n_kv);
+  values_avx2 (out, out_stride, scratch, n_q, n_kv, v);
+}
 #endif
 
 void
@@ -214,6 +330,10 @@ whisper_cpu_attention_f16kv (float *out, int out_stride, const float *q, int q_s
 #if defined(__x86_64__)
   if (dh == DH && whisper_cpu_have_avx512 ()) {
     attention_f16kv_avx512 (out, out_stride, q, q_stride, k, v, n_q, n_kv, scale, scratch);
+    return;
+  }
+  if (dh == DH && whisper_cpu_have_avx2 ()) {
+    attention_f16kv_avx2 (out, out_stride, q, q_stride, k, v, n_q, n_kv, scale, scratch);
     return;
   }
 #endif
