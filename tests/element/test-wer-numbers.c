@@ -39,6 +39,8 @@ static const Pair equal[] = {
     "Our office moved to eighteen Baker Street last spring."},
   {"seven forty five", "7:45"},
   {"seven forty-five", "7.45"},
+  {"seven forty five", "745"},
+  {"7:45", "745"},
   {"The train to Manchester leaves platform four at seven forty five.",
     "The train to Manchester leaves platform 4 at 7:45."},
   {"ten thirty", "10:30"},
@@ -87,19 +89,18 @@ static const Diff different[] = {
   {"18 Baker Street", "eighty Baker Street", 1},
   {"eighteen", "19", 1},
   {"7:45", "seven fifteen", 1},
-  {"seven forty five", "745", 2},
   {"1919", "nineteen ninety", 1},
   {"first", "third", 1},
   {"the old one", "the old won", 1},
   {"one", "two", 1},
   /* live transcripts of build/live-eval/logs/held-out-en-3000.log and
    * dev-en-3000.log (tiny.en): "300 and 20" is not "320" (sold/saw,
-   * 320/300, and, 20); "at seven forty five" is not ".745. 4745." (at/745,
-   * 7/4745, 45) */
+   * 320/300, and, 20); "at seven forty five" is not ".745. 4745." (at
+   * missing, 4745 added) */
   {"We sold three hundred and twenty tickets before noon.",
     "We saw 300 and 20 tickets before noon.", 4},
   {"The train to Manchester leaves platform four at seven forty five.",
-    "The train to Manchester leaves platform 4 .745. 4745.", 3},
+    "The train to Manchester leaves platform 4 .745. 4745.", 2},
 };
 
 static gchar *
@@ -164,7 +165,8 @@ test_forms (void)
     {"1", "one"},
     {"twenty second", "22nd"},
     {"fifty-two", "52"},
-    {"seven forty five", "7 45"},
+    {"seven forty five", "745"},
+    {"one two three", "one 2 3"},
     {"1,23", "one 23"},
     {"I was twenty. Three came", "i was 20 3 came"},
     {"three hundred and the", "300 and the"},

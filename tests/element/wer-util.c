@@ -489,10 +489,10 @@ english_numbers (GArray *tokens)
   return out;
 }
 
-/* Two numbers in a row, the first of 10 to 99 and the second of 10 to 99
- * (plain or plural), are one: "nineteen nineteen", "10:30", "the
- * nineteen sixties"; so are a number of 1 to 99 and a digit after a zero
- * ("nineteen oh five", "10:05"). */
+/* Two numbers in a row, the first of 1 to 99 and the second of 10 to 99
+ * (plain or plural), are one: "nineteen nineteen", "10:30", "seven forty
+ * five", "the nineteen sixties"; so are a number of 1 to 99 and a digit
+ * after a zero ("nineteen oh five", "10:05"). */
 static void
 english_pairs (GArray *out)
 {
@@ -506,7 +506,7 @@ english_pairs (GArray *out)
       if (!b->word && !b->brk && b->oh_digit && a.value >= 1 && a.value <= 99)
         pair = TRUE;
       else if (!b->word && !b->brk && !b->oh_digit && b->suffix != SUFFIX_ORDINAL
-          && a.value >= 10 && a.value <= 99 && b->value >= 10 && b->value <= 99)
+          && a.value >= 1 && a.value <= 99 && b->value >= 10 && b->value <= 99)
         pair = TRUE;
       if (pair) {
         a.value = a.value * 100 + b->value;

@@ -42,13 +42,13 @@ gboolean wer_lang_is_english (const gchar *lang);
  *    clause mark (. , ; : ! ?), except ":" and "." between digits.
  *  - "one" and "1" alone are "one" (the pronoun "the old one" stays a
  *    word; "twenty one" is "21", "one hundred" "100").
- *  - two numbers in a row, each of 10 to 99, are one: years and times
- *    ("nineteen nineteen", "one thousand nine hundred and nineteen" and
- *    "1919" are "1919"; "ten thirty" and "10:30" are "1030"); so are a
- *    number of 1 to 99 and "oh" and a digit, or a two-digit word starting
- *    with 0 ("nineteen oh five", "1905"; "10:05", "ten oh five": "1005").
- *    A single digit and a number do not pair: "seven forty five", "7:45"
- *    and "7.45" are "7 45"; "745" stays "745".
+ *  - two numbers in a row, the first of 1 to 99, the second of 10 to 99,
+ *    are one: years and times ("nineteen nineteen", "one thousand nine
+ *    hundred and nineteen" and "1919" are "1919"; "ten thirty" and "10:30"
+ *    are "1030"; "seven forty five", "7:45", "7.45" and "745" are "745");
+ *    so are a number of 1 to 99 and "oh" and a digit, or a two-digit word
+ *    starting with 0 ("nineteen oh five", "1905"; "10:05", "ten oh five":
+ *    "1005"). The price: "3.50" is "350" (decimals are not read).
  *  - ordinals in digits with their suffix: "first" and "1st" are "1st",
  *    "twenty second" "22nd", "hundredth" "100th"; the decades: "sixties"
  *    "60s", "nineteen sixties", "'60s"... "1960s".
