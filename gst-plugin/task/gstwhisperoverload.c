@@ -39,6 +39,11 @@
  * call that first hears it, and that call and the next agree on it: three
  * calls, and a margin). So a call may take up to BUDGET_SHARE of the
  * budget before a step is due, even at a load of one against its audio.
+ * A call longer than the whole budget (latency + lateness) takes every
+ * step that spends less at once: the words the deadline committed for it
+ * are late already, and many streams on one engine, started together,
+ * make the first calls of each that long (they wait for each other's
+ * encoder): a step per three such calls left text late for half a minute.
  * Above SLOW_LOAD, when the call ends with the next one due
  * already (upstream that waits for the element, as a paced test does, is
  * not behind), the next step is taken (and the measure starts again, so
@@ -229,6 +234,16 @@ gst_whisper_overload_observe (GstWhisperOverload *o, GstElement *element,
   o->allowed[o->n_calls % GST_WHISPER_OVERLOAD_CALLS] = allowed;
   o->n_calls++;
   o->quick = spent < QUICK_LOAD * allowed ? o->quick + 1 : 0;
+  /* One call longer than the whole budget: words committed for its
+   * deadline are late already, no time to measure: every step that spends
+   * less, at once (each posted; undone one at a time as ever). */
+  if (behind && GST_CLOCK_TIME_IS_VALID (budget) && spent > budget) {
+    gboolean took = FALSE;
+    while (step_up (o, element, spent / (double) allowed, FALSE))
+      took = TRUE;
+    if (took)
+      return;
+  }
   if (o->n_calls >= GST_WHISPER_OVERLOAD_CALLS) {
     for (guint i = 0; i < GST_WHISPER_OVERLOAD_CALLS; i++) {
       all_spent += o->spent[i];

@@ -511,7 +511,9 @@ GST_START_TEST (test_call_times)
   GstWhisperCallTimes t = { {0}, 0 };
   const GstClockTime ms = GST_MSECOND;
 
+  fail_unless_equals_uint64 (gst_whisper_call_times_longest (&t), 0);
   fail_unless_equals_uint64 (gst_whisper_call_times_add (&t, 200 * ms), 200 * ms);
+  fail_unless_equals_uint64 (gst_whisper_call_times_longest (&t), 200 * ms);
   fail_unless_equals_uint64 (gst_whisper_call_times_add (&t, 600 * ms), 600 * ms);
   fail_unless_equals_uint64 (gst_whisper_call_times_add (&t, 300 * ms), 600 * ms);
   fail_unless_equals_uint64 (gst_whisper_call_times_add (&t, 200 * ms), 600 * ms);
@@ -634,6 +636,37 @@ GST_START_TEST (test_overload_budget)
   for (guint i = 0; i < 12; i++)
     gst_whisper_overload_observe (&o, e, 250 * ms, 500 * ms, budget, FALSE);
   assert_overload (bus, "-greedy -one-window", 0);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+GST_END_TEST;
+
+/* One call longer than latency + lateness, with the next due: every step
+ * that spends less at once (late-text is not one); not when upstream
+ * waits for the element, nor for a call within the budget. */
+GST_START_TEST (test_overload_call_over_budget)
+{
+  GstElement *e = ladder_element ();
+  GstBus *bus = gst_element_get_bus (e);
+  GstWhisperOverload o;
+  GstWhisperSettings s;
+  const GstClockTime ms = GST_MSECOND, budget = 8000 * ms;
+
+  gst_whisper_overload_reset (&o);
+  ladder_settings (&s, TRUE);
+  gst_whisper_overload_apply (&o, &s, TRUE);
+  gst_whisper_overload_observe (&o, e, 7900 * ms, 500 * ms, budget, TRUE);
+  gst_whisper_overload_observe (&o, e, 9000 * ms, 500 * ms, budget, FALSE);
+  assert_overload (bus, "", 0);
+  gst_whisper_overload_observe (&o, e, 9000 * ms, 500 * ms, budget, TRUE);
+  assert_overload (bus, "+one-window +greedy +buffered-encoder +short-context +no-translation",
+      5);
+  gst_whisper_overload_observe (&o, e, 9000 * ms, 9000 * ms, budget, TRUE);
+  assert_overload (bus, "", 0);
+  /* undone one at a time */
+  for (guint i = 0; i < 6; i++)
+    gst_whisper_overload_observe (&o, e, 100 * ms, 500 * ms, budget, FALSE);
+  assert_overload (bus, "-no-translation", 0);
   gst_object_unref (bus);
   gst_object_unref (e);
 }
@@ -802,6 +835,7 @@ whispersink_units_suite (void)
   tcase_add_test (tc, test_overload_budget);
   tcase_add_test (tc, test_overload_before_drop);
   tcase_add_test (tc, test_overload_late_text);
+  tcase_add_test (tc, test_overload_call_over_budget);
   tcase_add_test (tc, test_overload_settings_change);
   return s;
 }
