@@ -563,6 +563,19 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   ctx.segments = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
 
   call_options (self, region, policy, &in, &ctx, &opts, suppress);
+  /* The pending words wait for this call (the deadline let them wait,
+   * counting on it taking no longer than the longest of the last few,
+   * gstwhisperlive.c): a window Whisper's rule adds after the text (as long
+   * as the first again) is left out where it would make one of them late;
+   * its audio is read again by the next call anyway. Not with a nominal
+   * call time (paced measurements stay deterministic). */
+  if (region->carry == GST_WHISPER_CARRY_COMMIT
+      && !GST_CLOCK_TIME_IS_VALID (nominal_call_duration ())) {
+    const GstClockTime slack = gst_whisper_live_pending_slack (&self->live, &self->out, w,
+        in.start + in.n, self->out.budget);
+    if (GST_CLOCK_TIME_IS_VALID (slack))
+      opts.last_window_by = g_get_monotonic_time () + 1 + (gint64) (slack / GST_USECOND);
+  }
   whisper_stream_set_options (self->stream, &opts);
   /* the translate_src pads' options too */
   gst_whisper_translate_prepare (self, &opts, region->carry == GST_WHISPER_CARRY_COMMIT,
@@ -598,11 +611,13 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   gst_whisper_sink_count_encoder (self, &before, &stats);
   GST_DEBUG_OBJECT (self, "call of %" G_GSIZE_FORMAT " samples took %.3f s: mel %.3f s, "
       "encoder %.3f s, decoder %.3f s, %" G_GUINT64_FORMAT " windows, %" G_GUINT64_FORMAT
-      " decode steps, %" G_GUINT64_FORMAT " fallbacks", region->n_samples,
+      " decode steps, %" G_GUINT64_FORMAT " fallbacks, %" G_GUINT64_FORMAT
+      " windows left for time", region->n_samples,
       measured_duration / (double) GST_SECOND, stats.mel_seconds - before.mel_seconds,
       stats.encoder_seconds - before.encoder_seconds,
       stats.decoder_seconds - before.decoder_seconds, stats.windows - before.windows,
-      stats.decode_steps - before.decode_steps, stats.windows_fallback - before.windows_fallback);
+      stats.decode_steps - before.decode_steps, stats.windows_fallback - before.windows_fallback,
+      stats.windows_past_deadline - before.windows_past_deadline);
   GST_OBJECT_LOCK (self);
   self->stats.windows_silent = stats.windows_silent;
   self->stats.windows_no_voice = stats.windows_no_voice;

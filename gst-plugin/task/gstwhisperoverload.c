@@ -10,7 +10,15 @@
  *   2. greedy search in place of the beam (beam-size);
  *   3. the buffered encoder window (live-encoder=buffered);
  *   4. a 1-s live context (live-context, when longer);
- *   5. no translate_src decode (their pads get GAPs).
+ *   5. no translate_src decode (their pads get GAPs);
+ *   6. late text: where audio would still be dropped, new audio may wait
+ *      up to GST_WHISPER_OVERLOAD_LATE_S for a call (text comes later than
+ *      latency + lateness, excessive-delay warnings), and is dropped only
+ *      beyond that. Taken only where a drop is due, never for a load: it
+ *      spends nothing less, it lets the calls run on the longer
+ *      backlog a round of many streams on one engine makes (their calls
+ *      wait for each other's encoder), which with the other steps in
+ *      effect they can transcribe.
  * A step that gives nothing up with the settings (beam-size=1 already, no
  * translate_src pad, ...) is passed over. The steps in effect are the ones
  * taken and posted, kept in the order taken: the settings are read again
@@ -31,6 +39,11 @@
  * call that first hears it, and that call and the next agree on it: three
  * calls, and a margin). So a call may take up to BUDGET_SHARE of the
  * budget before a step is due, even at a load of one against its audio.
+ * A call longer than the whole budget (latency + lateness) takes every
+ * step that spends less at once: the words the deadline committed for it
+ * are late already, and many streams on one engine, started together,
+ * make the first calls of each that long (they wait for each other's
+ * encoder): a step per three such calls left text late for half a minute.
  * Above SLOW_LOAD, when the call ends with the next one due
  * already (upstream that waits for the element, as a paced test does, is
  * not behind), the next step is taken (and the measure starts again, so
@@ -70,6 +83,8 @@ static const struct {
   {"buffered-encoder", "the full 30-s encoder window: live-encoder=buffered"},
   {"short-context", "live-context beyond 1 s"},
   {"no-translation", "the translate_src pads' text: GAPs in its place"},
+  {"late-text", "text within latency + lateness: new audio waits up to "
+        G_STRINGIFY (GST_WHISPER_OVERLOAD_LATE_S) " s for a call before any is dropped"},
 };
 
 const gchar *
@@ -115,6 +130,8 @@ steps_that_apply (const GstWhisperSettings *s, gboolean translating)
     can |= 1u << GST_WHISPER_OVERLOAD_STEP_SHORT_CONTEXT;
   if (translating)
     can |= 1u << GST_WHISPER_OVERLOAD_STEP_NO_TRANSLATION;
+  if ((guint64) s->live.latency_ms + s->live.lateness_ms < GST_WHISPER_OVERLOAD_LATE_S * 1000)
+    can |= 1u << GST_WHISPER_OVERLOAD_STEP_LATE_TEXT;
   return can;
 }
 
@@ -170,12 +187,14 @@ forget_calls (GstWhisperOverload *o)
 }
 
 /* The first step in the ladder's order that applies and is not in effect,
- * taken; FALSE when none is left. */
+ * taken; FALSE when none is left. late-text only where a drop is due. */
 static gboolean
-step_up (GstWhisperOverload *o, GstElement *element, double load)
+step_up (GstWhisperOverload *o, GstElement *element, double load, gboolean drop_due)
 {
   for (guint step = 0; step < GST_WHISPER_OVERLOAD_N_STEPS; step++) {
     if (!(o->can & (1u << step)) || is_taken (o, step))
+      continue;
+    if (step == GST_WHISPER_OVERLOAD_STEP_LATE_TEXT && !drop_due)
       continue;
     o->taken[o->level++] = step;
     forget_calls (o);
@@ -215,6 +234,16 @@ gst_whisper_overload_observe (GstWhisperOverload *o, GstElement *element,
   o->allowed[o->n_calls % GST_WHISPER_OVERLOAD_CALLS] = allowed;
   o->n_calls++;
   o->quick = spent < QUICK_LOAD * allowed ? o->quick + 1 : 0;
+  /* One call longer than the whole budget: words committed for its
+   * deadline are late already, no time to measure: every step that spends
+   * less, at once (each posted; undone one at a time as ever). */
+  if (behind && GST_CLOCK_TIME_IS_VALID (budget) && spent > budget) {
+    gboolean took = FALSE;
+    while (step_up (o, element, spent / (double) allowed, FALSE))
+      took = TRUE;
+    if (took)
+      return;
+  }
   if (o->n_calls >= GST_WHISPER_OVERLOAD_CALLS) {
     for (guint i = 0; i < GST_WHISPER_OVERLOAD_CALLS; i++) {
       all_spent += o->spent[i];
@@ -223,7 +252,7 @@ gst_whisper_overload_observe (GstWhisperOverload *o, GstElement *element,
     load = all_spent / (double) all_allowed;
     GST_LOG_OBJECT (element, "load %.2f over the last %d calls", load,
         GST_WHISPER_OVERLOAD_CALLS);
-    if (load > SLOW_LOAD && behind && step_up (o, element, load))
+    if (load > SLOW_LOAD && behind && step_up (o, element, load, FALSE))
       return;
   }
   if (o->quick >= QUICK_CALLS && o->level > 0)
@@ -233,5 +262,14 @@ gst_whisper_overload_observe (GstWhisperOverload *o, GstElement *element,
 gboolean
 gst_whisper_overload_before_drop (GstWhisperOverload *o, GstElement *element)
 {
-  return o->enabled && step_up (o, element, -1.0);
+  return o->enabled && step_up (o, element, -1.0, TRUE);
+}
+
+gsize
+gst_whisper_overload_backlog_limit (const GstWhisperOverload *o, gsize budget_samples,
+    guint rate)
+{
+  if (!gst_whisper_overload_in_effect (o, GST_WHISPER_OVERLOAD_STEP_LATE_TEXT))
+    return budget_samples;
+  return MAX (budget_samples, (gsize) GST_WHISPER_OVERLOAD_LATE_S * rate);
 }

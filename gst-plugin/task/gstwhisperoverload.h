@@ -17,8 +17,15 @@ typedef enum {
   GST_WHISPER_OVERLOAD_STEP_BUFFERED,        /* live-encoder full -> buffered */
   GST_WHISPER_OVERLOAD_STEP_SHORT_CONTEXT,   /* live-context -> 1 s */
   GST_WHISPER_OVERLOAD_STEP_NO_TRANSLATION,  /* translate_src pads: GAPs, no decode */
+  GST_WHISPER_OVERLOAD_STEP_LATE_TEXT,       /* new audio waits up to
+                                                GST_WHISPER_OVERLOAD_LATE_S (only
+                                                where audio would be dropped) */
   GST_WHISPER_OVERLOAD_N_STEPS
 } GstWhisperOverloadStep;
+
+/* late-text: how much new audio may wait for a call before the oldest is
+ * dropped (seconds; latency + lateness when that is more). */
+#define GST_WHISPER_OVERLOAD_LATE_S 20
 
 /* Calls one measure of the load spans. */
 #define GST_WHISPER_OVERLOAD_CALLS 3
@@ -68,8 +75,14 @@ void gst_whisper_overload_observe (GstWhisperOverload *o, GstElement *element,
 
 /* Audio is about to be dropped: the next step is taken at once instead
  * (posted) and TRUE returned; FALSE when every step is taken or
- * overload=drop (the audio goes). */
+ * overload=drop (the audio goes). late-text is taken only here. */
 gboolean gst_whisper_overload_before_drop (GstWhisperOverload *o, GstElement *element);
+
+/* How much new audio may wait for a call before the oldest is dropped,
+ * in samples at `rate`: `budget_samples`, or more while late-text is in
+ * effect. */
+gsize gst_whisper_overload_backlog_limit (const GstWhisperOverload *o, gsize budget_samples,
+    guint rate);
 
 /* The step's name in messages ("greedy", "buffered-encoder", ...). */
 const gchar *gst_whisper_overload_step_name (GstWhisperOverloadStep step);

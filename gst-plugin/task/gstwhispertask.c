@@ -244,7 +244,8 @@ drop_backlog (GstWhisperSink *self, const GstWhisperWindowPolicy *policy,
      * call. What is pending is committed as it stands, then the audio
      * goes. */
     gsize fresh = (gsize) (gst_whisper_window_end (w) - MAX (w->given, w->seek));
-    if (fresh <= MAX (policy->budget_samples, 2 * policy->chunk_samples))
+    if (fresh <= MAX (gst_whisper_overload_backlog_limit (&self->overload,
+                policy->budget_samples, w->rate), 2 * policy->chunk_samples))
       return;
     /* overload=degrade: the next call spends less instead, while a step
      * is left (gstwhisperoverload.c) */

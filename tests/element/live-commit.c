@@ -3,6 +3,7 @@
  *   live-commit [--minutes M] [--latency MS] [--model PATH] [--set PROP=VALUE]...
  *               [--output words|segments] [--playback | --paced]
  *               [--live-only | --offline-only] [--seed N] [--verbose]
+ *               [--language LANG]
  *               SHARED_DATA_DIR LIBRIVOX_DIR | --programme FILE.wav
  *
  * The programme: real speech with published transcripts (jfk.wav, the left
@@ -42,7 +43,13 @@
  * segments) the delay, arrival - (PTS + DURATION), as p50 / p95 / max; the
  * word error rate (wer-util.c: lower-cased, letters, digits and apostrophes)
  * of the live and the offline text (buffers in PTS order) against the
- * published text and of the live text against the offline one; repeated
+ * published text and of the live text against the offline one, and the
+ * same three with the numbers read (wer_words_lang () of wer-util.h: "320",
+ * "three hundred and twenty" and "three hundred twenty" are one word,
+ * "twelve months" is "12 months") in the programme's language: --language
+ * LANG, else the LANG of --programme HALF-LANG.wav, else --set
+ * language-code, else en for the built-in programme (English only: other
+ * languages keep their numbers as written, the figures are the same); repeated
  * items (a span starting more than 0.2 s before the end of the items
  * committed before it, the same word again over an overlapping span, or a
  * phrase of 3 or more words committed twice in a row); items wholly inside
@@ -53,6 +60,7 @@
  * and every clip instance with an error, of both passes). Then one line
  *   RESULT latency=.. p50=.. p95=.. max=.. (s) wer_live_pub=.. wer_offline_pub=..
  *          wer_live_offline=.. (%) repeats=.. in_silence=.. dropped_s=.. ...
+ *          lang=.. wer_live_pub_num=.. wer_offline_pub_num=.. wer_live_offline_num=..
  * ("na" for a pass not run). It reports, it does not judge: exit 0, 1 on an
  * error message or a pass that did not reach EOS in time, 2 on bad usage
  * or missing files. Used by live-commit.sh. */
@@ -101,6 +109,7 @@ typedef struct {
   gint seed;
   gchar *made;
   gint call_ms;
+  gchar *language;  /* the programme's, for the number reading of the WER */
 } Options;
 
 /* One pass (live or offline) and what it collected. */
@@ -736,6 +745,38 @@ row (const gchar *what, gchar *live, gchar *offline)
   g_free (offline);
 }
 
+/* The language of the programme when --language does not give it: the
+ * LANG of a --programme HALF-LANG.wav or HALF-LANG-net.wav
+ * (tests/live-eval/make-set.py's names: the last part of two letters),
+ * else the value of --set language-code (unless auto), else "en" for the
+ * built-in programme (jfk.wav, stereo_diarization.wav and LibriVox are
+ * English) and "und" (undetermined: numbers as written) for another
+ * --programme. */
+static gchar *
+programme_language (const Options *o)
+{
+  guint i;
+
+  if (o->made) {
+    g_autofree gchar *base = g_path_get_basename (o->made);
+    g_auto (GStrv) parts = NULL;
+    gchar *dot = strrchr (base, '.');
+    if (dot)
+      *dot = '\0';
+    parts = g_strsplit (base, "-", -1);
+    for (i = g_strv_length (parts); i > 0; i--) {
+      const gchar *c = parts[i - 1];
+      if (strlen (c) == 2 && g_ascii_isalpha (c[0]) && g_ascii_isalpha (c[1]))
+        return g_ascii_strdown (c, -1);
+    }
+  }
+  for (i = 0; o->sets && o->sets[i]; i++)
+    if (g_str_has_prefix (o->sets[i], "language-code=")
+        && strcmp (o->sets[i] + strlen ("language-code="), "auto") != 0)
+      return g_strdup (o->sets[i] + strlen ("language-code="));
+  return g_strdup (o->made ? "und" : "en");
+}
+
 /* The table and the RESULT line. */
 static void
 report (const Options *o, const Programme *p, Pass *live, Pass *offline)
@@ -744,12 +785,15 @@ report (const Options *o, const Programme *p, Pass *live, Pass *offline)
   g_autofree gchar *live_text = live ? joined_text (live->items) : NULL;
   g_autofree gchar *offline_text = offline ? joined_text (offline->items) : NULL;
   double wer_live = NAN, wer_offline = NAN, wer_lo = NAN, dropped_s = NAN;
+  double num_live = NAN, num_offline = NAN, num_lo = NAN;
+  const gchar *lang = o->language;
   guint ref_words = 0, repeats = 0, silence = 0, off_repeats = 0, off_silence = 0;
   Delays d = { 0, NAN, NAN, NAN };
-  gchar *f[14] = { NULL, };
+  gchar *f[17] = { NULL, };
 
   if (live) {
     wer_live = wer_percent (published, live_text, NULL, &ref_words);
+    num_live = wer_percent_lang (lang, published, live_text, NULL, NULL);
     d = delay_stats (live->items);
     repeats = count_repeats (live->items, "live");
     silence = count_in_silence (p, live->items, "live");
@@ -758,13 +802,16 @@ report (const Options *o, const Programme *p, Pass *live, Pass *offline)
   }
   if (offline) {
     wer_offline = wer_percent (published, offline_text, NULL, &ref_words);
+    num_offline = wer_percent_lang (lang, published, offline_text, NULL, NULL);
     off_repeats = count_repeats (offline->items, "offline");
     off_silence = count_in_silence (p, offline->items, "offline");
     if (!live || o->verbose)
       print_worst_clips (p, offline->items, "offline", o->verbose);
   }
-  if (live && offline)
+  if (live && offline) {
     wer_lo = wer_percent (offline_text, live_text, NULL, NULL);
+    num_lo = wer_percent_lang (lang, offline_text, live_text, NULL, NULL);
+  }
 
   g_print ("\n# live-commit: %.1f s of programme (%u clip instances, %u words published), "
       "output=%s, model %s, seed %d\n", secs (sample_time (p->n)), p->spans->len, ref_words,
@@ -775,6 +822,11 @@ report (const Options *o, const Programme *p, Pass *live, Pass *offline)
   row ("WER vs published (%)", fig (wer_live, "%.1f"), fig (wer_offline, "%.1f"));
   row ("WER live vs offline (%)", fig (wer_lo, "%.1f"), NULL);
   row ("live - offline (points)", fig (wer_live - wer_offline, "%+.1f"), NULL);
+  g_print ("numbers read (wer-util.h wer_words_lang (), language %s):%s\n", lang,
+      wer_lang_is_english (lang) ? "" : " none, the same figures");
+  row ("  WER vs published (%)", fig (num_live, "%.1f"), fig (num_offline, "%.1f"));
+  row ("  WER live vs offline (%)", fig (num_lo, "%.1f"), NULL);
+  row ("  live - offline (points)", fig (num_live - num_offline, "%+.1f"), NULL);
   row ("items under 20 ms", fig_u (live != NULL, live ? count_squeezed (live->items) : 0),
       fig_u (offline != NULL, offline ? count_squeezed (offline->items) : 0));
   row ("repeated items", fig_u (live != NULL, repeats), fig_u (offline != NULL, off_repeats));
@@ -804,12 +856,16 @@ report (const Options *o, const Programme *p, Pass *live, Pass *offline)
   f[11] = fig_u (live != NULL, live ? live->late_warnings : 0);
   f[12] = fig_u (live != NULL, live ? live->items->len : 0);
   f[13] = fig_u (offline != NULL, offline ? offline->items->len : 0);
+  f[14] = fig (num_live, "%.1f");
+  f[15] = fig (num_offline, "%.1f");
+  f[16] = fig (num_lo, "%.1f");
   g_print ("RESULT latency=%d p50=%s p95=%s max=%s wer_live_pub=%s wer_offline_pub=%s "
       "wer_live_offline=%s repeats=%s in_silence=%s dropped_s=%s dropped_warnings=%s "
       "late_warnings=%s max_observed_delay_ms=%s items=%s offline_items=%s "
-      "programme_s=%.1f output=%s\n", o->latency, f[0], f[1], f[2], f[3], f[4], f[5],
+      "programme_s=%.1f output=%s lang=%s wer_live_pub_num=%s wer_offline_pub_num=%s "
+      "wer_live_offline_num=%s\n", o->latency, f[0], f[1], f[2], f[3], f[4], f[5],
       f[8], f[9], f[6], f[10], f[11], f[7], f[12], f[13],
-      secs (sample_time (p->n)), o->output);
+      secs (sample_time (p->n)), o->output, lang, f[14], f[15], f[16]);
   for (guint i = 0; i < G_N_ELEMENTS (f); i++)
     g_free (f[i]);
 }
@@ -946,7 +1002,8 @@ run_paced_pass (Pass *ps, const Options *o, const Programme *p)
 int
 main (int argc, char **argv)
 {
-  Options o = { 10.0, 8000, NULL, NULL, NULL, FALSE, FALSE, FALSE, FALSE, FALSE, 1, NULL, 250 };
+  Options o = { 10.0, 8000, NULL, NULL, NULL, FALSE, FALSE, FALSE, FALSE, FALSE, 1, NULL, 250,
+    NULL };
   GOptionEntry entries[] = {
     {"minutes", 'M', 0, G_OPTION_ARG_DOUBLE, &o.minutes,
         "Minutes of programme at least (10)", "M"},
@@ -968,6 +1025,9 @@ main (int argc, char **argv)
         "--paced: each call counts as this long for the deadline (250)", "MS"},
     {"programme", 0, 0, G_OPTION_ARG_FILENAME, &o.made,
         "A programme made beforehand (and FILE.tsv)", "FILE.wav"},
+    {"language", 0, 0, G_OPTION_ARG_STRING, &o.language,
+        "The programme's language, for the WER with numbers read (default: LANG of "
+        "--programme HALF-LANG.wav, else --set language-code, else en)", "LANG"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("SHARED_DATA_DIR LIBRIVOX_DIR");
@@ -986,7 +1046,7 @@ main (int argc, char **argv)
       || (o.live_only && o.offline_only) || (o.paced && o.playback) || o.minutes <= 0) {
     g_printerr ("usage: live-commit [--minutes M] [--latency MS] [--model PATH] "
         "[--set PROP=VALUE]... [--output words|segments] [--playback|--paced] "
-        "[--live-only|--offline-only] [--seed N] [--verbose] "
+        "[--live-only|--offline-only] [--seed N] [--verbose] [--language LANG] "
         "SHARED_DATA_DIR LIBRIVOX_DIR | --programme FILE.wav\n");
     return 2;
   }
@@ -1006,6 +1066,8 @@ main (int argc, char **argv)
   }
   if (!o.made)
     programme_build (&p, o.minutes, o.seed, 0);
+  if (!o.language)
+    o.language = programme_language (&o);
   length = sample_time (p.n);
   g_print ("# programme: %.1f s, %u clip instances of %u clips\n", secs (length),
       p.spans->len, p.clips->len);
@@ -1037,6 +1099,7 @@ main (int argc, char **argv)
   g_free (o.model);
   g_free (o.output);
   g_free (o.made);
+  g_free (o.language);
   g_strfreev (o.sets);
   return rc;
 }

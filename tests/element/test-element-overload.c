@@ -4,11 +4,12 @@
  * take MS longer (read when the element is made).
  *  - At the pace of real time (33 s): live calls 1 s slower than their
  *    0.5-s chunk fall behind and take every step in order (one-window,
- *    greedy, buffered-encoder, short-context, no-translation), each posted
- *    (whisper-overload) with one warning (reason=overload), before any
- *    audio is dropped; with no-translation in effect the translate_src
- *    pad's decode is skipped (encoder passes no translation took). When
- *    the steps are undone depends on how fast the machine is:
+ *    greedy, buffered-encoder, short-context, no-translation; late-text
+ *    too where a drop is due), each posted (whisper-overload) with one
+ *    warning (reason=overload), before any audio is dropped; with
+ *    no-translation in effect the translate_src pad's decode is skipped
+ *    (encoder passes no translation took). When the steps are undone
+ *    depends on how fast the machine is:
  *    test-element-units.c checks that on given call times.
  *  - Paced (each 100-ms buffer once the element has handled the one
  *    before): upstream waits, nothing is behind: no step, however slow.
@@ -26,9 +27,12 @@
 #define BARRIER_NAME "test-element-overload-barrier"
 #define BUF_SAMPLES (WHISPER_SAMPLE_RATE / 10)
 
+/* late-text, the last, only where a drop is due */
 static const gchar *const ladder[] = {
-  "one-window", "greedy", "buffered-encoder", "short-context", "no-translation"
+  "one-window", "greedy", "buffered-encoder", "short-context", "no-translation", "late-text"
 };
+/* the steps that spend less, taken by slow calls alone */
+#define SPENDING_STEPS (G_N_ELEMENTS (ladder) - 1)
 
 /* whispersink live, latency=3000 (0.5-s chunks), beam 5, a
  * translate_src pad, `overload`, its bus on `bus`; `slow` the hook's value
@@ -180,7 +184,8 @@ GST_START_TEST (test_check_order)
 {
   static const gchar *const seq[] = {
     "+one-window", "+greedy", "+buffered-encoder", "+short-context", "+no-translation",
-    "-no-translation", "-short-context", "+short-context", "+no-translation", "drop"
+    "-no-translation", "-short-context", "+short-context", "+no-translation", "+late-text",
+    "drop"
   };
   g_autoptr (GPtrArray) events = g_ptr_array_new ();
 
@@ -198,7 +203,7 @@ GST_START_TEST (test_ladder_real_time)
   gsize n;
   float *pcm = wt_load_jfk (&n);
   g_autoptr (GPtrArray) events = NULL;
-  guint warned;
+  guint warned, most;
 
   /* the first 19 calls take 1 s more: calls fall behind the audio (the
    * five steps need 15 calls that fall behind, 3 each, or fewer where a
@@ -209,8 +214,10 @@ GST_START_TEST (test_ladder_real_time)
   finish (h);
 
   events = pop_events (bus, &warned);
-  fail_unless_equals_int (check_order (events), G_N_ELEMENTS (ladder));
-  fail_unless_equals_int (warned, G_N_ELEMENTS (ladder));
+  /* every step that spends less; late-text too where a drop was due */
+  most = check_order (events);
+  fail_unless (most >= SPENDING_STEPS);
+  fail_unless_equals_int (warned, most);
   /* the translate_src pad's decode stopped at the last step: passes
    * without it (undoing the step takes 6 quick calls, and the first call
    * after it decodes speech) */

@@ -511,7 +511,9 @@ GST_START_TEST (test_call_times)
   GstWhisperCallTimes t = { {0}, 0 };
   const GstClockTime ms = GST_MSECOND;
 
+  fail_unless_equals_uint64 (gst_whisper_call_times_longest (&t), 0);
   fail_unless_equals_uint64 (gst_whisper_call_times_add (&t, 200 * ms), 200 * ms);
+  fail_unless_equals_uint64 (gst_whisper_call_times_longest (&t), 200 * ms);
   fail_unless_equals_uint64 (gst_whisper_call_times_add (&t, 600 * ms), 600 * ms);
   fail_unless_equals_uint64 (gst_whisper_call_times_add (&t, 300 * ms), 600 * ms);
   fail_unless_equals_uint64 (gst_whisper_call_times_add (&t, 200 * ms), 600 * ms);
@@ -639,6 +641,37 @@ GST_START_TEST (test_overload_budget)
 }
 GST_END_TEST;
 
+/* One call longer than latency + lateness, with the next due: every step
+ * that spends less at once (late-text is not one); not when upstream
+ * waits for the element, nor for a call within the budget. */
+GST_START_TEST (test_overload_call_over_budget)
+{
+  GstElement *e = ladder_element ();
+  GstBus *bus = gst_element_get_bus (e);
+  GstWhisperOverload o;
+  GstWhisperSettings s;
+  const GstClockTime ms = GST_MSECOND, budget = 8000 * ms;
+
+  gst_whisper_overload_reset (&o);
+  ladder_settings (&s, TRUE);
+  gst_whisper_overload_apply (&o, &s, TRUE);
+  gst_whisper_overload_observe (&o, e, 7900 * ms, 500 * ms, budget, TRUE);
+  gst_whisper_overload_observe (&o, e, 9000 * ms, 500 * ms, budget, FALSE);
+  assert_overload (bus, "", 0);
+  gst_whisper_overload_observe (&o, e, 9000 * ms, 500 * ms, budget, TRUE);
+  assert_overload (bus, "+one-window +greedy +buffered-encoder +short-context +no-translation",
+      5);
+  gst_whisper_overload_observe (&o, e, 9000 * ms, 9000 * ms, budget, TRUE);
+  assert_overload (bus, "", 0);
+  /* undone one at a time */
+  for (guint i = 0; i < 6; i++)
+    gst_whisper_overload_observe (&o, e, 100 * ms, 500 * ms, budget, FALSE);
+  assert_overload (bus, "-no-translation", 0);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+GST_END_TEST;
+
 /* A drop that is due takes the next step instead, until none is left. */
 GST_START_TEST (test_overload_before_drop)
 {
@@ -653,13 +686,62 @@ GST_START_TEST (test_overload_before_drop)
   for (guint i = 0; i < GST_WHISPER_OVERLOAD_N_STEPS; i++)
     fail_unless (gst_whisper_overload_before_drop (&o, e));
   fail_if (gst_whisper_overload_before_drop (&o, e));
-  assert_overload (bus, "+one-window +greedy +buffered-encoder +short-context +no-translation",
-      5);
+  assert_overload (bus, "+one-window +greedy +buffered-encoder +short-context +no-translation "
+      "+late-text", 6);
   gst_whisper_overload_reset (&o);
   ladder_settings (&s, FALSE);
   gst_whisper_overload_apply (&o, &s, TRUE);
   fail_if (gst_whisper_overload_before_drop (&o, e));
   assert_overload (bus, "", 0);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+GST_END_TEST;
+
+/* late-text, the last step: taken only where a drop is due (slow calls
+ * alone never take it), it lets new audio wait up to
+ * GST_WHISPER_OVERLOAD_LATE_S for a call instead of latency + lateness; a
+ * budget as long as that gives nothing up, and the step is passed over. */
+GST_START_TEST (test_overload_late_text)
+{
+  GstElement *e = ladder_element ();
+  GstBus *bus = gst_element_get_bus (e);
+  GstWhisperOverload o;
+  GstWhisperSettings s;
+  const gsize budget = 3 * 16000, late = GST_WHISPER_OVERLOAD_LATE_S * 16000;
+
+  gst_whisper_overload_reset (&o);
+  ladder_settings (&s, TRUE);
+  s.live.latency_ms = 3000;
+  gst_whisper_overload_apply (&o, &s, TRUE);
+  fail_unless_equals_uint64 (gst_whisper_overload_backlog_limit (&o, budget, 16000), budget);
+  /* slow calls: the five steps that spend less, not late-text */
+  calls (&o, e, 30, 2.0);
+  assert_overload (bus, "+one-window +greedy +buffered-encoder +short-context +no-translation",
+      5);
+  fail_unless_equals_uint64 (gst_whisper_overload_backlog_limit (&o, budget, 16000), budget);
+  /* a drop due: late-text instead, once */
+  fail_unless (gst_whisper_overload_before_drop (&o, e));
+  assert_overload (bus, "+late-text", 1);
+  fail_unless_equals_uint64 (gst_whisper_overload_backlog_limit (&o, budget, 16000), late);
+  fail_unless_equals_uint64 (gst_whisper_overload_backlog_limit (&o, 2 * late, 16000),
+      2 * late);
+  fail_if (gst_whisper_overload_before_drop (&o, e));
+  /* quick calls: undone first */
+  calls (&o, e, 6, 0.1);
+  assert_overload (bus, "-late-text", 0);
+  fail_unless_equals_uint64 (gst_whisper_overload_backlog_limit (&o, budget, 16000), budget);
+  /* latency + lateness of 20 s already: passed over, the audio goes */
+  gst_whisper_overload_reset (&o);
+  ladder_settings (&s, TRUE);
+  s.live.latency_ms = 15000;
+  s.live.lateness_ms = 5000;
+  gst_whisper_overload_apply (&o, &s, TRUE);
+  for (guint i = 0; i < GST_WHISPER_OVERLOAD_N_STEPS - 1; i++)
+    fail_unless (gst_whisper_overload_before_drop (&o, e));
+  fail_if (gst_whisper_overload_before_drop (&o, e));
+  assert_overload (bus, "+one-window +greedy +buffered-encoder +short-context +no-translation",
+      5);
   gst_object_unref (bus);
   gst_object_unref (e);
 }
@@ -752,6 +834,8 @@ whispersink_units_suite (void)
   tcase_add_test (tc, test_overload_ladder);
   tcase_add_test (tc, test_overload_budget);
   tcase_add_test (tc, test_overload_before_drop);
+  tcase_add_test (tc, test_overload_late_text);
+  tcase_add_test (tc, test_overload_call_over_budget);
   tcase_add_test (tc, test_overload_settings_change);
   return s;
 }

@@ -363,7 +363,8 @@ test_encoder_length_override (void)
  * with word timestamps (as live calls decode): the windows encoded, and
  * the text. */
 static guint64
-decode_cut (gboolean once, double seconds, char **text)
+decode_cut_by (gboolean once, gint64 last_window_by, double seconds, char **text,
+               guint64 *past_deadline)
 {
   gsize n;
   g_autofree float *jfk = load_jfk (&n);
@@ -376,6 +377,7 @@ decode_cut (gboolean once, double seconds, char **text)
   whisper_decode_options_init (&o);
   o.word_timestamps = TRUE;
   o.last_window_once = once;
+  o.last_window_by = last_window_by;
   whisper_stream_set_options (stream, &o);
   g_autoptr (GError) error = NULL;
   g_autoptr (GPtrArray) segments = NULL;
@@ -390,7 +392,15 @@ decode_cut (gboolean once, double seconds, char **text)
   *text = g_string_free (all, FALSE);
   WhisperStreamStats stats;
   whisper_stream_get_stats (stream, &stats);
+  if (past_deadline)
+    *past_deadline = stats.windows_past_deadline;
   return stats.windows;
+}
+
+static guint64
+decode_cut (gboolean once, double seconds, char **text)
+{
+  return decode_cut_by (once, 0, seconds, text, NULL);
 }
 
 /* last_window_once: audio that ends inside the window is one window;
@@ -408,6 +418,26 @@ test_last_window_once (void)
   g_assert_true (g_str_has_prefix (rule, once));
   g_assert_true (g_str_has_suffix (once, "ask not what your country can do for you"));
   g_assert_true (g_str_has_suffix (rule, "for you ask what you"));
+}
+
+/* last_window_by: the rule's second window is decoded when it would end
+ * by then (counted as long as the first), left out as last_window_once
+ * leaves it when it would not. */
+static void
+test_last_window_by (void)
+{
+  g_autofree char *rule = NULL, *late = NULL, *once = NULL;
+  guint64 past = 0;
+  g_assert_cmpuint (decode_cut (TRUE, 9.0, &once), ==, 1);
+  /* an hour from now: the rule's window */
+  g_assert_cmpuint (decode_cut_by (FALSE, g_get_monotonic_time () + 3600 * G_TIME_SPAN_SECOND,
+                                   9.0, &rule, &past), ==, 2);
+  g_assert_cmpuint (past, ==, 0);
+  g_assert_true (g_str_has_suffix (rule, "for you ask what you"));
+  /* now: no time for a second window */
+  g_assert_cmpuint (decode_cut_by (FALSE, g_get_monotonic_time (), 9.0, &late, &past), ==, 1);
+  g_assert_cmpuint (past, ==, 1);
+  g_assert_cmpstr (late, ==, once);
 }
 
 static void
@@ -596,6 +626,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/encoder-length-default", test_encoder_length_default);
   g_test_add_func ("/engine/encoder-length-override", test_encoder_length_override);
   g_test_add_func ("/engine/last-window-once", test_last_window_once);
+  g_test_add_func ("/engine/last-window-by", test_last_window_by);
   g_test_add_func ("/engine/bad-encoder-context", test_bad_encoder_context);
   g_test_add_func ("/engine/cancel", test_cancel_from_callback);
   g_test_add_func ("/engine/empty-and-silence", test_empty_and_silent_audio);

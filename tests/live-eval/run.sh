@@ -15,7 +15,8 @@
 # ($MODELS/base) with language-code=LANG unless --model is given. --net
 # runs the RTP/Opus variant of the English halves. For each half it prints
 # live-commit's table and RESULT line (live WER vs offline WER, p95 delay,
-# repeated words, text in pauses, warnings) and edges.py's errors of the
+# repeated words, text in pauses, warnings; the WERs also with the numbers
+# read, wer_*_num, English only: --language LANG) and edges.py's errors of the
 # words after and before the pauses, then one summary line per half. The
 # whole output of each run (--verbose: every item, every imperfect clip)
 # goes to build/live-eval/logs/. Both passes run with word-timestamps=true
@@ -65,7 +66,7 @@ for h in "${halves[@]}"; do
   [ -z "$pace" ] && log=$out/logs/$h-$lang$net-$latency-realtime.log
   echo "# $h-$lang$net, latency $latency: $log"
   "$build/tests/element/live-commit" ${pace:+"$pace"} --verbose --latency "$latency" \
-    --set word-timestamps=true \
+    --set word-timestamps=true --language "$lang" \
     ${rest[@]+"${rest[@]}"} --programme "$out/$h-$lang$net.wav" > "$log" 2>&1 \
     || echo "run.sh: live-commit failed on $h-$lang$net (see $log)" >&2
   sed -n '/^# live-commit:/,$p' "$log"

@@ -152,6 +152,14 @@ typedef struct {
                                            rule would decode again is left out, for a caller
                                            that decodes the same audio again with more after
                                            it (live input) */
+  gint64 last_window_by;                /* default 0 (none): with Whisper's rule on, a
+                                           window it adds after the one that reached the
+                                           end of the input is decoded only when it would
+                                           end by this time (g_get_monotonic_time (); a
+                                           window counted as long as the one before it);
+                                           else the call ends there as with
+                                           last_window_once. For a live caller whose
+                                           deadlines count on the call's length */
   const char *clip_timestamps;          /* default NULL (all): "start,end,start,..." s */
   const gint32 *suppress_tokens;        /* default NULL: ids suppressed besides the
                                            non-speech list (copied) */
@@ -305,6 +313,8 @@ typedef struct {
   guint64 windows_fallback;   /* windows decoded again at a higher temperature, cumulative */
   guint64 batched_steps;      /* decode steps run in one pass with other streams' steps
                                  (whisper-step-batcher.h), cumulative */
+  guint64 windows_past_deadline;  /* windows Whisper's rule would have added that
+                                     last_window_by left out, cumulative */
 } WhisperStreamStats;
 
 WHISPER_API void whisper_stream_get_stats (const WhisperStream *stream, WhisperStreamStats *stats);

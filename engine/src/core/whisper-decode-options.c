@@ -41,6 +41,7 @@ whisper_decode_options_init (WhisperDecodeOptions *o)
   o->max_new_tokens = 0;
   o->encoder_length = 0;
   o->last_window_once = FALSE;
+  o->last_window_by = 0;
   o->clip_timestamps = NULL;
   o->suppress_tokens = NULL;
   o->n_suppress_tokens = 0;

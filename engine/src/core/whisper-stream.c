@@ -564,6 +564,7 @@ transcribe_window (WhisperStream *s, const CallInput *in, SegmentSink *sink, gsi
   WindowResult wr;
   /* the prefix goes on the stream's first window, where its audio starts */
   const gboolean with_prefix = *seek == 0 && s->windows_since_reset == 0;
+  const gint64 window_start_us = g_get_monotonic_time ();
   s->windows_since_reset++;
   if (!whisper_stream_decode_window (s, in->mel, in->mel_stride, *seek, segment_size,
                                      time_offset, with_prefix, &wr, error)) {
@@ -580,8 +581,8 @@ transcribe_window (WhisperStream *s, const CallInput *in, SegmentSink *sink, gsi
     return TRUE;
   }
   const gsize previous_seek = *seek;
-  const gboolean once = s->options.last_window_once
-      && previous_seek + (gsize) segment_size >= in->content_frames;
+  const gboolean reaches_end = previous_seek + (gsize) segment_size >= in->content_frames;
+  gboolean once = s->options.last_window_once && reaches_end;
   g_autoptr (GPtrArray) window = g_ptr_array_new ();
   *seek += split_segments (s, window, &wr, time_offset, segment_size, wr.avg_logprob,
                            wr.compression_ratio);
@@ -604,6 +605,16 @@ transcribe_window (WhisperStream *s, const CallInput *in, SegmentSink *sink, gsi
   if (skip_window) {
     free_segments (window);
     return TRUE;
+  }
+  /* last_window_by: a window the rule adds would end too late (counted as
+   * long as this one) */
+  if (!once && reaches_end && s->options.last_window_by > 0
+      && *seek < previous_seek + (gsize) segment_size) {
+    const gint64 now = g_get_monotonic_time ();
+    if (now + (now - window_start_us) > s->options.last_window_by) {
+      once = TRUE;
+      s->stats.windows_past_deadline++;
+    }
   }
   /* last_window_once: no window from the last closed segment or the last
    * word's end (the tokens after them are dropped as the rule drops them,
