@@ -585,7 +585,10 @@ whisper_cpu_int8_linear_rows (WhisperCpuInt8Isa isa, float *y, int y_stride, con
     for (int p = r0 / PANEL; p * PANEL < r1; p++) {
       const int b0 = MAX (r0 - p * PANEL, 0), b1 = MIN (r1 - p * PANEL, PANEL);
       const int8_t *wp = w->q + (size_t) p * PANEL * cp;
-      int32_t sums[ROW_BLOCK][PANEL];
+      /* the first column chunk's sums go straight into `sums` (a call's
+       * repeated last rows land past its rows, overwritten by the next
+       * call or unused); later chunks add theirs */
+      int32_t sums[ROW_BLOCK + WIDE][PANEL];
       for (int kc = 0; kc < cp; kc += K_CHUNK) {
         const int k = MIN (K_CHUNK, cp - kc);
         for (int i0 = 0; i0 < nb;) {
@@ -596,11 +599,12 @@ whisper_cpu_int8_linear_rows (WhisperCpuInt8Isa isa, float *y, int y_stride, con
           for (int a = 0; a < call; a++)
             xp[a] = xq + (size_t) (ib + i0 + MIN (a, na - 1)) * cp + kc;
           int32_t out[WIDE][PANEL];
-          panel (out, xp, call, wp + (size_t) kc * PANEL,
+          panel (kc == 0 ? sums + i0 : out, xp, call, wp + (size_t) kc * PANEL,
                  kc == 0 ? w->sum + (size_t) p * PANEL : no_sum, k);
-          for (int a = 0; a < na; a++)
-            for (int b = 0; b < PANEL; b++)
-              sums[i0 + a][b] = (kc == 0 ? 0 : sums[i0 + a][b]) + out[a][b];
+          if (kc > 0)
+            for (int a = 0; a < na; a++)
+              for (int b = 0; b < PANEL; b++)
+                sums[i0 + a][b] += out[a][b];
           i0 += na;
         }
       }
