@@ -1,6 +1,7 @@
 /* backend-cpu-attention.c: the CPU backend's attention ops (backend-cpu.c
  * says how queries are blocked). */
 #include "backend-cpu-private.h"
+#include "half.h"
 
 #include <math.h>
 #include <string.h>
@@ -181,13 +182,35 @@ whisper_cpu_backend_copy_rows (WhisperBackend *be, float *dst, int dst_stride, c
             n_cols * sizeof (float));
 }
 
-/* precision=fast: the steps' cross-attention over float16 K/V (backend.h). */
+typedef struct {
+  uint16_t *dst;
+  const float *kv;
+  int kv_stride, n, n_head, d_head;
+} HalfKvJob;
+
+/* task h: key head h (h < n_head) or value head h - n_head, as
+ * whisper_cpu_kv_to_half_heads () writes it */
+static void
+half_kv_task (int task, int thread, gpointer data)
+{
+  (void) thread;
+  const HalfKvJob *job = data;
+  const int dh = job->d_head;
+  uint16_t *dst = job->dst + (size_t) task * job->n * dh;
+  for (int j = 0; j < job->n; j++)
+    whisper_float_to_half_n (dst + (size_t) j * dh,
+                             job->kv + (size_t) j * job->kv_stride + (size_t) task * dh, dh);
+}
+
+/* precision=fast and int8: the cross-attention over float16 K/V
+ * (backend.h), one task per head of the keys and of the values. */
 void
 whisper_cpu_backend_half_kv_write (WhisperBackend *be, uint16_t *dst, const float *kv,
                                    int kv_stride, int n, int n_head, int d_head)
 {
-  (void) be;
-  whisper_cpu_kv_to_half_heads (dst, kv, kv_stride, n, n_head, d_head);
+  WhisperBackendCpu *self = (WhisperBackendCpu *) be;
+  HalfKvJob job = { dst, kv, kv_stride, n, n_head, d_head };
+  whisper_thread_pool_run (self->pool, 2 * n_head, half_kv_task, &job);
 }
 
 /* one task per head: its keys and values are one run each */
