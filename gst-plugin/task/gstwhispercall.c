@@ -563,16 +563,18 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   ctx.segments = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
 
   call_options (self, region, policy, &in, &ctx, &opts, suppress);
-  /* The commit policy's deadline counted on this call taking no longer
-   * than the longest of the last few (gstwhisperlive.c): a window Whisper's
-   * rule adds after the text (0.3-1 s more) would make the words that
-   * count on it late; its audio is read again by the next call anyway.
-   * Not with a nominal call time (paced measurements stay deterministic). */
+  /* The pending words wait for this call (the deadline let them wait,
+   * counting on it taking no longer than the longest of the last few,
+   * gstwhisperlive.c): a window Whisper's rule adds after the text (as long
+   * as the first again) is left out where it would make one of them late;
+   * its audio is read again by the next call anyway. Not with a nominal
+   * call time (paced measurements stay deterministic). */
   if (region->carry == GST_WHISPER_CARRY_COMMIT
       && !GST_CLOCK_TIME_IS_VALID (nominal_call_duration ())) {
-    const GstClockTime counted = gst_whisper_call_times_longest (&self->live.calls);
-    if (counted > 0)
-      opts.last_window_by = g_get_monotonic_time () + (gint64) (counted / GST_USECOND);
+    const GstClockTime slack = gst_whisper_live_pending_slack (&self->live, &self->out, w,
+        in.start + in.n, self->out.budget);
+    if (GST_CLOCK_TIME_IS_VALID (slack))
+      opts.last_window_by = g_get_monotonic_time () + 1 + (gint64) (slack / GST_USECOND);
   }
   whisper_stream_set_options (self->stream, &opts);
   /* the translate_src pads' options too */

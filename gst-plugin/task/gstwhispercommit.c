@@ -582,3 +582,20 @@ gst_whisper_commit_drop_before_onset (const GstWhisperCommit *c, GArray *hyp, gu
   }
   return n;
 }
+
+double
+gst_whisper_commit_pending_slack (const GstWhisperCommit *c, guint64 call_end,
+    double lag_s, double budget_s, double margin_s)
+{
+  guint64 oldest_end;
+  double used;
+
+  if (c->pending->len == 0)
+    return NAN;
+  /* at the decode's end the oldest pending word is lag_s + the decode's
+   * duration later than the decode's audio end, which is this much after
+   * the word's end */
+  oldest_end = MIN (g_array_index (c->pending, GstWhisperTimedWord, 0).end, call_end);
+  used = lag_s + (call_end - oldest_end) / (double) c->rate + margin_s;
+  return MAX (budget_s - used, 0.0);
+}

@@ -216,4 +216,12 @@ gchar *gst_whisper_commit_normalise (const gchar *text);
  * three characters ("dashwood", "dashwoods'"). */
 gboolean gst_whisper_commit_same_word (const gchar *a, const gchar *b);
 
+/* Before a decode that ends at run sample `call_end`, `lag_s` seconds
+ * after that end now: how many seconds it may take before the oldest
+ * pending word (it waits for this decode) is later than `budget_s` after
+ * its end, with `margin_s` to spare; 0 when it would be late already, NAN
+ * when none is pending. */
+double gst_whisper_commit_pending_slack (const GstWhisperCommit *c, guint64 call_end,
+    double lag_s, double budget_s, double margin_s);
+
 G_END_DECLS

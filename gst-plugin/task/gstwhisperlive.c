@@ -479,6 +479,23 @@ drop_pause_noise (GstWhisperSink *self, const GstWhisperLive *live, GArray *hyp)
   }
 }
 
+GstClockTime
+gst_whisper_live_pending_slack (const GstWhisperLive *live, const GstWhisperOutput *out,
+    const GstWhisperWindow *w, guint64 call_end, GstClockTime budget)
+{
+  GstClockTime lag;
+  double slack;
+
+  if (live->commit.pending->len == 0)
+    return GST_CLOCK_TIME_NONE;
+  lag = gst_whisper_output_delay_now (out, gst_whisper_window_time_at (w, call_end));
+  if (!GST_CLOCK_TIME_IS_VALID (lag))
+    return GST_CLOCK_TIME_NONE;
+  slack = gst_whisper_commit_pending_slack (&live->commit, call_end, lag / (double) GST_SECOND,
+      budget / (double) GST_SECOND, DEADLINE_MARGIN_S);
+  return isnan (slack) ? GST_CLOCK_TIME_NONE : (GstClockTime) (slack * GST_SECOND);
+}
+
 gsize
 gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
     GstWhisperOutput *out, const GstWhisperLiveInput *in, GPtrArray *segments, gboolean drain,

@@ -70,6 +70,14 @@ gsize gst_whisper_live_finish_call (GstWhisperSink *self, GstWhisperLive *live,
     GstWhisperOutput *out, const GstWhisperLiveInput *in, GPtrArray *segments, gboolean drain,
     GstClockTime call_duration, GstClockTime chunk, GstClockTime budget,
     GstWhisperOutputMode output, GstFlowReturn *flow);
+/* Before a call that ends at `call_end` (a run sample index): how long it
+ * may take before a pending word (read, not committed: it waits for this
+ * call) reaches `out` later than `budget` after its end, less the
+ * deadline's margin; 0 when one would be late already,
+ * GST_CLOCK_TIME_NONE when no word is pending or there is no clock. */
+GstClockTime gst_whisper_live_pending_slack (const GstWhisperLive *live,
+    const GstWhisperOutput *out, const GstWhisperWindow *w, guint64 call_end,
+    GstClockTime budget);
 /* Commits and pushes what is pending without a decode (a drain without new
  * audio, or before audio is dropped). */
 GstFlowReturn gst_whisper_live_flush (GstWhisperSink *self, GstWhisperLive *live,

@@ -15,6 +15,7 @@
  * The decodes are written by hand, in seconds at 16 kHz; each expected
  * value follows from the rules in gstwhispercommit.h. */
 #include <gst/check/gstcheck.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -254,6 +255,27 @@ GST_START_TEST (test_force_before)
   fail_unless_equals_uint64 (c.n_forced, 2);
   /* 0: no deadline */
   update_expect (&c, "land 1.0 1.6|of 1.6 1.8", 0, FALSE, "", "land|of");
+  gst_whisper_commit_clear (&c);
+}
+GST_END_TEST;
+
+/* The time a decode may take before its oldest pending word is late:
+ * budget - lag - (decode end - word end) - margin; 0 when late already,
+ * NAN with nothing pending. */
+GST_START_TEST (test_pending_slack)
+{
+  GstWhisperCommit c;
+
+  gst_whisper_commit_init (&c, RATE);
+  fail_unless (isnan (gst_whisper_commit_pending_slack (&c, at (2.0), 0.5, 3.0, 0.1)));
+  update_expect (&c, "ask 1.0 1.4|not 1.4 1.8", 0, FALSE, "", "ask|not");
+  /* "ask" ended 0.6 s before the decode's end, which was 0.5 s ago */
+  fail_unless (fabs (gst_whisper_commit_pending_slack (&c, at (2.0), 0.5, 3.0, 0.1) - 1.8)
+      < 1e-9);
+  fail_unless (fabs (gst_whisper_commit_pending_slack (&c, at (3.0), 0.5, 3.0, 0.1) - 0.8)
+      < 1e-9);
+  fail_unless_equals_float (gst_whisper_commit_pending_slack (&c, at (3.0), 2.5, 3.0, 0.1),
+      0.0);
   gst_whisper_commit_clear (&c);
 }
 GST_END_TEST;
@@ -1134,6 +1156,7 @@ commit_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_agree_prefix);
+  tcase_add_test (tc, test_pending_slack);
   tcase_add_test (tc, test_changed_word_blocks);
   tcase_add_test (tc, test_agree_window);
   tcase_add_test (tc, test_dedupe_by_time);
