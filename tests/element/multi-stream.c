@@ -20,7 +20,7 @@
  * Then (unless --no-offline) the offline pass: each stream's samples (the
  * same start and length, the same 100-ms buffers and timestamps) pushed
  * once more, stream after stream, each through its own pipeline
- *   appsrc (not live, all queued before PLAYING) ! whispersink ! fakesink
+ *   appsrc (not live, every buffer queued at once) ! whispersink ! fakesink
  * with the same element settings (--model, --latency, --set, the
  * engine-group of --independent), as fast as the element takes them; its
  * text (in PTS order) is the stream's offline text.
@@ -43,9 +43,9 @@
  *   RESULT streams=N held=yes|no rss_playing_mib=.. rss_peak_mib=.. dropped_s=..
  *          dropped_warnings=.. late_warnings=.. steps_taken=.. wer_mean=.. p95=.. ...
  *          wer_live_offline_mean=.. wer_live_offline_max=.. wer_offline_mean=..
- * (the last three "na" with --no-offline or after a failed live run)
  * (held: no audio dropped, no warning of either kind and no overload step:
- * nothing given up). It reports, it
+ * nothing given up; the last three "na" with --no-offline, after a failed
+ * live run, or when an offline pass failed). It reports, it
  * does not judge: exit 0, 1 on an error message or no EOS in time (either
  * pass), 2 on bad usage or missing files. Used by multi-stream.sh. */
 #include <gst/gst.h>
