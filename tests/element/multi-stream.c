@@ -569,7 +569,8 @@ run_streams (Run *run, const Options *o)
     wer_max = MAX (wer_max, s->wer);
     /* NAN (no offline pass) makes the sums NAN: "na" */
     lo_sum += s->wer_live_offline;
-    lo_max = isnan (s->wer_live_offline) ? NAN : MAX (lo_max, s->wer_live_offline);
+    lo_max = isnan (lo_max) || isnan (s->wer_live_offline) ? NAN
+        : MAX (lo_max, s->wer_live_offline);
     off_sum += s->wer_offline;
   }
   g_array_sort (delays, cmp_gint64);
