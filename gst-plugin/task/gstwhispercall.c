@@ -452,8 +452,8 @@ nominal_call_duration (void)
  * commit policy). Sets what `ctx` learns from them. */
 static void
 call_options (GstWhisperSink *self, const GstWhisperRegion *region,
-    const GstWhisperWindowPolicy *policy, const GstWhisperLiveInput *in, CallContext *ctx,
-    WhisperDecodeOptions *opts, GArray *suppress)
+    const GstWhisperWindowPolicy *policy, const GstWhisperLiveInput *in, gboolean drain,
+    CallContext *ctx, WhisperDecodeOptions *opts, GArray *suppress)
 {
   const GstWhisperSettings *s = &self->task_settings;
   const GstWhisperOutputMode output = s->output.output;
@@ -491,8 +491,9 @@ call_options (GstWhisperSink *self, const GstWhisperRegion *region,
     opts->condition_on_previous_text = TRUE;
     /* the overload ladder's first step: the next call decodes the tail
      * again, with more audio after it, so one window, not a second one
-     * from the last word's end */
-    opts->last_window_once = s->live.one_window;
+     * from the last word's end; a drain has no next call (the words after
+     * the first window's text were lost at EOS) */
+    opts->last_window_once = s->live.one_window && !drain;
     gst_whisper_live_settings_fill (&s->live, in->n,
         whisper_engine_get_info (self->engine)->max_encoder_length, opts);
     /* Only the speech: trailing noise is read as a closing phrase (the
@@ -562,14 +563,15 @@ gst_whisper_call_transcribe (GstWhisperSink *self, const GstWhisperRegion *regio
   call_context_init (&ctx, self, region);
   ctx.segments = g_ptr_array_new_with_free_func ((GDestroyNotify) whisper_segment_free);
 
-  call_options (self, region, policy, &in, &ctx, &opts, suppress);
+  call_options (self, region, policy, &in, drain, &ctx, &opts, suppress);
   /* The pending words wait for this call (the deadline let them wait,
    * counting on it taking no longer than the longest of the last few,
    * gstwhisperlive.c): a window Whisper's rule adds after the text (as long
    * as the first again) is left out where it would make one of them late;
-   * its audio is read again by the next call anyway. Not with a nominal
-   * call time (paced measurements stay deterministic). */
-  if (region->carry == GST_WHISPER_CARRY_COMMIT
+   * its audio is read again by the next call anyway (not when draining:
+   * there is none). Not with a nominal call time (paced measurements stay
+   * deterministic). */
+  if (region->carry == GST_WHISPER_CARRY_COMMIT && !drain
       && !GST_CLOCK_TIME_IS_VALID (nominal_call_duration ())) {
     const GstClockTime slack = gst_whisper_live_pending_slack (&self->live, &self->out, w,
         in.start + in.n, self->out.budget);

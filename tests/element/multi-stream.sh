@@ -9,11 +9,17 @@
 # overload step taken), audio dropped, warnings, overload steps taken (what
 # the elements gave up, overload=degrade), resident memory at its peak and per added stream
 # (against the 1-stream run of the same mode), mean and worst WER against
-# the published text, and the delay of the text (p50 / p95 / max).
+# the published text, and the delay of the text (p50 / p95 / max); then,
+# from multi-stream's offline pass (each stream's samples once more through
+# a non-live pipeline), the mean WER of the offline text against the
+# published text ("off %") and the mean and worst WER of each stream's live
+# text against its offline text ("live/off", "worst"), both with numbers
+# read (wer_percent_lang "en"); "na" with --no-offline.
 # It reports, it does not judge.
 #
 #   bash tests/element/multi-stream.sh [--counts "1 2 4 8 12 16"] [--modes "shared independent"]
-#       [--seconds S] [multi-stream options: --model PATH, --latency MS, --set PROP=VALUE]
+#       [--seconds S] [multi-stream options: --model PATH, --latency MS, --set PROP=VALUE,
+#       --no-offline]
 #
 # BUILD_DIR (default: build, else build-gst) is the meson build directory;
 # WHISPER_SHARED_DATA the shared clips (default: ../shared/data); LIBRIVOX
@@ -53,8 +59,9 @@ trap 'rm -rf "$log"' EXIT
 
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 
-printf '%-11s %7s %5s %9s %8s %5s %9s %11s %6s %6s %18s\n' engines streams held "dropped s" \
-  "warn d/l" steps "RSS MiB" "MiB/stream" "WER %" "worst" "delay p50/p95/max"
+printf '%-11s %7s %5s %9s %8s %5s %9s %11s %6s %6s %18s %6s %8s %6s\n' engines streams held \
+  "dropped s" "warn d/l" steps "RSS MiB" "MiB/stream" "WER %" "worst" "delay p50/p95/max" \
+  "off %" "live/off" "worst"
 for mode in $modes; do
   flag=()
   [ "$mode" = independent ] && flag=(--independent)
@@ -74,10 +81,12 @@ for mode in $modes; do
     elif [ -n "$base_rss" ]; then per=$(awk -v a="$rss" -v b="$base_rss" -v n="$n" \
         'BEGIN { printf "%.1f", (a - b) / (n - 1) }')
     fi
-    printf '%-11s %7s %5s %9s %5s/%-2s %5s %9s %11s %6s %6s %18s\n' "$mode" "$n" \
+    printf '%-11s %7s %5s %9s %5s/%-2s %5s %9s %11s %6s %6s %18s %6s %8s %6s\n' "$mode" "$n" \
       "$(field held "$r")" "$(field dropped_s "$r")" "$(field dropped_warnings "$r")" \
       "$(field late_warnings "$r")" "$(field steps_taken "$r")" "$rss" "$per" "$(field wer_mean "$r")" \
       "$(field wer_max "$r")" \
-      "$(field p50 "$r")/$(field p95 "$r")/$(field max "$r")"
+      "$(field p50 "$r")/$(field p95 "$r")/$(field max "$r")" \
+      "$(field wer_offline_mean "$r")" "$(field wer_live_offline_mean "$r")" \
+      "$(field wer_live_offline_max "$r")"
   done
 done
