@@ -91,7 +91,7 @@
 
 /* A sentence's first word after a pause is committed by agreement once
  * both decodes heard this much audio after it (gstwhispercommit.h). */
-#define START_HOLD_S 1.0
+#define START_HOLD_S 1.5
 
 #define FINAL_TRANSCRIPT_EVENT "rstranscribe/final-transcript"
 
