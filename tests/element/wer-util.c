@@ -61,17 +61,8 @@ double
 wer_percent (const gchar *reference, const gchar *hypothesis, guint *errors,
     guint *ref_words)
 {
-  gchar **ref = wer_words (reference), **hyp = wer_words (hypothesis);
-  guint e = wer_errors (ref, hyp), n = g_strv_length (ref);
-  double pct = n ? 100.0 * e / n : 100.0 * e;
-
-  if (errors)
-    *errors = e;
-  if (ref_words)
-    *ref_words = n;
-  g_strfreev (ref);
-  g_strfreev (hyp);
-  return pct;
+  /* no language: wer_words () as it is */
+  return wer_percent_lang (NULL, reference, hypothesis, errors, ref_words);
 }
 
 /* ---------------------------------------------------------------------- */
