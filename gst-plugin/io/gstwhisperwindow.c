@@ -234,19 +234,13 @@ gst_whisper_window_drop_backlog (GstWhisperWindow *w, gsize keep)
 }
 
 GstClockTime
-gst_whisper_call_times_longest (const GstWhisperCallTimes *t)
+gst_whisper_call_times_add (GstWhisperCallTimes *t, GstClockTime duration)
 {
   GstClockTime longest = 0;
-  const guint n = MIN (t->n, GST_WHISPER_RECENT_CALLS);
+  const guint n = MIN (t->n + 1, GST_WHISPER_RECENT_CALLS);
 
+  t->recent[t->n++ % GST_WHISPER_RECENT_CALLS] = duration;
   for (guint i = 0; i < n; i++)
     longest = MAX (longest, t->recent[i]);
   return longest;
-}
-
-GstClockTime
-gst_whisper_call_times_add (GstWhisperCallTimes *t, GstClockTime duration)
-{
-  t->recent[t->n++ % GST_WHISPER_RECENT_CALLS] = duration;
-  return gst_whisper_call_times_longest (t);
 }

@@ -117,8 +117,5 @@ typedef struct {
 
 /* Records a call's `duration`; returns how long the next call is counted. */
 GstClockTime gst_whisper_call_times_add (GstWhisperCallTimes *t, GstClockTime duration);
-/* How long the next call is counted (what the last _add () returned); 0
- * before the first call. */
-GstClockTime gst_whisper_call_times_longest (const GstWhisperCallTimes *t);
 
 G_END_DECLS
